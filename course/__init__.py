@@ -1,0 +1,1 @@
+"""The course definition and its one command-line front door, `course`."""
