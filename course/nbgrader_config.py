@@ -1,0 +1,36 @@
+"""nbgrader's view of this repository: which folder holds each step of an assignment.
+
+Loaded by `course release/validate` (through course.nbgrader_course) and usable with the
+stock CLI from the repository root: `nbgrader autograde 01_tensors --config course/nbgrader_config.py`.
+The root is this file's parent folder, so a copy of the tree elsewhere (as the CI gates
+make) is a complete course of its own.
+"""
+import os
+
+c = get_config()  # noqa: F821 (provided by traitlets when it runs this file)
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+c.CourseDirectory.root = root
+c.CourseDirectory.course_id = "reftorch-course"
+# Instructor versions (with solutions and hidden tests) and the student release live at the
+# top of the repository; everything that holds student work stays under course/ (git-ignored).
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "assignments"
+c.CourseDirectory.submitted_directory = os.path.join("course", "submitted")
+c.CourseDirectory.autograded_directory = os.path.join("course", "autograded")
+c.CourseDirectory.feedback_directory = os.path.join("course", "feedback")
+c.CourseDirectory.solution_directory = os.path.join("course", "solution")
+c.CourseDirectory.source_with_tests_directory = os.path.join("course", "source_with_tests")
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(root, "course", "gradebook.db")
+c.Exchange.root = os.path.join(root, "course", "exchange")
+
+# Autograde restores grade cells from the gradebook *with* their hidden tests, and stock
+# feedback would print them. Clearing them here keeps hidden tests out of every feedback file.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]
+# A whole assignment runs in a few seconds on a laptop; anything slower is a runaway loop.
+c.Execute.timeout = 120

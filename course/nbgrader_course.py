@@ -1,0 +1,157 @@
+"""The course as nbgrader sees it: configuration, assignment list, and nbgrader's steps.
+
+Everything here goes through nbgrader's own converters (GenerateAssignment, Autograde,
+GenerateFeedback) configured by course/nbgrader_config.py; nothing re-implements them.
+
+>>> config = course_config()          # the repository's course
+>>> generate_release(["01_tensors"])  # solutions/01_tensors -> assignments/01_tensors
+"""
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import sys
+from pathlib import Path
+
+from traitlets.config import Config, PyFileConfigLoader
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CONFIG_RELATIVE_PATH = Path("course") / "nbgrader_config.py"
+
+
+class CourseError(Exception):
+    """A course command cannot go on; the message says why."""
+
+
+def course_config(root: Path | str | None = None) -> Config:
+    """The nbgrader configuration of the course rooted at ``root`` (default: this repository)."""
+    root = Path(root or REPO_ROOT).resolve()
+    path = root / CONFIG_RELATIVE_PATH
+    if not path.is_file():
+        raise CourseError(f"No nbgrader configuration at {path}")
+    loader = PyFileConfigLoader(path.name, path=str(path.parent))
+    return loader.load_config()
+
+
+def source_notebook(assignment_id: str, root: Path | str | None = None) -> Path:
+    return Path(root or REPO_ROOT) / "solutions" / assignment_id / f"{assignment_id}.ipynb"
+
+
+def release_notebook(assignment_id: str, root: Path | str | None = None) -> Path:
+    return Path(root or REPO_ROOT) / "assignments" / assignment_id / f"{assignment_id}.ipynb"
+
+
+def assignment_ids(root: Path | str | None = None) -> list[str]:
+    """Every assignment with a source notebook ``solutions/<a>/<a>.ipynb``, in course order."""
+    solutions = Path(root or REPO_ROOT) / "solutions"
+    if not solutions.is_dir():
+        return []
+    return sorted(
+        entry.name for entry in solutions.iterdir()
+        if entry.is_dir() and (entry / f"{entry.name}.ipynb").is_file()
+    )
+
+
+def check_assignment_ids(requested: list[str], root: Path | str | None = None) -> list[str]:
+    known = assignment_ids(root)
+    unknown = [name for name in requested if name not in known]
+    if unknown:
+        raise CourseError(
+            f"No assignment named {', '.join(map(repr, unknown))} in solutions/; "
+            f"known assignments: {', '.join(known) or '(none)'}"
+        )
+    return requested
+
+
+def _quiet_logger() -> logging.Logger:
+    # nbgrader logs every copied file at INFO; a course command reports its own summary.
+    logger = logging.getLogger("course.nbgrader")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("[nbgrader] %(levelname)s %(message)s"))
+        logger.addHandler(handler)
+    logger.setLevel(logging.WARNING)
+    logger.propagate = False
+    return logger
+
+
+def _put_venv_on_path() -> None:
+    # nbgrader's Gradebook runs the `alembic` executable by name; with `.venv/bin/python -m
+    # course` (no activated venv) that folder is not on PATH, so add the interpreter's own.
+    scripts = str(Path(sys.executable).parent)
+    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
+
+
+def _run_converter(converter_class, root, assignment_id: str, student_id: str = "*", **traits):
+    from nbgrader.coursedir import CourseDirectory
+
+    _put_venv_on_path()
+    config = copy.deepcopy(course_config(root))
+    logger = _quiet_logger()
+    coursedir = CourseDirectory(config=config, log=logger)
+    coursedir.assignment_id = assignment_id
+    coursedir.student_id = student_id
+    converter = converter_class(coursedir=coursedir, config=config, log=logger, **traits)
+    converter.start()
+
+
+def generate_release(assignments: list[str], root: Path | str | None = None) -> list[Path]:
+    """Regenerate ``assignments/<a>/`` from ``solutions/<a>/`` with nbgrader's GenerateAssignment.
+
+    The old release folder is replaced (force), and the assignment with its grade cells is
+    recorded in the course gradebook, which autograding needs.
+    """
+    from nbgrader.converters import GenerateAssignment
+
+    check_assignment_ids(assignments, root)
+    for assignment_id in assignments:
+        _run_converter(GenerateAssignment, root, assignment_id, force=True)
+    return [release_notebook(a, root) for a in assignments]
+
+
+def autograde(assignment_id: str, root: Path | str | None = None, student_id: str = "*") -> None:
+    """Run nbgrader's Autograde over ``course/submitted/<student>/<a>/`` (all students by default)."""
+    from nbgrader.converters import Autograde
+
+    _run_converter(Autograde, root, assignment_id, student_id, force=True)
+
+
+def generate_feedback(assignment_id: str, root: Path | str | None = None, student_id: str = "*") -> None:
+    from nbgrader.converters import GenerateFeedback
+
+    _run_converter(GenerateFeedback, root, assignment_id, student_id, force=True)
+
+
+def scores(assignment_id: str, root: Path | str | None = None) -> dict[str, dict[str, float]]:
+    """Per student, per grade cell: the points the gradebook holds after autograding."""
+    from nbgrader.api import Gradebook
+
+    _put_venv_on_path()
+    config = course_config(root)
+    result: dict[str, dict[str, float]] = {}
+    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gradebook:
+        assignment = gradebook.find_assignment(assignment_id)
+        for submission in assignment.submissions:
+            result[submission.student_id] = {
+                grade.name: grade.score for notebook in submission.notebooks for grade in notebook.grades
+            }
+    return result
+
+
+def max_points(assignment_id: str, root: Path | str | None = None) -> dict[str, float]:
+    from nbgrader.api import Gradebook
+
+    _put_venv_on_path()
+    config = course_config(root)
+    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gradebook:
+        assignment = gradebook.find_assignment(assignment_id)
+        return {cell.name: cell.max_score for notebook in assignment.notebooks for cell in notebook.grade_cells}
+
+
+def relative(path: Path | str) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)

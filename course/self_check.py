@@ -1,0 +1,113 @@
+"""The student's self-check: run a notebook with nbgrader's Validator and report each test.
+
+Stock `nbgrader validate` prints failures but always exits 0; `course validate` prints one
+line per graded test cell and exits 1 when any of them fails, so scripts and CI can rely on it.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from course import nbgrader_course
+
+EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
+
+
+def _recording_validator(config):
+    """nbgrader's Validator, keeping the executed notebook so each cell can be reported."""
+    from nbgrader.validator import Validator
+
+    class RecordingValidator(Validator):
+        executed = None
+
+        def _preprocess(self, nb):
+            nb = super()._preprocess(nb)
+            self.executed = nb
+            return nb
+
+    return RecordingValidator(config=config)
+
+
+def _error_line(cell) -> str | None:
+    """The last error a cell raised, as one line: `Name: message`."""
+    for output in reversed(cell.get("outputs", [])):
+        if output.get("output_type") == "error":
+            message = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}".strip()
+            return message.splitlines()[0] if message else "error"
+    return None
+
+
+def _cell_id(cell) -> str:
+    return cell.metadata.get("nbgrader", {}).get("grade_id") or cell.get("id", "?")
+
+
+def validate_notebook(path: str | Path, out=sys.stdout) -> int:
+    """Validate one notebook, print a report to ``out``, return the exit status."""
+    from nbgrader import utils
+
+    path = Path(path)
+    shown = nbgrader_course.relative(path)
+    if not path.is_file():
+        print(f"course validate: no such notebook: {shown}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    try:
+        json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        print(f"course validate: {shown} is not a notebook (invalid JSON: {error})", file=sys.stderr)
+        return EXIT_UNUSABLE
+
+    validator = _recording_validator(nbgrader_course.course_config())
+    print(f"Validating {shown} (running every cell, this takes a few seconds)", file=out, flush=True)
+    try:
+        results = validator.validate(str(path))
+    except Exception as error:  # the kernel died, a cell timed out, bad nbgrader metadata
+        print(f"course validate: could not run {shown}: {type(error).__name__}: {error}", file=sys.stderr)
+        return EXIT_UNUSABLE
+
+    if results.get("type_changed"):
+        for cell in results["type_changed"]:
+            print(f"  CHANGED  a {cell['old_type']} cell became a {cell['new_type']} cell; "
+                  "undo that change (or start again from the released notebook)", file=out)
+        return EXIT_FAILED
+    if validator.executed is None:
+        print(f"course validate: nbgrader did not run {shown}", file=sys.stderr)
+        return EXIT_UNUSABLE
+
+    graded = [cell for cell in validator.executed.cells if utils.is_grade(cell) and cell.cell_type == "code"]
+    if not graded:
+        print(f"course validate: {shown} has no graded test cells to check", file=sys.stderr)
+        return EXIT_UNUSABLE
+
+    width = max(len(_cell_id(cell)) for cell in graded)
+    failed, score_total, max_total = 0, 0.0, 0.0
+    for cell in validator.executed.cells:
+        error = _error_line(cell)
+        if utils.is_grade(cell) and cell.cell_type == "code":
+            score, max_score = utils.determine_grade(cell)
+            score_total += score
+            max_total += max_score
+            verdict = "PASS" if error is None and score == max_score else "FAIL"
+            failed += verdict == "FAIL"
+            line = f"  {verdict}  {_cell_id(cell):<{width}}  {score:g}/{max_score:g}"
+            print(line + (f"  {error}" if error else ""), file=out)
+        elif error and utils.is_solution(cell):
+            if error.startswith("NotImplementedError"):
+                print(f"  TODO  answer cell {_cell_id(cell)} is not written yet", file=out)
+            else:
+                print(f"  ERROR answer cell {_cell_id(cell)} raised {error}", file=out)
+        elif error:
+            print(f"  ERROR cell {_cell_id(cell)} raised {error}", file=out)
+
+    changed = results.get("changed", [])
+    for cell in changed:
+        first_line = cell["source"].splitlines()[0] if cell["source"] else ""
+        print(f"  CHANGED  a read-only cell was edited (it starts with {first_line!r}); "
+              "the autograder uses the original", file=out)
+
+    print(f"{len(graded) - failed} of {len(graded)} tests passed, "
+          f"{score_total:g} of {max_total:g} points.", file=out)
+    if failed == 0 and not changed:
+        print("Success! Your notebook passes all the visible tests.", file=out)
+        return EXIT_PASSED
+    return EXIT_FAILED
