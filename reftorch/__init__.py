@@ -1,0 +1,57 @@
+"""reftorch: a small, readable engine that behaves like torch for everything it covers.
+
+``import reftorch as torch`` runs covered torch code unchanged. Where to find things:
+
+    storage.py    storage, sizes, strides, offsets, and the pure helpers over them
+    dtypes.py     dtypes and type promotion
+    tensor.py     the Tensor: metadata over a storage, no arithmetic
+    dispatch.py   devices, and the per-device kernel tables (the dispatcher)
+    kernels.py    the CPU kernels, on NumPy arrays
+    sim.py        a second device, plugged in the way PyTorch's PrivateUse1 backends are
+    functions.py  every operation with its backward formula beside it
+    autograd/     the graph, the backward engine, grad modes, custom Functions
+    nn/           Module, Parameter, containers, layers, losses
+    optim.py      SGD and Adam
+    viz.py        draw a graph (with saved tensors and their versions)
+"""
+from . import dtypes as _dtypes
+from .dtypes import (  # noqa: F401
+    bool, double, dtype, float, float32, float64, get_default_dtype, int, int32, int64, long,
+    promote_types, result_type, set_default_dtype,
+)
+from .dispatch import device  # noqa: F401
+from .tensor import Size, Tensor, is_tensor  # noqa: F401
+from . import functions as _functions
+from .functions import (  # noqa: F401
+    abs, add, addmm, all, allclose, amax, amin, any, arange, argmax, argmin, as_strided,
+    as_tensor, bmm, broadcast_tensors, broadcast_to, cat, chunk, clamp, clip, clone, concat,
+    concatenate, contiguous, cos, count_nonzero, detach, div, dot, empty, empty_like, eq, equal,
+    exp, expand, eye, flatten, floor_divide, from_numpy, full, full_like, gather, ge, gt,
+    hstack, inner, isclose, isnan, le, linspace, log, log_softmax, logical_and, logical_not,
+    logical_or, lt, masked_fill, matmul, max, maximum, mean, min, minimum, mm, mul, mv, narrow,
+    ne, neg, nonzero, norm, ones, ones_like, outer, permute, pow, prod, ravel, reciprocal, relu,
+    remainder, repeat, reshape, rsub, select, sigmoid, sign, sin, softmax, sort, split, sqrt,
+    square, squeeze, stack, std, sub, sum, t, tanh, tensor, tile, topk, transpose, true_divide,
+    unbind, unflatten, unsqueeze, var, vstack, where, zeros, zeros_like,
+)
+from .random import (  # noqa: F401
+    initial_seed, manual_seed, rand, rand_like, randint, randn, randn_like, randperm, seed,
+)
+from . import autograd  # noqa: F401
+from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
+from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
+from . import cuda  # noqa: F401
+from . import kernels as _kernels  # noqa: F401  (registers the CPU kernel table)
+from . import sim as _sim
+
+autograd.Variable = Tensor
+contiguous_format = "contiguous"
+preserve_format = None
+__version__ = "0.1.0"
+
+# The second device arrives through the same public route any backend would use.
+_sim._register()
+
+from . import nn  # noqa: E402,F401
+from . import optim  # noqa: E402,F401
+from . import utils  # noqa: E402,F401

@@ -1,0 +1,111 @@
+"""``repr`` of a tensor, laid out the way torch prints it.
+
+One formatter decides, from all the values shown, between integer style (``1.``), fixed
+(``1.5000``) and scientific (``1.0000e-05``) notation, and pads every element to one
+width; rows wrap at 80 columns and tensors over 1000 elements are summarised with ``...``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+PRECISION = 4
+LINEWIDTH = 80
+THRESHOLD = 1000
+EDGEITEMS = 3
+
+
+class _Formatter:
+    def __init__(self, values: np.ndarray):
+        self.kind = values.dtype.kind
+        self.sci = False
+        self.int_mode = True
+        if self.kind == "f":
+            finite = values[np.isfinite(values)]
+            nonzero = np.abs(finite[finite != 0]).astype(np.float64)
+            self.int_mode = bool(np.all(finite == np.ceil(finite))) if finite.size else True
+            if nonzero.size:
+                big, small = nonzero.max(), nonzero.min()
+                if self.int_mode:
+                    self.sci = big / small > 1000.0 or big > 1.0e8
+                else:
+                    self.sci = big / small > 1000.0 or big > 1.0e8 or small < 1.0e-4
+        self.width = max((len(self.format(v)) for v in values.reshape(-1)), default=1)
+
+    def format(self, value) -> str:
+        if self.kind == "b":
+            return str(bool(value))
+        if self.kind in "iu":
+            return str(int(value))
+        value = float(value)
+        if not math.isfinite(value):
+            return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+        if self.sci:
+            return f"{value:.{PRECISION}e}"
+        if self.int_mode:
+            return f"{value:.0f}."
+        return f"{value:.{PRECISION}f}"
+
+
+def _summarized(a: np.ndarray) -> np.ndarray:
+    """Only the values that will be shown (edges of every dim)."""
+    if a.ndim == 0:
+        return a
+    if a.shape[0] > 2 * EDGEITEMS:
+        a = np.concatenate([a[:EDGEITEMS], a[-EDGEITEMS:]])
+    return np.stack([_summarized(x) for x in a]) if a.ndim > 1 else a
+
+
+def _rows(a, formatter, indent, summarize):
+    if a.ndim == 1:
+        items = [formatter.format(v).rjust(formatter.width) for v in a]
+        if summarize and a.shape[0] > 2 * EDGEITEMS:
+            items = items[:EDGEITEMS] + ["..."] + items[-EDGEITEMS:]
+        per_line = max(1, (LINEWIDTH - indent) // (formatter.width + 2))
+        lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    parts = [_rows(x, formatter, indent + 1, summarize) for x in a]
+    if summarize and a.shape[0] > 2 * EDGEITEMS:
+        parts = parts[:EDGEITEMS] + ["..."] + parts[-EDGEITEMS:]
+    separator = "," + "\n" * (a.ndim - 1) + " " * (indent + 1)
+    return "[" + separator.join(parts) + "]"
+
+
+def tensor_body(array: np.ndarray, indent: int) -> str:
+    summarize = array.size > THRESHOLD
+    if array.size == 0:
+        return "[]"
+    shown = _summarized(array) if summarize else array
+    formatter = _Formatter(shown)
+    if array.ndim == 0:
+        return formatter.format(array.item())
+    return _rows(array, formatter, indent, summarize)
+
+
+def tensor_repr(t) -> str:
+    from . import dtypes
+    prefix = "tensor("
+    body = tensor_body(t._np, len(prefix))
+    suffixes = []
+    if t.numel() == 0 and t._shape != (0,):
+        suffixes.append(f"size={tuple(t._shape)}")
+    if t._device.type != "cpu":
+        suffixes.append(f"device='{t._device}'")
+    if t.dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool):
+        suffixes.append(f"dtype={t.dtype!r}")
+    if t.grad_fn is not None:
+        name = type(t.grad_fn).__name__
+        suffixes.append(f"grad_fn=<{name}>")
+    elif t._requires_grad:
+        suffixes.append("requires_grad=True")
+    text = prefix + body
+    last_line = len(text.rsplit("\n", 1)[-1])
+    for suffix in suffixes:
+        if last_line + len(suffix) + 2 > LINEWIDTH:
+            text += ",\n" + " " * len(prefix) + suffix
+            last_line = len(prefix) + len(suffix)
+        else:
+            text += ", " + suffix
+            last_line += len(suffix) + 2
+    return text + ")"

@@ -1,0 +1,290 @@
+"""The backward pass: walk the recorded graph from the outputs back to the leaves.
+
+1. Find every node reachable from the outputs and count, for each, how many edges point
+   into it (its dependencies). With ``inputs=`` only nodes on a path to an input are kept.
+2. A node runs when all gradients for it have arrived (dependencies reach 0). Ready nodes
+   run latest-created first, like torch. No recursion, so a 10,000-op chain is fine.
+3. A node's ``backward`` turns its output gradient(s) into one gradient per input edge;
+   the engine sums each to the input's shape and dtype, and adds it into the buffer of the
+   next node. ``AccumulateGrad`` nodes add into ``.grad``.
+4. Unless ``retain_graph``, each node frees its saved tensors once it has run.
+"""
+from __future__ import annotations
+
+import heapq
+
+from . import grad_mode
+from .graph import AccumulateGrad
+
+
+def _sum_to(grad, shape, node, index):
+    """Undo broadcasting: sum ``grad`` down to ``shape``."""
+    if grad._shape == shape:
+        return grad
+    lead = grad.dim() - len(shape)
+    if lead < 0 or any(n != 1 and n != grad._shape[i + lead] for i, n in enumerate(shape)):
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {index} - got "
+            f"{list(grad._shape)} but expected shape compatible with {list(shape)}"
+        )
+    dims = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and grad._shape[i + lead] != 1)
+    if dims:
+        grad = grad.sum(dims, keepdim=True)
+    return grad.reshape(shape) if grad._shape != shape else grad
+
+
+def _validate(grad, meta, node, index):
+    shape, dtype, device = meta
+    if grad._shape != shape:
+        grad = _sum_to(grad, shape, node, index)
+    if grad.dtype is not dtype or grad._device != device:
+        grad = grad.to(dtype=dtype, device=device)
+    return grad
+
+
+def _collect(roots):
+    """Dependencies of every node reachable from ``roots`` (iterative DFS)."""
+    dependencies = {}
+    seen = set()
+    stack = [n for n in roots if n is not None]
+    for n in stack:
+        seen.add(n)
+    order = []  # discovery order, for the "needed" pass below
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            dependencies[child] = dependencies.get(child, 0) + 1
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return dependencies, order
+
+
+def _needed_nodes(order, targets):
+    """Nodes from which some target can be reached (the only ones worth running)."""
+    needed = set(targets)
+    changed = True
+    # children are discovered after parents, so walking the order backwards settles fast
+    while changed:
+        changed = False
+        for node in reversed(order):
+            if node in needed:
+                continue
+            if any(child in needed for child, _ in node.next_functions if child is not None):
+                needed.add(node)
+                changed = True
+    return needed
+
+
+def run_backward(roots, retain_graph, create_graph, *, accumulate=True, capture=None,
+                 targets=None):
+    """Run the graph from ``roots`` (list of (node, output_nr, grad)).
+
+    ``accumulate``: add into ``.grad`` of leaves (and retained non-leaves).
+    ``capture``: dict (node, output_nr) -> slot; the gradient arriving there is stored in it.
+    ``targets``: if given, only nodes leading to these nodes run.
+    """
+    root_nodes = [node for node, _, _ in roots]
+    dependencies, order = _collect(root_nodes)
+    needed = _needed_nodes(order, targets) if targets is not None else None
+    if needed is not None:
+        # only edges between needed nodes count
+        dependencies = {}
+        for node in order:
+            if node not in needed:
+                continue
+            for child, _ in node.next_functions:
+                if child is not None and child in needed:
+                    dependencies[child] = dependencies.get(child, 0) + 1
+
+    buffers = {}
+    for node, nr, grad in roots:
+        slots = buffers.setdefault(node, [None] * node.num_outputs)
+        slots[nr] = grad if slots[nr] is None else slots[nr] + grad
+
+    ready = []
+    for node in buffers:
+        if dependencies.get(node, 0) == 0 and (needed is None or node in needed):
+            heapq.heappush(ready, (-node._sequence_nr, id(node), node))
+
+    previous_mode = grad_mode.state.grad_enabled
+    grad_mode.state.grad_enabled = create_graph
+    try:
+        while ready:
+            _, _, node = heapq.heappop(ready)
+            grads = buffers.pop(node)
+            if node._retained is not None and accumulate:
+                for nr, tensor in node._retained.items():
+                    if grads[nr] is not None:
+                        _accumulate_into(tensor, grads[nr], create_graph)
+            if capture is not None:
+                for nr, g in enumerate(grads):
+                    slot = capture.get((node, nr))
+                    if slot is not None and g is not None:
+                        slot.append(g)
+            if node.__class__ is AccumulateGrad:
+                if accumulate and grads[0] is not None:
+                    _accumulate_into(node.variable, grads[0], create_graph)
+                continue
+            if node.num_outputs == 1:
+                results = node.backward(grads[0])
+            else:
+                results = node.backward(*grads)
+            if not retain_graph:
+                node.release()
+            metas = node._input_meta
+            for index, ((child, child_nr), g) in enumerate(zip(node.next_functions, results)):
+                if child is None or g is None:
+                    continue
+                if needed is not None and child not in needed:
+                    continue
+                g = _validate(g, metas[index], node, index)
+                slots = buffers.get(child)
+                if slots is None:
+                    slots = buffers[child] = [None] * child.num_outputs
+                slots[child_nr] = g if slots[child_nr] is None else slots[child_nr] + g
+                remaining = dependencies[child] - 1
+                dependencies[child] = remaining
+                if remaining == 0:
+                    heapq.heappush(ready, (-child._sequence_nr, id(child), child))
+    finally:
+        grad_mode.state.grad_enabled = previous_mode
+
+
+def _accumulate_into(tensor, grad, create_graph):
+    """What AccumulateGrad does: the first gradient is stored, later ones are added."""
+    if tensor._grad is None:
+        # a private copy: the same gradient tensor may also flow to other leaves
+        tensor._grad = grad if create_graph else grad.detach().clone()
+    elif create_graph:
+        tensor._grad = tensor._grad + grad
+    else:
+        previous = grad_mode.state.grad_enabled
+        grad_mode.state.grad_enabled = False
+        try:
+            tensor._grad.add_(grad)
+        finally:
+            grad_mode.state.grad_enabled = previous
+
+
+def _root_grads(outputs, grad_outputs, create_graph):
+    from ..functions import ones_like
+    roots = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if not out._requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+        if g is None:
+            if out.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = ones_like(out)
+        elif g._shape != out._shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
+                f"has a shape of {out.shape}."
+            )
+        edge = out.grad_fn, out._output_nr
+        if edge[0] is None:
+            edge = (out._grad_accumulator(), 0)
+        roots.append((edge[0], edge[1], g))
+    return roots
+
+
+def _as_tuple(x):
+    if x is None:
+        return None
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _input_edge(t):
+    if t.grad_fn is not None:
+        return t.grad_fn, t._output_nr
+    return t._grad_accumulator(), 0
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """``tensor.backward()`` / ``autograd.backward``: accumulate gradients into ``.grad``."""
+    outputs = _as_tuple(tensors)
+    grads = _as_tuple(grad_tensors) or (None,) * len(outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    roots = _root_grads(outputs, grads, create_graph)
+    if inputs is None:
+        run_backward(roots, retain_graph, create_graph)
+        return
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    targets, capture, non_leaves = set(), {}, []
+    for t in inputs:
+        node, nr = _input_edge(t)
+        targets.add(node)
+        if t.grad_fn is not None:  # a non-leaf input gets its .grad filled too
+            slot = []
+            capture[(node, nr)] = slot
+            non_leaves.append((t, slot))
+    run_backward(roots, retain_graph, create_graph, capture=capture, targets=targets,
+                 accumulate=True)
+    for t, slot in non_leaves:
+        for g in slot:
+            _accumulate_into(t, g, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Gradients of ``outputs`` w.r.t. ``inputs``, returned instead of stored in ``.grad``."""
+    outputs = _as_tuple(outputs)
+    inputs_tuple = _as_tuple(inputs)
+    grad_outputs = _as_tuple(grad_outputs) or (None,) * len(outputs)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if is_grads_batched:
+        return _batched_grad(outputs, inputs_tuple, grad_outputs, retain_graph, create_graph, allow_unused)
+    for t in inputs_tuple:
+        if not t._requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    roots = _root_grads(outputs, grad_outputs, create_graph)
+    capture, slots, targets = {}, [], set()
+    for t in inputs_tuple:
+        edge = _input_edge(t)
+        slot = capture.setdefault(edge, [])
+        slots.append(slot)
+        targets.add(edge[0])
+    run_backward(roots, retain_graph, create_graph, accumulate=False, capture=capture,
+                 targets=targets)
+    results = []
+    for t, slot in zip(inputs_tuple, slots):
+        if not slot:
+            if not (allow_unused or materialize_grads):
+                raise RuntimeError(
+                    "One of the differentiated Tensors appears to not have been used in the graph. "
+                    "Set allow_unused=True if this is the desired behavior."
+                )
+            if materialize_grads:
+                from ..functions import zeros_like
+                results.append(zeros_like(t))
+            else:
+                results.append(None)
+            continue
+        total = slot[0]
+        for g in slot[1:]:
+            total = total + g
+        results.append(total)
+    return tuple(results)
+
+
+def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
+    """torch uses vmap for this; the loop below computes the same thing, one row at a time."""
+    from ..functions import stack
+    batch = grad_outputs[0].shape[0]
+    per_row = []
+    for i in range(batch):
+        row = tuple(g[i] for g in grad_outputs)
+        per_row.append(grad(outputs, inputs, row, retain_graph=True, create_graph=create_graph,
+                            allow_unused=allow_unused))
+    return tuple(stack([r[k] for r in per_row]) for k in range(len(inputs)))

@@ -1,0 +1,102 @@
+"""Custom operations: ``class MyOp(autograd.Function)`` with static forward and backward.
+
+``MyOp.apply(*args)`` runs ``forward`` with grad mode off (its inner ops are not
+recorded), then records one node, ``MyOpBackward``, whose backward calls yours.
+"""
+from __future__ import annotations
+
+from . import grad_mode
+from .graph import Node
+
+
+class FunctionCtx:
+    def save_for_backward(self, *tensors):
+        self._to_save = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_differentiable = {id(t) for t in tensors}
+
+    def mark_dirty(self, *tensors):
+        self._dirty = tensors
+
+    def set_materialize_grads(self, value: bool):
+        self._materialize = value
+
+
+class BackwardCFunction(Node, FunctionCtx):
+    """The node a custom Function records; it is also the ``ctx`` passed to your methods."""
+
+    _forward_cls = None
+
+    def name(self):
+        return type(self).__name__
+
+    @property
+    def saved_tensors(self):
+        return self.saved_values
+
+    def backward(self, *grads):
+        from ..functions import zeros
+        if getattr(self, "_materialize", True):
+            grads = tuple(
+                g if g is not None else zeros(shape, dtype=dtype, device=device)
+                for g, (shape, dtype, device) in zip(grads, self._output_meta)
+            )
+        result = self._forward_cls.backward(self, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        expected = len(self.next_functions)
+        if len(result) < expected:
+            raise RuntimeError(
+                f"function {self.name()} returned an incorrect number of gradients "
+                f"(expected {expected}, got {len(result)})"
+            )
+        return result[:expected]
+
+
+class _FunctionMeta(type):
+    def __init__(cls, name, bases, attrs):
+        super().__init__(name, bases, attrs)
+        # each Function gets its own node class, named like torch's: <Name>Backward
+        cls._backward_cls = type(name + "Backward", (BackwardCFunction,), {"_forward_cls": cls})
+
+
+class Function(metaclass=_FunctionMeta):
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from ..functions import _needs_grad, _record
+        from ..tensor import Tensor
+        ctx = cls._backward_cls()
+        tensor_args = [a for a in args if isinstance(a, Tensor)]
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        with grad_mode.no_grad():
+            outputs = cls.forward(ctx, *args, **kwargs)
+        is_tuple = isinstance(outputs, tuple)
+        outs = outputs if is_tuple else (outputs,)
+        if _needs_grad(*tensor_args):
+            non_diff = getattr(ctx, "_non_differentiable", set())
+            diff_outs = [o for o in outs if isinstance(o, Tensor) and id(o) not in non_diff]
+            # an output that is an input returned as is must become a new tensor object
+            diff_outs = [o if not any(o is a for a in args) else o.view_as(o) for o in diff_outs]
+            ctx.num_outputs = len(diff_outs)
+            ctx._output_meta = [(o._shape, o.dtype, o._device) for o in diff_outs]
+            _record(ctx, args, *diff_outs)
+            ctx.save(*getattr(ctx, "_to_save", ()))
+            it = iter(diff_outs)
+            outs = tuple(next(it) if isinstance(o, Tensor) and id(o) not in non_diff else o for o in outs)
+        else:
+            ctx.save(*getattr(ctx, "_to_save", ()))
+        return outs if is_tuple else outs[0]

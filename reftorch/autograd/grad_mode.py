@@ -1,0 +1,92 @@
+"""Grad modes: whether operations record the graph.
+
+``no_grad`` and ``enable_grad`` flip one flag (context managers and decorators);
+``inference_mode`` also marks the tensors it creates as inference tensors, which can never
+join a graph later.
+"""
+from __future__ import annotations
+
+import functools
+
+
+class _State:
+    grad_enabled = True
+    inference = False
+
+
+state = _State()
+
+
+def is_grad_enabled() -> bool:
+    return state.grad_enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return state.inference
+
+
+class _Mode:
+    """Base: a context manager that is also a decorator."""
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self.__class__(*self._args):
+                return fn(*args, **kwargs)
+        return wrapper
+
+    _args: tuple = ()
+
+
+class no_grad(_Mode):
+    def __init__(self):
+        self._args = ()
+
+    def __enter__(self):
+        self._prev = state.grad_enabled
+        state.grad_enabled = False
+
+    def __exit__(self, *exc):
+        state.grad_enabled = self._prev
+
+
+class enable_grad(_Mode):
+    def __init__(self):
+        self._args = ()
+
+    def __enter__(self):
+        self._prev = state.grad_enabled
+        state.grad_enabled = True
+
+    def __exit__(self, *exc):
+        state.grad_enabled = self._prev
+
+
+class set_grad_enabled(_Mode):
+    """Sets the mode at once (usable as a plain call), and restores it as a context manager."""
+
+    def __init__(self, mode: bool):
+        self._args = (mode,)
+        self._prev = state.grad_enabled
+        state.grad_enabled = bool(mode)
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        state.grad_enabled = self._prev
+
+
+class inference_mode(_Mode):
+    def __init__(self, mode: bool = True):
+        self._args = (mode,)
+        self.mode = mode
+
+    def __enter__(self):
+        self._prev = (state.grad_enabled, state.inference)
+        if self.mode:
+            state.grad_enabled = False
+            state.inference = True
+
+    def __exit__(self, *exc):
+        state.grad_enabled, state.inference = self._prev

@@ -1,0 +1,126 @@
+"""The recorded graph: one Node per differentiable operation.
+
+During the forward pass every operation on a tensor that requires grad creates a Node
+(``MulBackward0``, ...) and stores it as the output's ``grad_fn``. A Node knows the nodes
+that produced its inputs (``next_functions``, pairs of (node, output index)) and keeps
+the tensors its backward formula needs (saved tensors). Leaves that require grad end in an
+``AccumulateGrad`` node, whose job is to add the incoming gradient into ``.grad``.
+"""
+from __future__ import annotations
+
+import itertools
+
+_sequence = itertools.count()
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+class SavedTensor:
+    """A tensor kept for backward, with the version it had when it was saved.
+
+    If anyone writes to it in place before backward runs, the version moves on and
+    unpacking raises, because the formula would silently use the wrong numbers.
+    """
+
+    __slots__ = ("tensor", "version", "is_output", "node_name")
+
+    def __init__(self, tensor, is_output=False, node_name=""):
+        if tensor._inference:
+            raise RuntimeError(
+                "Inference tensors cannot be saved for backward. To work around you can make "
+                "a clone to get a normal tensor and use it in autograd."
+            )
+        self.tensor = tensor
+        self.version = tensor._version_counter[0]
+        self.is_output = is_output
+        self.node_name = node_name
+
+    def unpack(self):
+        t = self.tensor
+        if t._version_counter[0] != self.version:
+            what = f"[{t.type()} [{', '.join(str(n) for n in t.shape)}]]"
+            if self.is_output or t.grad_fn is not None:
+                fn = self.node_name if self.is_output else t.grad_fn.name()
+                where = f"{what}, which is output 0 of {fn},"
+            else:
+                where = what
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: {where} is at version {t._version_counter[0]}; expected "
+                f"version {self.version} instead. Hint: enable anomaly detection to find the "
+                "operation that failed to compute its gradient, with "
+                "torch.autograd.set_detect_anomaly(True)."
+            )
+        return t
+
+
+class Node:
+    """Base of every backward function. Subclasses implement ``backward(*grads)``."""
+
+    num_outputs = 1
+
+    def __init__(self):
+        self.next_functions: tuple = ()
+        self._saved: tuple | None = ()
+        self._freed = False
+        self._sequence_nr = next(_sequence)
+        self._retained: dict | None = None  # output index -> tensor that retain_grad()s
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    # saved tensors ---------------------------------------------------------------
+    def save(self, *values, output=None):
+        """Keep values for backward; tensors are kept with their current version."""
+        saved = [SavedTensor(v, node_name=self.name()) if hasattr(v, "_version_counter") else v
+                 for v in values]
+        if output is not None:
+            saved.append(SavedTensor(output, is_output=True, node_name=self.name()))
+        self._saved = tuple(saved)
+
+    @property
+    def saved_values(self) -> tuple:
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        return tuple(s.unpack() if s.__class__ is SavedTensor else s for s in self._saved)
+
+    def release(self):
+        """Free saved tensors after backward (unless the graph is retained)."""
+        if self._saved and any(s.__class__ is SavedTensor for s in self._saved):
+            self._freed = True
+            self._saved = None
+
+    def backward(self, *grads):
+        raise NotImplementedError
+
+    def register_hook(self, fn):
+        raise NotImplementedError("hooks are not part of reftorch")
+
+
+class AccumulateGrad(Node):
+    """The end of the line for a leaf: adds the incoming gradient into ``variable.grad``."""
+
+    def __init__(self, variable):
+        super().__init__()
+        self.variable = variable
+
+    def backward(self, grad):  # the engine calls accumulate() instead
+        return ()
+
+
+def gradient_edge(tensor):
+    """The (node, output index) pair through which a gradient reaches ``tensor``."""
+    if tensor.grad_fn is not None:
+        return (tensor.grad_fn, tensor._output_nr)
+    if tensor.requires_grad:
+        return (tensor._grad_accumulator(), 0)
+    return (None, 0)

@@ -1,0 +1,2168 @@
+"""Every operation, with its backward formula beside it.
+
+An operation does three things:
+1. checks its arguments the way torch does (devices, dtypes, shapes),
+2. asks the dispatcher for the kernel of its device and runs it on NumPy arrays,
+3. if grad mode is on and an input requires grad, records a Node (``MulBackward0`` ...)
+   whose ``backward`` turns the output's gradient into the inputs' gradients.
+
+Backward formulas are written with tensor operations, so with ``create_graph=True`` they
+are recorded too, and gradients of gradients come for free. The engine (autograd/engine.py)
+sums each gradient back to its input's shape (undoing broadcasting) and casts it to the
+input's dtype, as torch's engine does, so the formulas below stay one line each.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+from collections import namedtuple
+
+import numpy as np
+
+from . import dtypes
+from .autograd.grad_mode import state as _grad_state
+from .autograd.graph import Node, gradient_edge
+from .dispatch import canonical, check_same_device, cpu, device as Device, kernel
+from .storage import broadcast_shapes, contiguous_strides, expand_strides, view_strides
+from .tensor import Size, Tensor, _wrap_dim
+
+_Number = (builtins.int, builtins.float, builtins.bool)
+_wrap = Tensor._wrap
+_view_of = Tensor._view_of
+
+
+# ===================================================================================
+# Recording the graph
+# ===================================================================================
+def _needs_grad(*values) -> bool:
+    if not _grad_state.grad_enabled:
+        return False
+    for v in values:
+        if isinstance(v, Tensor) and v._requires_grad:
+            return True
+    return False
+
+
+def _record(node: Node, inputs, *outputs):
+    """Hang ``node`` between ``inputs`` (tensors or numbers) and ``outputs``."""
+    node.next_functions = tuple(
+        gradient_edge(t) if isinstance(t, Tensor) else (None, 0) for t in inputs
+    )
+    node._input_meta = tuple(
+        (t._shape, t.dtype, t._device) if isinstance(t, Tensor) else None for t in inputs
+    )
+    for i, out in enumerate(outputs):
+        out.grad_fn = node
+        out._output_nr = i
+        out._requires_grad = True
+    return node
+
+
+def _array(x, dtype: dtypes.dtype):
+    """The NumPy operand for ``x`` computed in ``dtype`` (numbers stay Python numbers)."""
+    if isinstance(x, Tensor):
+        a = x._np
+        return a if a.dtype is dtype.numpy or a.dtype == dtype.numpy else a.astype(dtype.numpy)
+    return x
+
+
+def _devices(*values):
+    tensors = [v for v in values if isinstance(v, Tensor)]
+    if len(tensors) == 1:
+        return tensors[0]._device
+    return check_same_device(*tensors)
+
+
+def _broadcast_error(a, b):
+    # NumPy refused; raise torch's message for the same shapes
+    broadcast_shapes(a._shape if isinstance(a, Tensor) else (), b._shape if isinstance(b, Tensor) else ())
+    raise
+
+
+def _tensor_arg(x, name="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    return x
+
+
+# ===================================================================================
+# Element-wise binary operations
+# ===================================================================================
+def _binary(op: str, a, b, result_dtype=None, compute_dtype=None):
+    dev = _devices(a, b)
+    ct = compute_dtype or dtypes.result_type(a, b)
+    try:
+        out = kernel(op, dev)(_array(a, ct), _array(b, ct))
+    except ValueError:
+        _broadcast_error(a, b)
+    if result_dtype is not None and out.dtype != result_dtype.numpy:
+        out = out.astype(result_dtype.numpy)
+    return _wrap(out, dev)
+
+
+class AddBackward0(Node):
+    def __init__(self, alpha):
+        super().__init__()
+        self._saved_alpha = alpha
+
+    def backward(self, grad):
+        return grad, grad if self._saved_alpha == 1 else grad * self._saved_alpha
+
+
+class SubBackward0(AddBackward0):
+    def backward(self, grad):
+        return grad, -grad if self._saved_alpha == 1 else grad * -self._saved_alpha
+
+
+class RsubBackward1(AddBackward0):
+    def backward(self, grad):
+        return (-grad if self._saved_alpha == 1 else grad * -self._saved_alpha),
+
+
+def _scaled(other, alpha):
+    """``alpha * other`` computed outside the graph (the node keeps alpha instead)."""
+    if alpha == 1:
+        return other
+    if not isinstance(other, Tensor):
+        return other * alpha
+    saved = _grad_state.grad_enabled
+    _grad_state.grad_enabled = False
+    try:
+        return mul(other, alpha)
+    finally:
+        _grad_state.grad_enabled = saved
+
+
+def add(input, other, *, alpha=1):
+    out = _binary("add", input, _scaled(other, alpha))
+    if _needs_grad(input, other):
+        _record(AddBackward0(alpha), (input, other), out)
+    return out
+
+
+def sub(input, other, *, alpha=1):
+    if isinstance(input, Tensor) and input.dtype is dtypes.bool:
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+    out = _binary("sub", input, _scaled(other, alpha))
+    if _needs_grad(input, other):
+        _record(SubBackward0(alpha), (input, other), out)
+    return out
+
+
+def rsub(input, other, *, alpha=1):
+    """``other - input`` for a number ``other`` (what ``2 - x`` calls)."""
+    out = _binary("sub", other, _scaled(input, alpha))
+    if _needs_grad(input):
+        _record(RsubBackward1(alpha), (input,), out)
+    return out
+
+
+class MulBackward0(Node):
+    def backward(self, grad):
+        a, b = self.saved_values
+        return (grad * b if b is not _UNSAVED else None), (grad * a if a is not _UNSAVED else None)
+
+
+_UNSAVED = object()  # a value the formula does not need because that side needs no grad
+
+
+def _save_for_other(x, needed):
+    return x if needed else _UNSAVED
+
+
+def mul(input, other):
+    out = _binary("mul", input, other)
+    if _needs_grad(input, other):
+        node = MulBackward0()
+        # each side is needed only for the other side's gradient (as torch saves)
+        node.save(_save_for_other(input, _requires(other)), _save_for_other(other, _requires(input)))
+        _record(node, (input, other), out)
+    return out
+
+
+def _requires(x) -> bool:
+    return isinstance(x, Tensor) and x._requires_grad
+
+
+class DivBackward0(Node):
+    def backward(self, grad):
+        a, b = self.saved_values
+        grad_a = grad / b
+        grad_b = -grad * a / (b * b) if a is not _UNSAVED else None
+        return grad_a, grad_b
+
+
+def div(input, other, *, rounding_mode=None):
+    if rounding_mode == "floor":
+        return floor_divide(input, other)
+    rt = dtypes.result_type(input, other)
+    ct = rt if rt.is_floating_point else dtypes.get_default_dtype()
+    out = _binary("div", input, other, compute_dtype=ct)
+    if _needs_grad(input, other):
+        node = DivBackward0()
+        node.save(_save_for_other(input, _requires(other)), other)
+        _record(node, (input, other), out)
+    return out
+
+
+true_divide = div
+
+
+def floor_divide(input, other):
+    return _binary("floor_divide", input, other)
+
+
+def remainder(input, other):
+    return _binary("remainder", input, other)
+
+
+class PowBackward0(Node):  # tensor ** number
+    def backward(self, grad):
+        (base,) = self.saved_values
+        e = self._saved_exponent
+        if e == 0:
+            return (zeros_like(base),)
+        return (grad * e * base ** (e - 1),)
+
+
+class PowBackward1(Node):  # tensor ** tensor
+    def backward(self, grad):
+        base, exponent, result = self.saved_values
+        grad_base = grad * exponent * base ** (exponent - 1)
+        # d/d exponent of base**exponent is result * log(base); torch defines it as 0 where base == 0
+        safe_log = where(base == 0, zeros_like(base), log(where(base == 0, ones_like(base), base)))
+        return grad_base, grad * result * safe_log
+
+
+class PowBackward2(Node):  # number ** tensor
+    def backward(self, grad):
+        (result,) = self.saved_values
+        return (grad * result * math.log(self._saved_self),)
+
+
+def pow(input, exponent):
+    if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        out = _binary("pow", input, exponent)
+        if _needs_grad(input):
+            node = PowBackward0()
+            node._saved_exponent = exponent
+            node.save(input)
+            _record(node, (input,), out)
+        return out
+    if not isinstance(input, Tensor):
+        out = _binary("pow", input, exponent)
+        if _needs_grad(exponent):
+            node = PowBackward2()
+            node._saved_self = input
+            node.save(output=out)
+            _record(node, (exponent,), out)
+        return out
+    out = _binary("pow", input, exponent)
+    if _needs_grad(input, exponent):
+        node = PowBackward1()
+        node.save(input, exponent, output=out)
+        _record(node, (input, exponent), out)
+    return out
+
+
+class MaximumBackward0(Node):
+    def backward(self, grad):
+        a, b = self.saved_values
+        # ties share the gradient equally, as in torch
+        wa = where(a == b, 0.5, (a > b).to(grad.dtype))
+        return grad * wa, grad * (1 - wa)
+
+
+class MinimumBackward0(MaximumBackward0):
+    def backward(self, grad):
+        a, b = self.saved_values
+        wa = where(a == b, 0.5, (a < b).to(grad.dtype))
+        return grad * wa, grad * (1 - wa)
+
+
+def maximum(input, other):
+    out = _binary("maximum", input, other)
+    if _needs_grad(input, other):
+        node = MaximumBackward0()
+        node.save(input, other)
+        _record(node, (input, other), out)
+    return out
+
+
+def minimum(input, other):
+    out = _binary("minimum", input, other)
+    if _needs_grad(input, other):
+        node = MinimumBackward0()
+        node.save(input, other)
+        _record(node, (input, other), out)
+    return out
+
+
+def _comparison(op):
+    def compare(input, other):
+        return _binary(op, input, other, result_dtype=dtypes.bool)
+    compare.__name__ = op
+    return compare
+
+
+eq, ne, lt, le, gt, ge = (_comparison(op) for op in ("eq", "ne", "lt", "le", "gt", "ge"))
+logical_and, logical_or, logical_xor = (
+    _comparison(op) for op in ("logical_and", "logical_or", "logical_xor"))
+
+
+def _bitwise(op):
+    def combine(input, other):
+        rt = dtypes.result_type(input, other)
+        if rt.is_floating_point:
+            raise RuntimeError(f"\"{op}_cpu\" not implemented for 'Float'")
+        return _binary(op, input, other)
+    return combine
+
+
+bitwise_and, bitwise_or, bitwise_xor = (_bitwise(op) for op in ("bitwise_and", "bitwise_or", "bitwise_xor"))
+
+
+class WhereBackward0(Node):
+    def backward(self, grad):
+        (condition,) = self.saved_values
+        zero = zeros_like(grad)
+        return where(condition, grad, zero), where(condition, zero, grad)
+
+
+def where(condition, input=None, other=None):
+    if input is None:
+        return nonzero(condition, as_tuple=True)
+    dev = _devices(condition, input, other)
+    rt = dtypes.result_type(input, other)
+    out = _wrap(kernel("where", dev)(condition._np, _array(input, rt), _array(other, rt)), dev)
+    if out.dtype is not rt:
+        out = _wrap(out._np.astype(rt.numpy), dev)
+    if _needs_grad(input, other):
+        node = WhereBackward0()
+        node.save(condition)
+        _record(node, (input, other), out)
+    return out
+
+
+# ===================================================================================
+# Element-wise unary operations
+# ===================================================================================
+def _unary(op, input, floating=True):
+    a = input._np
+    if floating and not input.dtype.is_floating_point:
+        a = a.astype(dtypes.get_default_dtype().numpy)
+    return _wrap(kernel(op, input._device)(a), input._device)
+
+
+def _simple_unary(op, node_name, formula, saves="input", floating=True):
+    """Build an op whose backward needs only its input or only its output."""
+    node_cls = type(node_name, (Node,), {"backward": lambda self, grad: (formula(grad, *self.saved_values),)})
+
+    def forward(input):
+        out = _unary(op, _tensor_arg(input, op), floating)
+        if _needs_grad(input):
+            node = node_cls()
+            if saves == "input":
+                node.save(input)
+            elif saves == "output":
+                node.save(output=out)
+            _record(node, (input,), out)
+        return out
+    forward.__name__ = op
+    forward.__qualname__ = op
+    return forward, node_cls
+
+
+neg, NegBackward0 = _simple_unary("neg", "NegBackward0", lambda g: -g, saves=None, floating=False)
+exp, ExpBackward0 = _simple_unary("exp", "ExpBackward0", lambda g, r: g * r, saves="output")
+log, LogBackward0 = _simple_unary("log", "LogBackward0", lambda g, x: g / x)
+sqrt, SqrtBackward0 = _simple_unary("sqrt", "SqrtBackward0", lambda g, r: g / (2 * r), saves="output")
+abs, AbsBackward0 = _simple_unary("abs", "AbsBackward0", lambda g, x: g * sign(x), floating=False)
+sin, SinBackward0 = _simple_unary("sin", "SinBackward0", lambda g, x: g * cos(x))
+cos, CosBackward0 = _simple_unary("cos", "CosBackward0", lambda g, x: -g * sin(x))
+tanh, TanhBackward0 = _simple_unary("tanh", "TanhBackward0", lambda g, r: g * (1 - r * r), saves="output")
+sigmoid, SigmoidBackward0 = _simple_unary(
+    "sigmoid", "SigmoidBackward0", lambda g, r: g * r * (1 - r), saves="output")
+relu, ReluBackward0 = _simple_unary(
+    "relu", "ReluBackward0", lambda g, r: g * (r > 0), saves="output", floating=False)
+reciprocal, ReciprocalBackward0 = _simple_unary(
+    "reciprocal", "ReciprocalBackward0", lambda g, r: -g * r * r, saves="output")
+
+
+def sign(input):
+    return _unary("sign", input, floating=False)
+
+
+def floor(input):
+    return _unary("floor", input, floating=False)
+
+
+def ceil(input):
+    return _unary("ceil", input, floating=False)
+
+
+def isnan(input):
+    return _unary("isnan", input, floating=False)
+
+
+def logical_not(input):
+    return _wrap(kernel("logical_not", input._device)(input._np), input._device)
+
+
+def bitwise_not(input):
+    return _wrap(kernel("bitwise_not", input._device)(input._np), input._device)
+
+
+def square(input):
+    return pow(input, 2)
+
+
+class ClampBackward1(Node):
+    def backward(self, grad):
+        (x,) = self.saved_values
+        low, high = self._saved_min, self._saved_max
+        keep = ones_like(x, dtype=dtypes.bool)
+        if low is not None:
+            keep = keep & (x >= low)
+        if high is not None:
+            keep = keep & (x <= high)
+        return (grad * keep,)
+
+
+def clamp(input, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    out = _wrap(kernel("clamp", input._device)(input._np, min, max), input._device)
+    if _needs_grad(input):
+        node = ClampBackward1()
+        node._saved_min, node._saved_max = min, max
+        node.save(input)
+        _record(node, (input,), out)
+    return out
+
+
+clip = clamp
+
+
+# ===================================================================================
+# Views: new geometry over the same storage
+# ===================================================================================
+class ViewBackward0(Node):
+    def backward(self, grad):
+        return (grad.reshape(self._saved_self_sym_sizes),)
+
+
+class UnsafeViewBackward0(ViewBackward0):
+    pass
+
+
+def _make_view(input, shape, stride, offset, node_cls, **attrs):
+    out = _view_of(input, shape, stride, offset)
+    if _needs_grad(input):
+        node = node_cls()
+        node._saved_self_sym_sizes = input._shape
+        for k, v in attrs.items():
+            setattr(node, k, v)
+        _record(node, (input,), out)
+    return out
+
+
+def _infer_shape(shape, numel):
+    shape = list(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else list(shape)
+    shape = [builtins.int(s) for s in shape]
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = math.prod(s for s in shape if s != -1)
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{shape}' is invalid for input of size {numel}")
+        shape[shape.index(-1)] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{shape}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def view(input, *shape):
+    if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
+        raise NotImplementedError("view(dtype) is not part of reftorch")
+    shape = _infer_shape(shape, input.numel())
+    strides = view_strides(input._shape, input._stride, shape)
+    if strides is None:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
+    return _make_view(input, shape, strides, input._offset, ViewBackward0)
+
+
+def reshape(input, *shape):
+    """A view when the strides allow one, else a copy (then no storage is shared)."""
+    shape = _infer_shape(shape, input.numel())
+    strides = view_strides(input._shape, input._stride, shape)
+    if strides is not None:
+        return _make_view(input, shape, strides, input._offset, ViewBackward0)
+    return _unsafe_view(clone(input, memory_format="contiguous"), shape)
+
+
+def _unsafe_view(input, shape):
+    """Reinterpret a fresh contiguous copy: not a view for the user, so no ``_base``."""
+    out = _view_of(input, shape, contiguous_strides(shape), input._offset)
+    out._base = None
+    out._version_counter = input._version_counter
+    if _needs_grad(input):
+        node = UnsafeViewBackward0()
+        node._saved_self_sym_sizes = input._shape
+        _record(node, (input,), out)
+    return out
+
+
+def view_as(input, other):
+    return view(input, other._shape)
+
+
+def reshape_as(input, other):
+    return reshape(input, other._shape)
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    if input.dim() == 0:
+        return reshape(input, 1)
+    start = _wrap_dim(start_dim, input.dim())
+    end = _wrap_dim(end_dim, input.dim())
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return input
+    shape = input._shape[:start] + (math.prod(input._shape[start:end + 1]),) + input._shape[end + 1:]
+    return reshape(input, shape)
+
+
+def ravel(input):
+    return reshape(contiguous(input), -1)
+
+
+def unflatten(input, dim, sizes):
+    dim = _wrap_dim(dim, input.dim())
+    return view(input, input._shape[:dim] + tuple(sizes) + input._shape[dim + 1:])
+
+
+class TBackward0(Node):
+    def backward(self, grad):
+        return (grad.t(),)
+
+
+class TransposeBackward0(Node):
+    def backward(self, grad):
+        return (grad.transpose(self._saved_dim0, self._saved_dim1),)
+
+
+class PermuteBackward0(Node):
+    def backward(self, grad):
+        inverse = [0] * len(self._saved_dims)
+        for i, d in enumerate(self._saved_dims):
+            inverse[d] = i
+        return (grad.permute(inverse),)
+
+
+def _swapped(seq, i, j):
+    seq = list(seq)
+    seq[i], seq[j] = seq[j], seq[i]
+    return tuple(seq)
+
+
+def t(input):
+    if input.dim() > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.dim()}D")
+    if input.dim() < 2:
+        return _make_view(input, input._shape, input._stride, input._offset, TBackward0)
+    return _make_view(input, input._shape[::-1], input._stride[::-1], input._offset, TBackward0)
+
+
+def transpose(input, dim0, dim1):
+    n = input.dim()
+    d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
+    return _make_view(input, _swapped(input._shape, d0, d1), _swapped(input._stride, d0, d1),
+                      input._offset, TransposeBackward0, _saved_dim0=d0, _saved_dim1=d1)
+
+
+swapaxes = swapdims = transpose
+
+
+def permute(input, *dims):
+    dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+    n = input.dim()
+    if len(dims) != n:
+        raise RuntimeError(
+            f"permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {n} is not equal "
+            f"to len(dims) = {len(dims)}"
+        )
+    dims = tuple(_wrap_dim(d, n) for d in dims)
+    if len(set(dims)) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return _make_view(input, tuple(input._shape[d] for d in dims), tuple(input._stride[d] for d in dims),
+                      input._offset, PermuteBackward0, _saved_dims=dims)
+
+
+def _T(input):
+    return permute(input, tuple(range(input.dim() - 1, -1, -1)))
+
+
+class UnsqueezeBackward0(Node):
+    def backward(self, grad):
+        return (grad.squeeze(self._saved_dim),)
+
+
+def unsqueeze(input, dim):
+    dim = _wrap_dim(dim, input.dim() + 1)
+    shape = input._shape[:dim] + (1,) + input._shape[dim:]
+    inner = input._stride[dim] * input._shape[dim] if dim < input.dim() else 1
+    stride = input._stride[:dim] + (inner,) + input._stride[dim:]
+    return _make_view(input, shape, stride, input._offset, UnsqueezeBackward0, _saved_dim=dim)
+
+
+class SqueezeBackward0(ViewBackward0):
+    pass
+
+
+class SqueezeBackward1(ViewBackward0):
+    pass
+
+
+class SqueezeBackward4(ViewBackward0):
+    pass
+
+
+def squeeze(input, dim=None):
+    if dim is None:
+        keep = [d for d in range(input.dim()) if input._shape[d] != 1]
+        node = SqueezeBackward0
+    else:
+        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+        dims = {_wrap_dim(d, input.dim()) for d in dims}
+        keep = [d for d in range(input.dim()) if d not in dims or input._shape[d] != 1]
+        node = SqueezeBackward4 if isinstance(dim, (tuple, list)) else SqueezeBackward1
+    return _make_view(input, tuple(input._shape[d] for d in keep), tuple(input._stride[d] for d in keep),
+                      input._offset, node)
+
+
+class ExpandBackward0(ViewBackward0):
+    def backward(self, grad):
+        return (grad,)  # the engine sums the repeated positions back
+
+
+def expand(input, *sizes):
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
+    shape, strides = expand_strides(input._shape, input._stride, tuple(builtins.int(s) for s in sizes))
+    return _make_view(input, shape, strides, input._offset, ExpandBackward0)
+
+
+def expand_as(input, other):
+    return expand(input, other._shape)
+
+
+def broadcast_to(input, shape):
+    return expand(input, shape)
+
+
+def broadcast_tensors(*tensors):
+    shape = broadcast_shapes(*(t._shape for t in tensors))
+    return tuple(expand(t, shape) for t in tensors)
+
+
+class _EmbedInZeros(Node):
+    """Backward of select/slice/index: the gradient goes back to the selected positions."""
+
+    def backward(self, grad):
+        return (grad[self._key],)
+
+
+def _embed(grad, shape, key, accumulate=False):
+    """zeros(shape) with ``grad`` written (or added) at ``key``; differentiable in ``grad``."""
+    out = zeros(shape, dtype=grad.dtype, device=grad._device)
+    kernel("index_put_", grad._device)(out._np, key, grad._np, accumulate)
+    if _needs_grad(grad):
+        node = _EmbedInZeros()
+        node._key = key
+        _record(node, (grad,), out)
+    return out
+
+
+class SelectBackward0(Node):
+    def backward(self, grad):
+        return (_embed(grad, self._saved_self_sym_sizes, self._key),)
+
+
+class SliceBackward0(SelectBackward0):
+    pass
+
+
+def select(input, dim, index):
+    n = input.dim()
+    if n == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    dim = _wrap_dim(dim, n)
+    size = input._shape[dim]
+    if not -size <= index < size:
+        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
+    index = index + size if index < 0 else index
+    key = (slice(None),) * dim + (index,)
+    return _make_view(input, input._shape[:dim] + input._shape[dim + 1:],
+                      input._stride[:dim] + input._stride[dim + 1:],
+                      input._offset + index * input._stride[dim], SelectBackward0, _key=key)
+
+
+def _slice(input, dim, start, stop, step):
+    size = input._shape[dim]
+    start, stop, step = slice(start, stop, step).indices(size)
+    if step <= 0:
+        raise ValueError("step must be greater than zero")
+    length = builtins.max(0, (stop - start + step - 1) // step)
+    key = (slice(None),) * dim + (slice(start, stop, step),)
+    shape = input._shape[:dim] + (length,) + input._shape[dim + 1:]
+    stride = input._stride[:dim] + (input._stride[dim] * step,) + input._stride[dim + 1:]
+    offset = input._offset + (start * input._stride[dim] if length else 0)
+    return _make_view(input, shape, stride, offset, SliceBackward0, _key=key)
+
+
+def narrow(input, dim, start, length):
+    dim = _wrap_dim(dim, input.dim())
+    return _slice(input, dim, start, start + length, 1)
+
+
+class SplitBackward0(Node):
+    def backward(self, *grads):
+        pieces = [g if g is not None else zeros(shape, dtype=self._dtype, device=self._device)
+                  for g, shape in zip(grads, self._shapes)]
+        return (cat(pieces, self._dim),)
+
+
+class UnbindBackward0(SplitBackward0):
+    def backward(self, *grads):
+        pieces = [g if g is not None else zeros(shape, dtype=self._dtype, device=self._device)
+                  for g, shape in zip(grads, self._shapes)]
+        return (stack(pieces, self._dim),)
+
+
+def _multi_view(input, dim, views, node_cls):
+    """Several views out of one node (split, chunk, unbind), each its own output index."""
+    with_grad = _needs_grad(input)
+    if with_grad:
+        saved = _grad_state.grad_enabled
+        _grad_state.grad_enabled = False
+    try:
+        outs = tuple(views())
+    finally:
+        if with_grad:
+            _grad_state.grad_enabled = saved
+    if with_grad:
+        node = node_cls()
+        node.num_outputs = len(outs)
+        node._shapes = [o._shape for o in outs]
+        node._dim, node._dtype, node._device = dim, input.dtype, input._device
+        _record(node, (input,), *outs)
+    return outs
+
+
+def split(input, split_size_or_sections, dim=0):
+    dim = _wrap_dim(dim, input.dim())
+    size = input._shape[dim]
+    if isinstance(split_size_or_sections, builtins.int):
+        step = split_size_or_sections
+        sections = [builtins.min(step, size - i) for i in range(0, size, step)] if size else [0]
+    else:
+        sections = list(split_size_or_sections)
+        if builtins.sum(sections) != size:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
+                f"size at dimension {dim}), but got split_sizes={sections}"
+            )
+
+    def views():
+        start = 0
+        for n in sections:
+            yield _slice(input, dim, start, start + n, 1)
+            start += n
+    return _multi_view(input, dim, views, SplitBackward0)
+
+
+def chunk(input, chunks, dim=0):
+    size = input._shape[_wrap_dim(dim, input.dim())]
+    return split(input, builtins.max(1, -(-size // chunks)), dim)
+
+
+def unbind(input, dim=0):
+    dim = _wrap_dim(dim, input.dim())
+    return _multi_view(input, dim, lambda: (select(input, dim, i) for i in range(input._shape[dim])),
+                       UnbindBackward0)
+
+
+class AsStridedBackward0(Node):
+    def backward(self, grad):
+        buffer = zeros(self._storage_size, dtype=grad.dtype, device=grad._device)
+        region = as_strided(buffer, grad._shape, self._stride, self._offset)
+        kernel("index_put_", grad._device)(region._np, (...,), grad._np, True)
+        base = as_strided(buffer, self._base_shape, self._base_stride, self._base_offset)
+        return (base.clone(),)
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    offset = input._offset if storage_offset is None else storage_offset
+    return _view_of(input, tuple(size), tuple(stride), offset)
+
+
+# ===================================================================================
+# Copies: clone, contiguous, detach, dtype and device conversion
+# ===================================================================================
+class CloneBackward0(Node):
+    def backward(self, grad):
+        return (grad,)
+
+
+def clone(input, *, memory_format=None):
+    order = "C" if memory_format == "contiguous" else "K"
+    array = np.array(input._np, order=order, copy=True) if input._device is cpu else \
+        kernel("copy", input._device)(input._np)
+    out = _wrap(array, input._device)
+    if _needs_grad(input):
+        _record(CloneBackward0(), (input,), out)
+    return out
+
+
+def contiguous(input, memory_format=None):
+    if input.is_contiguous():
+        return input
+    return clone(input, memory_format="contiguous")
+
+
+def detach(input):
+    """Same memory and version counter, no graph: the numbers without their history."""
+    out = _view_of(input, input._shape, input._stride, input._offset)
+    out._base = None
+    return out
+
+
+def detach_(input):
+    if input._base is not None:
+        raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+    input.grad_fn = None
+    input._requires_grad = False
+    return input
+
+
+class ToCopyBackward0(Node):
+    def backward(self, grad):
+        return (grad,)  # the engine converts dtype and device back to the input's
+
+
+def _parse_to(args, kwargs):
+    target_dtype = kwargs.pop("dtype", None)
+    target_device = kwargs.pop("device", None)
+    for a in args:
+        if isinstance(a, dtypes.dtype):
+            target_dtype = a
+        elif isinstance(a, Tensor):
+            target_dtype, target_device = a.dtype, a._device
+        elif a is not None:
+            target_device = a
+    return target_dtype, target_device, kwargs.pop("copy", False)
+
+
+def to(input, *args, **kwargs):
+    """Convert dtype and/or device; returns ``input`` itself when nothing changes."""
+    target_dtype, target_device, copy = _parse_to(args, kwargs)
+    new_dtype = target_dtype or input.dtype
+    new_device = input._device if target_device is None else canonical(target_device)
+    if new_device.type == "cuda":
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    if new_dtype is input.dtype and new_device == input._device and not copy:
+        return input
+    if new_device == input._device:
+        array = kernel("copy", new_device)(input._np, new_dtype.numpy)
+    else:
+        # leave the source device as host memory, then enter the target's memory
+        host = np.array(input._np, dtype=new_dtype.numpy, order="K", copy=True)
+        array = kernel("copy", new_device)(host) if new_device.type != "cpu" else host
+    out = _wrap(array, new_device)
+    if _needs_grad(input) and new_dtype.is_floating_point:
+        _record(ToCopyBackward0(), (input,), out)
+    return out
+
+
+def _converter(d):
+    return lambda input, memory_format=None: to(input, d)
+
+
+# ===================================================================================
+# Reductions
+# ===================================================================================
+def _reduce_dims(input, dim):
+    if dim is None:
+        return None
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    return tuple(sorted(_wrap_dim(d, input.dim()) for d in dims))
+
+
+def _restore_dims(grad, shape, dims, keepdim):
+    """Put back the reduced dims as size 1, so that grad broadcasts over the input."""
+    if keepdim or dims is None or grad.dim() == len(shape):
+        return grad
+    for d in dims:
+        grad = grad.unsqueeze(d)
+    return grad
+
+
+class SumBackward0(Node):
+    def backward(self, grad):
+        return (grad.expand(self._saved_self_sym_sizes),)
+
+
+class SumBackward1(Node):
+    def backward(self, grad):
+        grad = _restore_dims(grad, self._saved_self_sym_sizes, self._saved_dim, self._saved_keepdim)
+        return (grad.expand(self._saved_self_sym_sizes),)
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    dims = _reduce_dims(input, dim)
+    out_dtype = dtype or (dtypes.int64 if not input.dtype.is_floating_point else input.dtype)
+    out = _wrap(kernel("sum", input._device)(input._np, dims, keepdim, out_dtype.numpy), input._device)
+    if _needs_grad(input):
+        node = SumBackward0() if dims is None else SumBackward1()
+        node._saved_self_sym_sizes = input._shape
+        node._saved_dim, node._saved_keepdim = dims, keepdim
+        _record(node, (input,), out)
+    return out
+
+
+class MeanBackward0(SumBackward0):
+    def backward(self, grad):
+        return (grad.expand(self._saved_self_sym_sizes) / self._count,)
+
+
+class MeanBackward1(SumBackward1):
+    def backward(self, grad):
+        (g,) = SumBackward1.backward(self, grad)
+        return (g / self._count,)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    if not (dtype or input.dtype).is_floating_point:
+        raise RuntimeError(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {_scalar_name(input.dtype)}"
+        )
+    dims = _reduce_dims(input, dim)
+    a = input._np if dtype is None else input._np.astype(dtype.numpy)
+    out = _wrap(kernel("mean", input._device)(a, dims, keepdim), input._device)
+    if _needs_grad(input):
+        node = MeanBackward0() if dims is None else MeanBackward1()
+        node._saved_self_sym_sizes = input._shape
+        node._saved_dim, node._saved_keepdim = dims, keepdim
+        node._count = input.numel() // builtins.max(out.numel(), 1) if input.numel() else 1
+        _record(node, (input,), out)
+    return out
+
+
+def _scalar_name(d):
+    return {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long", "bool": "Bool"}[d.name]
+
+
+class _RawFormula(Node):
+    """A backward computed on raw arrays: fine for gradients, not differentiable again."""
+
+    def _check_not_double(self, grad):
+        if grad._requires_grad:
+            raise RuntimeError(f"reftorch: double backward through {self.name()} is not implemented")
+
+
+class ProdBackward0(_RawFormula):
+    def backward(self, grad):
+        self._check_not_double(grad)
+        (x,) = self.saved_values
+        flat = x._np.reshape(-1)
+        others = _products_of_others(flat, 0).reshape(x._shape)
+        return (_wrap(others, x._device) * grad,)
+
+
+class ProdBackward1(ProdBackward0):
+    def backward(self, grad):
+        self._check_not_double(grad)
+        (x,) = self.saved_values
+        others = _wrap(_products_of_others(x._np, self._saved_dim), x._device)
+        grad = _restore_dims(grad, x._shape, (self._saved_dim,), self._saved_keepdim)
+        return (others * grad,)
+
+
+def _products_of_others(a, axis):
+    """For each element, the product of all the others along ``axis`` (safe with zeros)."""
+    ones_shape = list(a.shape)
+    ones_shape[axis] = 1
+    one = np.ones(ones_shape, dtype=a.dtype)
+    left = np.cumprod(np.concatenate([one, np.take(a, range(a.shape[axis] - 1), axis=axis)], axis=axis), axis=axis)
+    rev = np.flip(a, axis=axis)
+    right = np.flip(np.cumprod(np.concatenate([one, np.take(rev, range(a.shape[axis] - 1), axis=axis)], axis=axis), axis=axis), axis=axis)
+    return left * right
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    out_dtype = dtype or (dtypes.int64 if not input.dtype.is_floating_point else input.dtype)
+    if dim is None:
+        out = _wrap(kernel("prod", input._device)(input._np, None, False, out_dtype.numpy), input._device)
+        node = ProdBackward0() if _needs_grad(input) else None
+    else:
+        d = _wrap_dim(dim, input.dim())
+        out = _wrap(kernel("prod", input._device)(input._np, d, keepdim, out_dtype.numpy), input._device)
+        node = ProdBackward1() if _needs_grad(input) else None
+        if node:
+            node._saved_dim, node._saved_keepdim = d, keepdim
+    if node is not None:
+        node.save(input)
+        _record(node, (input,), out)
+    return out
+
+
+class MaxBackward1(Node):
+    def backward(self, grad):
+        x, result = self.saved_values
+        # ties share the gradient evenly
+        mask = (x == result).to(grad.dtype)
+        return (mask * (grad / mask.sum()),)
+
+
+MinBackward1 = type("MinBackward1", (MaxBackward1,), {})
+
+
+class AmaxBackward0(Node):
+    def backward(self, grad):
+        x, result = self.saved_values
+        dims, keepdim = self._saved_dim, self._saved_keepdim
+        result = _restore_dims(result, x._shape, dims, keepdim)
+        grad = _restore_dims(grad, x._shape, dims, keepdim)
+        mask = (x == result).to(grad.dtype)
+        return (mask * grad / mask.sum(dims, keepdim=True),)
+
+
+AminBackward0 = type("AminBackward0", (AmaxBackward0,), {})
+
+
+class MaxBackward0(_RawFormula):
+    """Gradient goes to the position each value came from (the saved indices)."""
+
+    def backward(self, grad, _indices_grad=None):
+        self._check_not_double(grad)
+        (indices,) = self.saved_values
+        dim, keepdim, shape = self._saved_dim, self._saved_keepdim, self._saved_self_sym_sizes
+        g = grad._np if keepdim else np.expand_dims(grad._np, dim)
+        i = indices._np if keepdim else np.expand_dims(indices._np, dim)
+        return (_wrap(kernel("scatter_add", grad._device)(shape, g.dtype, i, g, dim), grad._device),)
+
+
+MinBackward0 = type("MinBackward0", (MaxBackward0,), {})
+TopkBackward0 = type("TopkBackward0", (MaxBackward0,), {})
+SortBackward0 = type("SortBackward0", (MaxBackward0,), {})
+
+return_types_max = namedtuple("max", ["values", "indices"])
+return_types_min = namedtuple("min", ["values", "indices"])
+return_types_topk = namedtuple("topk", ["values", "indices"])
+return_types_sort = namedtuple("sort", ["values", "indices"])
+
+
+def _extreme(input, dim, keepdim, other, which):
+    if isinstance(dim, Tensor):  # torch.max(a, b) is maximum
+        other, dim = dim, None
+    if other is not None:
+        return maximum(input, other) if which == "max" else minimum(input, other)
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(
+                f"{which}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+        out = _wrap(kernel("amax" if which == "max" else "amin", input._device)(input._np, None, False), input._device)
+        if _needs_grad(input):
+            node = MaxBackward1() if which == "max" else MinBackward1()
+            node.save(input, output=out)
+            _record(node, (input,), out)
+        return out
+    d = _wrap_dim(dim, input.dim())
+    arg = "argmax" if which == "max" else "argmin"
+    indices = _wrap(kernel(arg, input._device)(input._np, d, True), input._device)
+    values = _wrap(kernel("take_along_dim", input._device)(input._np, indices._np, d), input._device)
+    if not keepdim:
+        values = _wrap(np.squeeze(values._np, d).copy(), input._device)
+        indices = _wrap(np.squeeze(indices._np, d).copy(), input._device)
+    if _needs_grad(input):
+        node = MaxBackward0() if which == "max" else MinBackward0()
+        node.save(indices)
+        node._saved_dim, node._saved_keepdim, node._saved_self_sym_sizes = d, keepdim, input._shape
+        _record(node, (input,), values)
+    cls = return_types_max if which == "max" else return_types_min
+    return cls(values, indices)
+
+
+def max(input, dim=None, keepdim=False, *, other=None):
+    return _extreme(input, dim, keepdim, other, "max")
+
+
+def min(input, dim=None, keepdim=False, *, other=None):
+    return _extreme(input, dim, keepdim, other, "min")
+
+
+def amax(input, dim=(), keepdim=False):
+    dims = _reduce_dims(input, dim) if dim != () else None
+    out = _wrap(kernel("amax", input._device)(input._np, dims, keepdim), input._device)
+    if _needs_grad(input):
+        node = AmaxBackward0()
+        node._saved_dim, node._saved_keepdim = dims, keepdim
+        node.save(input, output=out)
+        _record(node, (input,), out)
+    return out
+
+
+def amin(input, dim=(), keepdim=False):
+    dims = _reduce_dims(input, dim) if dim != () else None
+    out = _wrap(kernel("amin", input._device)(input._np, dims, keepdim), input._device)
+    if _needs_grad(input):
+        node = AminBackward0()
+        node._saved_dim, node._saved_keepdim = dims, keepdim
+        node.save(input, output=out)
+        _record(node, (input,), out)
+    return out
+
+
+def argmax(input, dim=None, keepdim=False):
+    if dim is None:
+        return _wrap(kernel("argmax", input._device)(input._np.reshape(-1), 0, False), input._device)
+    return _wrap(kernel("argmax", input._device)(input._np, _wrap_dim(dim, input.dim()), keepdim), input._device)
+
+
+def argmin(input, dim=None, keepdim=False):
+    if dim is None:
+        return _wrap(kernel("argmin", input._device)(input._np.reshape(-1), 0, False), input._device)
+    return _wrap(kernel("argmin", input._device)(input._np, _wrap_dim(dim, input.dim()), keepdim), input._device)
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    d = _wrap_dim(dim, input.dim())
+    size = input._shape[d] if input.dim() else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    values, indices = kernel("topk", input._device)(input._np, k, d, largest)
+    values, indices = _wrap(values, input._device), _wrap(indices, input._device)
+    if _needs_grad(input):
+        node = TopkBackward0()
+        node.save(indices)
+        node._saved_dim, node._saved_keepdim, node._saved_self_sym_sizes = d, True, input._shape
+        _record(node, (input,), values)
+    return return_types_topk(values, indices)
+
+
+def sort(input, dim=-1, descending=False):
+    d = _wrap_dim(dim, input.dim())
+    values, indices = kernel("sort", input._device)(input._np, d, descending)
+    values, indices = _wrap(values, input._device), _wrap(indices, input._device)
+    if _needs_grad(input):
+        node = SortBackward0()
+        node.save(indices)
+        node._saved_dim, node._saved_keepdim, node._saved_self_sym_sizes = d, True, input._shape
+        _record(node, (input,), values)
+    return return_types_sort(values, indices)
+
+
+def all(input, dim=None):
+    return _wrap(np.asarray(np.all(input._np, axis=dim)), input._device)
+
+
+def any(input, dim=None):
+    return _wrap(np.asarray(np.any(input._np, axis=dim)), input._device)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return builtins.bool(np.allclose(input._np, other._np, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return _wrap(np.isclose(input._np, other._np, rtol=rtol, atol=atol, equal_nan=equal_nan), input._device)
+
+
+def equal(input, other) -> bool:
+    return input._shape == other._shape and builtins.bool(np.array_equal(input._np, other._np))
+
+
+def nonzero(input, *, as_tuple=False):
+    found = np.nonzero(input._np)
+    if as_tuple:
+        return tuple(_wrap(i.astype(np.int64), input._device) for i in found)
+    return _wrap(np.stack(found, axis=1).astype(np.int64), input._device)
+
+
+def count_nonzero(input, dim=None):
+    return _wrap(np.asarray(np.count_nonzero(input._np, axis=dim), dtype=np.int64), input._device)
+
+
+def var(input, dim=None, *, correction=1, keepdim=False):
+    centered = input - mean(input, dim, keepdim=True)
+    n = input.numel() if dim is None else math.prod(input._shape[d] for d in _reduce_dims(input, dim))
+    return sum(centered * centered, dim, keepdim=keepdim) / builtins.max(n - correction, 0)
+
+
+def std(input, dim=None, *, correction=1, keepdim=False):
+    return sqrt(var(input, dim, correction=correction, keepdim=keepdim))
+
+
+def norm(input, p=2, dim=None, keepdim=False):
+    if p == 2:
+        return sqrt(sum(input * input, dim, keepdim=keepdim))
+    if p == 1:
+        return sum(abs(input), dim, keepdim=keepdim)
+    raise NotImplementedError("reftorch.norm supports p=1 and p=2")
+
+
+# ===================================================================================
+# Matrix products
+# ===================================================================================
+_TORCH_SCALAR_NAMES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long int", "bool": "bool"}
+
+
+def _check_matmul_dtypes(a, b, what):
+    if a.dtype is not b.dtype:
+        if what == "dot":
+            raise RuntimeError(
+                "dot : expected both vectors to have same dtype, but found "
+                f"{_scalar_name(a.dtype)} and {_scalar_name(b.dtype)}"
+            )
+        raise RuntimeError(
+            "expected m1 and m2 to have the same dtype, but got: "
+            f"{_TORCH_SCALAR_NAMES[a.dtype.name]} != {_TORCH_SCALAR_NAMES[b.dtype.name]}"
+        )
+
+
+class MmBackward0(Node):
+    def backward(self, grad):
+        a, b = self.saved_values
+        return (grad.mm(b.t()) if b is not _UNSAVED else None,
+                a.t().mm(grad) if a is not _UNSAVED else None)
+
+
+def mm(input, mat2):
+    if input.dim() != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.dim() != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    _check_matmul_dtypes(input, mat2, "mm")
+    if input._shape[1] != mat2._shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({input._shape[0]}x{input._shape[1]} "
+            f"and {mat2._shape[0]}x{mat2._shape[1]})"
+        )
+    dev = _devices(input, mat2)
+    out = _wrap(kernel("matmul", dev)(input._np, mat2._np), dev)
+    if _needs_grad(input, mat2):
+        node = MmBackward0()
+        node.save(_save_for_other(input, _requires(mat2)), _save_for_other(mat2, _requires(input)))
+        _record(node, (input, mat2), out)
+    return out
+
+
+class MvBackward0(Node):
+    def backward(self, grad):
+        a, v = self.saved_values
+        return (grad.unsqueeze(1) * v if v is not _UNSAVED else None,
+                a.t().mv(grad) if a is not _UNSAVED else None)
+
+
+def mv(input, vec):
+    if input.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError("vector + matrix @ vector expected, got "
+                           f"1, {input.dim()}, {vec.dim()}")
+    if input.dtype is not vec.dtype:
+        n = _scalar_name
+        raise RuntimeError(
+            f"addmv input tensors must have the same dtype, but got {n(vec.dtype)}, "
+            f"{n(input.dtype)}, and {n(vec.dtype)}"
+        )
+    if input._shape[1] != vec._shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({input._shape[0]}), mat ({input._shape[0]}x{input._shape[1]}), "
+            f"vec ({vec._shape[0]})"
+        )
+    dev = _devices(input, vec)
+    out = _wrap(kernel("matmul", dev)(input._np, vec._np), dev)
+    if _needs_grad(input, vec):
+        node = MvBackward0()
+        node.save(_save_for_other(input, _requires(vec)), _save_for_other(vec, _requires(input)))
+        _record(node, (input, vec), out)
+    return out
+
+
+class DotBackward0(Node):
+    def backward(self, grad):
+        a, b = self.saved_values
+        return grad * b, grad * a
+
+
+def dot(input, other):
+    if input.dim() != 1 or other.dim() != 1:
+        raise RuntimeError(
+            f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors"
+        )
+    _check_matmul_dtypes(input, other, "dot")
+    if input._shape != other._shape:
+        raise RuntimeError(
+            "inconsistent tensor size, expected tensor [%d] and src [%d] to have the same "
+            "number of elements, but got %d and %d elements respectively"
+            % (input._shape[0], other._shape[0], input._shape[0], other._shape[0])
+        )
+    dev = _devices(input, other)
+    out = _wrap(kernel("matmul", dev)(input._np, other._np), dev)
+    if _needs_grad(input, other):
+        node = DotBackward0()
+        node.save(input, other)
+        _record(node, (input, other), out)
+    return out
+
+
+vdot = inner = dot
+
+
+class BmmBackward0(Node):
+    def backward(self, grad):
+        a, b = self.saved_values
+        return (grad.bmm(b.transpose(1, 2)) if b is not _UNSAVED else None,
+                a.transpose(1, 2).bmm(grad) if a is not _UNSAVED else None)
+
+
+def bmm(input, mat2):
+    if input.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    _check_matmul_dtypes(input, mat2, "bmm")
+    if input._shape[0] != mat2._shape[0] or input._shape[2] != mat2._shape[1]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{input._shape[0]}, {input._shape[2]}] but got: [{mat2._shape[0]}, {mat2._shape[1]}]."
+        )
+    dev = _devices(input, mat2)
+    out = _wrap(kernel("matmul", dev)(input._np, mat2._np), dev)
+    if _needs_grad(input, mat2):
+        node = BmmBackward0()
+        node.save(_save_for_other(input, _requires(mat2)), _save_for_other(mat2, _requires(input)))
+        _record(node, (input, mat2), out)
+    return out
+
+
+class AddmmBackward0(Node):
+    def backward(self, grad):
+        m1, m2 = self.saved_values
+        alpha, beta = self._saved_alpha, self._saved_beta
+        g_bias = grad if beta == 1 else grad * beta
+        g1 = grad.mm(m2.t()) if m2 is not _UNSAVED else None
+        g2 = m1.t().mm(grad) if m1 is not _UNSAVED else None
+        if alpha != 1:
+            g1 = None if g1 is None else g1 * alpha
+            g2 = None if g2 is None else g2 * alpha
+        return g_bias, g1, g2
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)``: what a Linear layer computes, in one op."""
+    if mat1.dim() != 2 or mat2.dim() != 2:
+        raise RuntimeError("mat1 must be a matrix, got %d-D tensor" % mat1.dim())
+    _check_matmul_dtypes(mat1, mat2, "addmm")
+    if mat1._shape[1] != mat2._shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({mat1._shape[0]}x{mat1._shape[1]} "
+            f"and {mat2._shape[0]}x{mat2._shape[1]})"
+        )
+    dev = _devices(input, mat1, mat2)
+    try:
+        out = _wrap(kernel("addmm", dev)(input._np, mat1._np, mat2._np, beta, alpha), dev)
+    except ValueError:
+        raise RuntimeError(
+            f"The expanded size of the tensor ({mat2._shape[1]}) must match the existing size "
+            f"({input._shape[-1]}) at non-singleton dimension 1.  Target sizes: "
+            f"[{mat1._shape[0]}, {mat2._shape[1]}].  Tensor sizes: {list(input._shape)}"
+        ) from None
+    if _needs_grad(input, mat1, mat2):
+        node = AddmmBackward0()
+        node._saved_alpha, node._saved_beta = alpha, beta
+        node.save(_save_for_other(mat1, _requires(mat2)), _save_for_other(mat2, _requires(mat1)))
+        _record(node, (input, mat1, mat2), out)
+    return out
+
+
+def matmul(input, other):
+    """Picks dot, mv, mm or bmm by the number of dims, as torch.matmul does."""
+    da, db = input.dim(), other.dim()
+    if da == 0 or db == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"
+        )
+    if da == 1 and db == 1:
+        return dot(input, other)
+    if da == 2 and db == 1:
+        return mv(input, other)
+    if da == 1 and db == 2:
+        return squeeze(mm(unsqueeze(input, 0), other), (0,))
+    if da == 2 and db == 2:
+        return mm(input, other)
+    if da >= 3 and db <= 2:
+        # fold the batch dims into the rows, then one mm (or mv)
+        _check_matmul_dtypes(input, other, "mm")
+        batch = input._shape[:-1]
+        folded = reshape(input, -1, input._shape[-1])
+        product = mm(folded, other) if db == 2 else mv(folded, other)
+        shape = batch + ((other._shape[-1],) if db == 2 else ())
+        return _unsafe_view(product, shape)
+    # batched on both sides: broadcast the batch dims, then bmm
+    _check_matmul_dtypes(input, other, "bmm")
+    a = unsqueeze(input, 0) if da == 1 else input
+    b = unsqueeze(other, -1) if db == 1 else other
+    batch = broadcast_shapes(a._shape[:-2], b._shape[:-2])
+    n_batch = math.prod(batch)
+    a3 = reshape(expand(a, batch + a._shape[-2:]), n_batch, *a._shape[-2:])
+    b3 = reshape(expand(b, batch + b._shape[-2:]), n_batch, *b._shape[-2:])
+    product = bmm(a3, b3)
+    shape = batch + (a._shape[-2], b._shape[-1])
+    out = _unsafe_view(product, shape)
+    if da == 1:
+        out = squeeze(out, -2)
+    if db == 1:
+        out = squeeze(out, -1)
+    return out
+
+
+def outer(input, vec2):
+    return unsqueeze(input, 1) * vec2
+
+
+ger = outer
+
+
+def einsum(*args):
+    raise NotImplementedError("einsum is not part of reftorch")
+
+
+# ===================================================================================
+# Joining and repeating
+# ===================================================================================
+class CatBackward0(Node):
+    def backward(self, grad):
+        grads, start = [], 0
+        for n in self._sizes:
+            grads.append(narrow(grad, self._saved_dim, start, n))
+            start += n
+        return tuple(grads)
+
+
+def cat(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    # torch skips 1-D empty tensors in cat (a legacy rule)
+    used = [t for t in tensors if not (t.dim() == 1 and t.numel() == 0)] or tensors[:1]
+    d = _wrap_dim(dim, used[0].dim())
+    rt = dtypes.result_type(*used) if len(used) > 1 else used[0].dtype
+    dev = _devices(*used)
+    first = used[0]
+    for i, t in enumerate(used[1:], 1):
+        if t.dim() != first.dim():
+            raise RuntimeError(
+                "Tensors must have same number of dimensions: got "
+                f"{first.dim()} and {t.dim()}"
+            )
+        for k in range(first.dim()):
+            if k != d and t._shape[k] != first._shape[k]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{first._shape[k]} but got size {t._shape[k]} for tensor number {i} in the list."
+                )
+    out = _wrap(kernel("cat", dev)([_array(t, rt) for t in used], d), dev)
+    if _needs_grad(*used):
+        node = CatBackward0()
+        node._saved_dim = d
+        node._sizes = [t._shape[d] for t in used]
+        _record(node, used, out)
+    return out
+
+
+concat = concatenate = cat
+
+
+class StackBackward0(Node):
+    def backward(self, grad):
+        return tuple(select(grad, self._saved_dim, i) for i in range(self._count))
+
+
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0]._shape
+    for i, t in enumerate(tensors):
+        if t._shape != shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {list(shape)} at entry 0 "
+                f"and {list(t._shape)} at entry {i}"
+            )
+    d = _wrap_dim(dim, len(shape) + 1)
+    rt = dtypes.result_type(*tensors) if len(tensors) > 1 else tensors[0].dtype
+    dev = _devices(*tensors)
+    out = _wrap(kernel("stack", dev)([_array(t, rt) for t in tensors], d), dev)
+    if _needs_grad(*tensors):
+        node = StackBackward0()
+        node._saved_dim, node._count = d, len(tensors)
+        _record(node, tensors, out)
+    return out
+
+
+def hstack(tensors):
+    return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
+
+
+def vstack(tensors):
+    return cat([t if t.dim() > 1 else unsqueeze(t, 0) for t in tensors], 0)
+
+
+class RepeatBackward0(Node):
+    def backward(self, grad):
+        # view the grad as (r0, s0, r1, s1, ...) and sum over the repeat axes
+        repeats, shape = self._saved_repeats, self._saved_self_sym_sizes
+        extra = len(repeats) - len(shape)
+        full_shape = (1,) * extra + tuple(shape)
+        split_shape = []
+        for r, s in zip(repeats, full_shape):
+            split_shape += [r, s]
+        summed = grad.reshape(split_shape).sum(tuple(range(0, 2 * len(repeats), 2)))
+        return (summed.reshape(shape),)
+
+
+def repeat(input, *repeats):
+    repeats = tuple(repeats[0]) if len(repeats) == 1 and isinstance(repeats[0], (tuple, list)) else repeats
+    if len(repeats) < input.dim():
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
+        )
+    out = _wrap(kernel("repeat", input._device)(input._np, repeats), input._device)
+    if _needs_grad(input):
+        node = RepeatBackward0()
+        node._saved_repeats, node._saved_self_sym_sizes = repeats, input._shape
+        _record(node, (input,), out)
+    return out
+
+
+def tile(input, *dims):
+    dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+    dims = (1,) * (input.dim() - len(dims)) + tuple(dims)
+    return repeat(input, dims)
+
+
+# ===================================================================================
+# Indexing
+# ===================================================================================
+class IndexBackward0(_RawFormula):
+    def backward(self, grad):
+        self._check_not_double(grad)
+        return (_embed(grad, self._saved_self_sym_sizes, self._key, accumulate=True),)
+
+
+def _is_basic(item):
+    return item is None or item is Ellipsis or isinstance(item, (slice, builtins.int)) and not isinstance(item, builtins.bool)
+
+
+def _expand_key(input, key):
+    if not isinstance(key, tuple):
+        key = (key,)
+    # an integer or bool tensor with one element is still advanced indexing, as in torch
+    used = builtins.sum(
+        (k.dim() if isinstance(k, Tensor) and k.dtype is dtypes.bool else 1)
+        for k in key if k is not None and k is not Ellipsis
+    )
+    if used > input.dim():
+        raise IndexError(f"too many indices for tensor of dimension {input.dim()}")
+    if Ellipsis in [k for k in key if not isinstance(k, Tensor)]:
+        i = [j for j, k in enumerate(key) if not isinstance(k, Tensor) and k is Ellipsis][0]
+        key = key[:i] + (slice(None),) * (input.dim() - used) + key[i + 1:]
+    return key
+
+
+def _basic_index(input, key):
+    """ints select, slices slice, None unsqueezes: every step is a view."""
+    out, dim = input, 0
+    for item in key:
+        if item is None:
+            out = unsqueeze(out, dim)
+            dim += 1
+        elif isinstance(item, slice):
+            size = out._shape[dim]
+            if item == slice(None) or (item.step in (None, 1) and (item.start in (None, 0))
+                                       and item.stop is not None and item.stop >= size):
+                dim += 1  # a full slice changes nothing and records nothing, as in torch
+                continue
+            out = _slice(out, dim, item.start, item.stop, 1 if item.step is None else item.step)
+            dim += 1
+        else:
+            out = select(out, dim, item)
+    return out
+
+
+def _numpy_key(key):
+    converted = []
+    for k in key:
+        if isinstance(k, Tensor):
+            if k.dtype.is_floating_point:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            converted.append(k._np)
+        elif isinstance(k, (list, np.ndarray)):
+            converted.append(np.asarray(k))
+        else:
+            converted.append(k)
+    return tuple(converted)
+
+
+def getitem(input, key):
+    key = _expand_key(input, key)
+    if builtins.all(_is_basic(k) for k in key):
+        return _basic_index(input, key)
+    np_key = _numpy_key(key)
+    try:
+        out = _wrap(kernel("index", input._device)(input._np, np_key), input._device)
+    except IndexError as error:
+        raise IndexError(str(error).replace("axis", "dimension")) from None
+    if _needs_grad(input):
+        node = IndexBackward0()
+        node._saved_self_sym_sizes, node._key = input._shape, np_key
+        _record(node, (input,), out)
+    return out
+
+
+class IndexPutBackward0(Node):
+    def backward(self, grad):
+        key = self._key
+        grad_self = grad.clone()
+        if not self._accumulate:
+            kernel("index_put_", grad._device)(grad_self._np, key, 0, False)
+        return grad_self, grad[key]
+
+
+def setitem(input, key, value):
+    key = _expand_key(input, key)
+    if builtins.all(_is_basic(k) for k in key):
+        target = _basic_index(input, key)
+        copy_(target, value)
+        return
+    index_put_(input, _numpy_key(key), value)
+
+
+def index_put_(input, key, values, accumulate=False):
+    if not isinstance(key, tuple):
+        key = (key,)
+    key = _numpy_key(key)
+
+    def compute(old):
+        out = clone(old) if not _needs_grad(old, values) else _clone_nograd(old)
+        v = _array(values, old.dtype) if isinstance(values, Tensor) else values
+        kernel("index_put_", old._device)(out._np, key, v, accumulate)
+        if _needs_grad(old, values):
+            node = IndexPutBackward0()
+            node._key, node._accumulate = key, accumulate
+            _record(node, (old, values), out)
+        return out
+    return _inplace(input, compute, (values,), fast=lambda: kernel("index_put_", input._device)(
+        input._np, key, _array(values, input.dtype) if isinstance(values, Tensor) else values, accumulate))
+
+
+def _clone_nograd(t):
+    return _wrap(np.array(t._np, copy=True), t._device)
+
+
+def masked_fill(input, mask, value):
+    return where(mask, value if isinstance(value, Tensor) else full((), value, dtype=input.dtype, device=input._device), input)
+
+
+def gather(input, dim, index):
+    d = _wrap_dim(dim, input.dim())
+    out = _wrap(kernel("take_along_dim", input._device)(input._np, index._np, d), input._device)
+    if _needs_grad(input):
+        node = GatherBackward0()
+        node.save(index)
+        node._saved_dim, node._saved_keepdim, node._saved_self_sym_sizes = d, True, input._shape
+        _record(node, (input,), out)
+    return out
+
+
+GatherBackward0 = type("GatherBackward0", (MaxBackward0,), {})
+
+
+# ===================================================================================
+# In-place operations
+# ===================================================================================
+def _check_inplace(target):
+    if target._inference and not _grad_state.inference:
+        raise RuntimeError(
+            "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+            "make a clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details."
+        )
+    if not _grad_state.grad_enabled:
+        return
+    if target._requires_grad and target.grad_fn is None and target._base is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    base = target._base
+    if base is not None and base._requires_grad and base.grad_fn is None:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
+        )
+
+
+class CopyBackwards(Node):
+    def backward(self, grad):
+        return zeros_like(grad), grad
+
+
+class CopySlices(Node):
+    """After an in-place write into a view, the base's history: the region written by the
+    view's new op, the rest from the base's old history."""
+
+    def name(self):
+        return "torch::autograd::CopySlices"
+
+    def backward(self, grad):
+        base_grad = _restride_like_base(grad, self)
+        region = as_strided(base_grad, self._view_shape, self._view_stride, self._view_offset)
+        region_grad = region.clone()
+        region._np[...] = 0
+        return base_grad, region_grad
+
+
+def _restride_like_base(grad, node):
+    """A copy of ``grad`` laid out in a buffer shaped like the base's storage."""
+    buffer = zeros(node._storage_size, dtype=grad.dtype, device=grad._device)
+    base = as_strided(buffer, node._base_shape, node._base_stride, node._base_offset)
+    base._np[...] = grad._np
+    return base
+
+
+def _inplace(target, compute, others=(), fast=None):
+    """Run an in-place op.
+
+    Without autograd: ``fast()`` writes straight into the target's memory.
+    With autograd: ``compute(old)`` builds the new values out of place (recording its node),
+    the values are written into the target's memory, and the target's history moves on to
+    that node; for a view, its base gets a CopySlices node.
+    """
+    _check_inplace(target)
+    if not _needs_grad(target, *others):
+        fast()
+        target._version_counter[0] += 1
+        return target
+    old = _snapshot(target)
+    result = compute(old)
+    np.copyto(target._np, result._np, casting="unsafe")
+    target._version_counter[0] += 1
+    node = result.grad_fn
+    # saved outputs of the new node now live in the target (and are checked against it)
+    if node._saved:
+        node._saved = tuple(
+            _resave(s, target) if s is not None and getattr(s, "is_output", False) else s
+            for s in node._saved
+        )
+    base = target._base
+    if base is None:
+        target.grad_fn, target._output_nr, target._requires_grad = node, 0, True
+        return target
+    copy_slices = CopySlices()
+    copy_slices._storage_size = len(base._storage)
+    copy_slices._base_shape, copy_slices._base_stride, copy_slices._base_offset = base._shape, base._stride, base._offset
+    copy_slices._view_shape, copy_slices._view_stride, copy_slices._view_offset = target._shape, target._stride, target._offset
+    copy_slices.next_functions = (gradient_edge(base), (node, 0))
+    copy_slices._input_meta = ((base._shape, base.dtype, base._device), (target._shape, target.dtype, target._device))
+    base.grad_fn, base._output_nr, base._requires_grad = copy_slices, 0, True
+    as_strided_node = AsStridedBackward0()
+    as_strided_node._storage_size = copy_slices._storage_size
+    as_strided_node._base_shape, as_strided_node._base_stride, as_strided_node._base_offset = base._shape, base._stride, base._offset
+    as_strided_node._stride, as_strided_node._offset = target._stride, target._offset
+    _record(as_strided_node, (base,), target)
+    return target
+
+
+def _resave(saved, target):
+    from .autograd.graph import SavedTensor
+    return SavedTensor(target, is_output=True, node_name=saved.node_name)
+
+
+def _snapshot(target):
+    """The target's current value as a separate tensor with the same place in the graph."""
+    old = _wrap(np.array(target._np, copy=True), target._device)
+    old.grad_fn, old._output_nr = target.grad_fn, target._output_nr
+    old._requires_grad = target._requires_grad
+    if target.grad_fn is None and target._requires_grad:
+        old._accumulator = target._grad_accumulator()
+    return old
+
+
+def _binary_inplace(op, functional):
+    def apply(input, other, **kwargs):
+        rt = dtypes.result_type(input, other)
+        if rt._rank > input.dtype._rank and (rt.is_floating_point != input.dtype.is_floating_point
+                                             or input.dtype is dtypes.bool):
+            raise RuntimeError(
+                f"result type {_scalar_name(rt)} can't be cast to the desired output type "
+                f"{_scalar_name(input.dtype)}"
+            )
+        if isinstance(other, Tensor) and other._shape != input._shape:
+            shape = broadcast_shapes(input._shape, other._shape)
+            if shape != input._shape:
+                raise RuntimeError(
+                    f"output with shape {list(input._shape)} doesn't match the broadcast shape {list(shape)}"
+                )
+        alpha = kwargs.get("alpha", 1)
+        operand = other if alpha == 1 else other * alpha
+
+        def fast():
+            dev = _devices(input, other)
+            kernel(op, dev)(input._np, _array(operand, input.dtype if op != "div" else rt), out=input._np)
+
+        return _inplace(input, lambda old: functional(old, other, **kwargs).to(input.dtype), (other,), fast)
+    apply.__name__ = op + "_"
+    return apply
+
+
+add_ = _binary_inplace("add", add)
+sub_ = _binary_inplace("sub", sub)
+mul_ = _binary_inplace("mul", mul)
+div_ = _binary_inplace("div", div)
+pow_ = _binary_inplace("pow", pow)
+
+
+def _unary_inplace(op, functional):
+    def apply(input):
+        def fast():
+            kernel(op, input._device)(input._np, out=input._np)
+        return _inplace(input, functional, (), fast)
+    apply.__name__ = op + "_"
+    return apply
+
+
+exp_ = _unary_inplace("exp", exp)
+log_ = _unary_inplace("log", log)
+sqrt_ = _unary_inplace("sqrt", sqrt)
+neg_ = _unary_inplace("neg", neg)
+relu_ = _unary_inplace("relu", relu)
+sigmoid_ = _unary_inplace("sigmoid", sigmoid)
+tanh_ = _unary_inplace("tanh", tanh)
+abs_ = _unary_inplace("abs", abs)
+
+
+def clamp_(input, min=None, max=None):
+    return _inplace(input, lambda old: clamp(old, min, max), (),
+                    lambda: kernel("clamp", input._device)(input._np, min, max, out=input._np))
+
+
+clip_ = clamp_
+
+
+def zero_(input):
+    return fill_(input, 0)
+
+
+def fill_(input, value):
+    def compute(old):
+        out = full_like(old, value) if not isinstance(value, Tensor) else expand(value.to(old.dtype), old._shape).clone()
+        if _needs_grad(old, value):
+            node = FillBackward()
+            _record(node, (old, value), out)
+        return out
+
+    def fast():
+        kernel("fill_", input._device)(input._np, value.item() if isinstance(value, Tensor) else value)
+    return _inplace(input, compute, (value,) if isinstance(value, Tensor) else (), fast)
+
+
+class FillBackward(Node):
+    def name(self):
+        return "FillBackward0"
+
+    def backward(self, grad):
+        return zeros_like(grad), grad.sum()
+
+
+def copy_(input, src, non_blocking=False):
+    """Write ``src`` (broadcast, converted, possibly from another device) into ``input``."""
+    if isinstance(src, Tensor):
+        shape = broadcast_shapes(input._shape, src._shape)
+        if shape != input._shape:
+            raise RuntimeError(
+                f"output with shape {list(input._shape)} doesn't match the broadcast shape {list(shape)}"
+            )
+
+    def source_array():
+        if not isinstance(src, Tensor):
+            return src
+        return src._np if src._device == input._device else np.array(src._np, copy=True)
+
+    def compute(old):
+        value = src if isinstance(src, Tensor) else full((), src, dtype=old.dtype)
+        out = _wrap(np.broadcast_to(_array(value.to(old._device) if value._device != old._device else value, old.dtype), old._shape).copy(), old._device)
+        if _needs_grad(old, src):
+            node = CopyBackwards()
+            _record(node, (old, src), out)
+        return out
+
+    def fast():
+        kernel("copy_", input._device)(input._np, source_array())
+    return _inplace(input, compute, (src,) if isinstance(src, Tensor) else (), fast)
+
+
+def requires_grad_(input, requires_grad=True):
+    return Tensor.requires_grad_(input, requires_grad)
+
+
+# ===================================================================================
+# Softmax and losses (used by nn.functional)
+# ===================================================================================
+class LogSoftmaxBackward0(Node):
+    def backward(self, grad):
+        (result,) = self.saved_values
+        return (grad - exp(result) * grad.sum(self._saved_dim, keepdim=True),)
+
+
+class SoftmaxBackward0(Node):
+    def backward(self, grad):
+        (result,) = self.saved_values
+        return (result * (grad - (grad * result).sum(self._saved_dim, keepdim=True)),)
+
+
+def log_softmax(input, dim, dtype=None):
+    d = _wrap_dim(dim, input.dim())
+    out = _wrap(kernel("log_softmax", input._device)(input._np, d), input._device)
+    if _needs_grad(input):
+        node = LogSoftmaxBackward0()
+        node._saved_dim = d
+        node.save(output=out)
+        _record(node, (input,), out)
+    return out
+
+
+def softmax(input, dim, dtype=None):
+    d = _wrap_dim(dim, input.dim())
+    out = _wrap(kernel("softmax", input._device)(input._np, d), input._device)
+    if _needs_grad(input):
+        node = SoftmaxBackward0()
+        node._saved_dim = d
+        node.save(output=out)
+        _record(node, (input,), out)
+    return out
+
+
+# ===================================================================================
+# Creation (here because functions above use it; reftorch/__init__ exports them)
+# ===================================================================================
+def _shape_arg(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        size = tuple(size[0])
+    return tuple(builtins.int(s) for s in size)
+
+
+def _finish(out, requires_grad):
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def _device_arg(device):
+    d = cpu if device is None else canonical(device)
+    if d.type == "cuda":
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    return d
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    if isinstance(size, builtins.int):
+        size = (size,)
+    if dtype is None:
+        dtype = dtypes.scalar_dtype(fill_value)
+    d = _device_arg(device)
+    return _finish(_wrap(kernel("full", d)(tuple(size), fill_value, dtype.numpy), d), requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    return full(_shape_arg(size), 0, dtype=dtype or dtypes.get_default_dtype(), device=device,
+                requires_grad=requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return full(_shape_arg(size), 1, dtype=dtype or dtypes.get_default_dtype(), device=device,
+                requires_grad=requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    d = _device_arg(device)
+    dtype = dtype or dtypes.get_default_dtype()
+    return _finish(_wrap(kernel("empty", d)(_shape_arg(size), dtype.numpy), d), requires_grad)
+
+
+def _like(maker):
+    def like(input, *args, dtype=None, device=None, requires_grad=False, **kwargs):
+        return maker(input._shape, *args, dtype=dtype or input.dtype,
+                     device=device or input._device, requires_grad=requires_grad, **kwargs)
+    like.__name__ = maker.__name__ + "_like"
+    return like
+
+
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+empty_like = _like(empty)
+full_like = _like(full)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is None:
+        is_float = builtins.any(isinstance(v, builtins.float) for v in (start, end, step))
+        dtype = dtypes.get_default_dtype() if is_float else dtypes.int64
+    d = _device_arg(device)
+    return _finish(_wrap(kernel("arange", d)(start, end, step, dtype.numpy), d), requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    dtype = dtype or dtypes.get_default_dtype()
+    d = _device_arg(device)
+    values = np.linspace(start, end, steps).astype(dtype.numpy)
+    return _finish(_wrap(kernel("copy", d)(values) if d.type != "cpu" else values, d), requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    dtype = dtype or dtypes.get_default_dtype()
+    d = _device_arg(device)
+    values = np.eye(n, m, dtype=dtype.numpy)
+    return _finish(_wrap(kernel("copy", d)(values) if d.type != "cpu" else values, d), requires_grad)
+
+
+def _infer_dtype(data):
+    """The dtype torch.tensor picks for nested Python data."""
+    flat = np.asarray(data, dtype=object).reshape(-1) if not isinstance(data, (builtins.bool, builtins.int, builtins.float)) else [data]
+    kinds = {type(v) for v in flat}
+    if builtins.any(isinstance(v, Tensor) for v in flat):
+        raise TypeError("only scalar tensors can be part of nested data")
+    if builtins.any(k is builtins.float or np.issubdtype(k, np.floating) for k in kinds if k is not builtins.bool):
+        return dtypes.get_default_dtype()
+    if kinds and builtins.all(k is builtins.bool or k is np.bool_ for k in kinds):
+        return dtypes.bool
+    return dtypes.int64
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False):
+    """Always copies ``data`` (a list, number, NumPy array, or tensor)."""
+    d = _device_arg(device)
+    if isinstance(data, Tensor):
+        out = _wrap(np.array(data._np, dtype=(dtype or data.dtype).numpy, copy=True), data._device)
+        return _finish(out if d == out._device else to(out, d), requires_grad)
+    if isinstance(data, np.ndarray):
+        source_dtype = dtypes.from_numpy_dtype(data.dtype)
+        values = np.array(data, dtype=(dtype or source_dtype).numpy, copy=True, order="C")
+    else:
+        values = np.array(_unwrap_scalars(data), dtype=(dtype or _infer_dtype(data)).numpy)
+    out = _wrap(kernel("copy", d)(values) if d.type != "cpu" else values, d)
+    return _finish(out, requires_grad)
+
+
+def _unwrap_scalars(data):
+    if isinstance(data, Tensor):
+        return data.item()
+    if isinstance(data, (list, tuple)):
+        return [_unwrap_scalars(v) for v in data]
+    return data
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor):
+        return to(data, dtype=dtype, device=device)
+    if isinstance(data, np.ndarray) and (dtype is None or dtype.numpy == data.dtype) and device in (None, "cpu", cpu):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """Shares memory with ``array``: a write on either side shows on the other."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    dtype = dtypes.from_numpy_dtype(array.dtype)
+    if builtins.any(s < 0 for s in array.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with negative "
+            "strides are not currently supported. (You can probably work around this by making a "
+            "copy of your array  with array.copy().) "
+        )
+    itemsize = array.itemsize
+    span = 1 + builtins.sum((n - 1) * s // itemsize for n, s in zip(array.shape, array.strides)) if array.size else 0
+    flat = np.lib.stride_tricks.as_strided(array, shape=(span,), strides=(itemsize,))
+    from .storage import Storage
+    t = Tensor.__new__(Tensor)
+    t._storage = Storage(flat, cpu)
+    t._np = array if array.flags.writeable else array
+    t._shape = array.shape
+    t._stride = tuple(s // itemsize for s in array.strides)
+    t._offset = 0
+    t.dtype = dtype
+    t._device = cpu
+    t._init_autograd_state()
+    return t
+
+
+# ===================================================================================
+# Methods and operators on Tensor
+# ===================================================================================
+def _reverse(fn):
+    return lambda self, other: fn(other, self)
+
+
+def _rdiv(self, other):
+    return mul(reciprocal(self), other)
+
+
+_METHODS = dict(
+    add=add, sub=sub, mul=mul, div=div, true_divide=div, pow=pow, maximum=maximum,
+    minimum=minimum, eq=eq, ne=ne, lt=lt, le=le, gt=gt, ge=ge, floor_divide=floor_divide,
+    remainder=remainder, logical_and=logical_and, logical_or=logical_or, logical_not=logical_not,
+    neg=neg, negative=neg, exp=exp, log=log, sqrt=sqrt, abs=abs, sin=sin, cos=cos, tanh=tanh,
+    sigmoid=sigmoid, relu=relu, reciprocal=reciprocal, sign=sign, square=square, floor=floor,
+    ceil=ceil, isnan=isnan, clamp=clamp, clip=clamp, where=lambda self, cond, other: where(cond, self, other),
+    view=view, view_as=view_as, reshape=reshape, reshape_as=reshape_as, flatten=flatten,
+    ravel=ravel, unflatten=unflatten, t=t, transpose=transpose, swapaxes=transpose,
+    swapdims=transpose, permute=permute, unsqueeze=unsqueeze, squeeze=squeeze, expand=expand,
+    expand_as=expand_as, broadcast_to=broadcast_to, select=select, narrow=narrow, split=split,
+    chunk=chunk, unbind=unbind, as_strided=as_strided, clone=clone, contiguous=contiguous,
+    detach=detach, detach_=detach_, to=to, sum=sum, mean=mean, prod=prod, max=max, min=min,
+    amax=amax, amin=amin, argmax=argmax, argmin=argmin, topk=topk, sort=sort, all=all, any=any,
+    allclose=allclose, isclose=isclose, equal=equal, nonzero=nonzero, count_nonzero=count_nonzero,
+    var=var, std=std, norm=norm, mm=mm, mv=mv, dot=dot, bmm=bmm, matmul=matmul, outer=outer,
+    addmm=addmm, repeat=repeat, tile=tile, index_put_=index_put_, masked_fill=masked_fill,
+    gather=gather, add_=add_, sub_=sub_, mul_=mul_, div_=div_, pow_=pow_, exp_=exp_, log_=log_,
+    sqrt_=sqrt_, neg_=neg_, relu_=relu_, sigmoid_=sigmoid_, tanh_=tanh_, abs_=abs_,
+    clamp_=clamp_, clip_=clamp_, zero_=zero_, fill_=fill_, copy_=copy_,
+    log_softmax=log_softmax, softmax=softmax,
+    float=_converter(dtypes.float32), double=_converter(dtypes.float64),
+    long=_converter(dtypes.int64), int=_converter(dtypes.int32), bool=_converter(dtypes.bool),
+    __add__=add, __radd__=_reverse(add), __sub__=sub, __rsub__=rsub, __mul__=mul,
+    __rmul__=_reverse(mul), __truediv__=div, __rtruediv__=_rdiv, __floordiv__=floor_divide,
+    __rfloordiv__=_reverse(floor_divide), __mod__=remainder, __pow__=pow, __rpow__=_reverse(pow),
+    __matmul__=matmul, __rmatmul__=_reverse(matmul), __neg__=neg, __abs__=abs,
+    __eq__=eq, __ne__=ne, __lt__=lt, __le__=le, __gt__=gt, __ge__=ge,
+    __and__=bitwise_and, __or__=bitwise_or, __xor__=bitwise_xor, __invert__=bitwise_not,
+    __iadd__=add_, __isub__=sub_, __imul__=mul_, __itruediv__=div_,
+    __getitem__=getitem, __setitem__=setitem,
+)
+
+for _name, _fn in _METHODS.items():
+    setattr(Tensor, _name, _fn)
+Tensor.T = property(_T)
+Tensor.mT = property(lambda self: transpose(self, -2, -1))

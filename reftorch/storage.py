@@ -1,0 +1,180 @@
+"""Storage and strides: where a tensor's numbers live and how an index finds them.
+
+A Storage is a flat, one-dimensional buffer on one device. A tensor is a *view* of a
+storage: ``size`` (shape), ``stride`` (elements to skip per step along each dim) and
+``storage_offset``. Element ``t[i, j]`` lives at ``offset + i * stride[0] + j * stride[1]``.
+The helpers below are small pure functions over tuples, so they can be read (and tested)
+on their own.
+"""
+from __future__ import annotations
+
+import math
+import weakref
+
+import numpy as np
+
+
+class Storage:
+    """A flat buffer (a 1-D NumPy array) that lives on one device."""
+
+    __slots__ = ("data", "device", "__weakref__")
+
+    def __init__(self, data: np.ndarray, device):
+        self.data = data
+        self.device = device
+        on_alloc = device._backend_allocator
+        if on_alloc is not None:  # accelerator memory is counted, and given back on free
+            on_alloc.allocate(data.nbytes)
+            weakref.finalize(self, on_alloc.free, data.nbytes)
+
+    def __len__(self) -> int:
+        return self.data.shape[0]
+
+    def nbytes(self) -> int:
+        return self.data.nbytes
+
+    def data_ptr(self) -> int:
+        return self.data.__array_interface__["data"][0]
+
+    def __repr__(self) -> str:
+        return f"Storage(size={len(self)}, dtype={self.data.dtype}, device={self.device})"
+
+
+def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Row-major strides: the last dim moves fastest. (2, 3, 4) -> (12, 4, 1)."""
+    strides = []
+    step = 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def is_contiguous(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """torch's rule: row-major, except that dims of size 1 may have any stride."""
+    if 0 in shape:
+        return True
+    expected = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n == 1:
+            continue
+        if s != expected:
+            return False
+        expected *= n
+    return True
+
+
+def storage_index(index: tuple[int, ...], strides: tuple[int, ...], offset: int = 0) -> int:
+    """Logical index -> position in the flat storage."""
+    return offset + sum(i * s for i, s in zip(index, strides))
+
+
+def numel(shape: tuple[int, ...]) -> int:
+    return math.prod(shape)
+
+
+def view_strides(old_shape, old_strides, new_shape):
+    """Strides that let ``new_shape`` view the same memory, or None if no such strides exist.
+
+    Dims of the old shape are grouped into runs that are contiguous with each other; a
+    view may regroup elements only inside one such run. This is the test torch applies
+    before ``view`` (which then raises) or ``reshape`` (which then copies).
+    """
+    if len(old_shape) == 0:  # a 0-dim tensor views as any shape of ones
+        return (1,) * len(new_shape)
+    if numel(old_shape) == 0:
+        return contiguous_strides(new_shape)
+    new_strides = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base_stride = old_strides[-1] if old_strides else 1
+    tensor_numel = 1
+    view_numel = 1
+    for tensor_d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[tensor_d]
+        # end of a run of memory-contiguous dims: the new dims must tile exactly this run
+        if tensor_d == 0 or (
+            old_shape[tensor_d - 1] != 1
+            and old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride
+        ):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base_stride
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = old_strides[tensor_d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    if view_d != -1:
+        return None
+    return tuple(new_strides)
+
+
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """Align shapes on the right; each dim must match or be 1."""
+    ndim = max((len(s) for s in shapes), default=0)
+    result = [1] * ndim
+    for shape in shapes:
+        for i, n in enumerate(shape):
+            d = ndim - len(shape) + i
+            if n == result[d] or n == 1:
+                continue
+            if result[d] == 1:
+                result[d] = n
+                continue
+            raise RuntimeError(
+                f"The size of tensor a ({result[d]}) must match the size of tensor b ({n}) "
+                f"at non-singleton dimension {i}"
+            )
+    return tuple(result)
+
+
+def expand_strides(shape, strides, target_shape):
+    """Broadcasting as stride 0: a dim of size 1 (or a missing leading dim) repeats for free."""
+    extra = len(target_shape) - len(shape)
+    if extra < 0:
+        raise RuntimeError(
+            f"expand: the number of sizes provided ({len(target_shape)}) must be greater or "
+            f"equal to the number of dimensions in the tensor ({len(shape)})"
+        )
+    new_strides = []
+    for d, n in enumerate(target_shape):
+        if d < extra:
+            if n < 0:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({n}) isn't allowed in a leading, "
+                    "non-existing dimension 0"
+                )
+            new_strides.append(0)
+            continue
+        old_n, old_s = shape[d - extra], strides[d - extra]
+        if n == -1 or n == old_n:
+            new_strides.append(old_s)
+        elif old_n == 1:
+            new_strides.append(0)
+        else:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({n}) must match the existing size ({old_n}) "
+                f"at non-singleton dimension {d}.  Target sizes: {list(target_shape)}.  "
+                f"Tensor sizes: {list(shape)}"
+            )
+    resolved = tuple(shape[d - extra] if n == -1 else n for d, n in enumerate(target_shape))
+    return resolved, tuple(new_strides)
+
+
+def dense_layout(array: np.ndarray):
+    """(flat buffer, strides in elements) for an array whose memory is dense.
+
+    NumPy results keep the memory order of their inputs (as torch's do), so a result can be
+    transposed in memory; we recover its flat buffer without copying. Returns None when the
+    array is not dense (then the caller copies).
+    """
+    itemsize = array.itemsize
+    if array.flags.c_contiguous:
+        return array.reshape(-1), tuple(s // itemsize for s in array.strides)
+    order = sorted(range(array.ndim), key=lambda d: -array.strides[d])
+    in_memory_order = array.transpose(order)
+    if not in_memory_order.flags.c_contiguous:
+        return None
+    return in_memory_order.reshape(-1), tuple(s // itemsize for s in array.strides)

@@ -1,0 +1,358 @@
+"""The Tensor: metadata (shape, strides, offset, dtype, device) over a Storage.
+
+Nothing in this class computes. Arithmetic lives in ``functions.py``; every method here
+that does math forwards to it, so a reader finds each op's forward and backward together.
+"""
+from __future__ import annotations
+
+import builtins
+import warnings
+
+import numpy as np
+
+from . import dtypes
+from .autograd import grad_mode
+from .autograd.graph import AccumulateGrad
+from .dispatch import cpu, device as Device
+from .storage import Storage, contiguous_strides, dense_layout
+from .storage import is_contiguous as _is_contiguous
+
+_NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more informations."
+)
+
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int32": "IntTensor",
+               "int64": "LongTensor", "bool": "BoolTensor"}
+
+
+class Tensor:
+    __slots__ = (
+        "_storage", "_np", "_shape", "_stride", "_offset", "dtype", "_device",
+        "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter", "_base",
+        "_accumulator", "_retains_grad", "_inference", "__weakref__", "__dict__",
+    )
+
+    # -- construction (internal: users call reftorch.tensor / zeros / ...) -------------
+    @staticmethod
+    def _wrap(array: np.ndarray, device=cpu) -> "Tensor":
+        """A new tensor that owns ``array`` (a fresh result, never someone else's memory)."""
+        if type(array) is not np.ndarray:
+            array = np.asarray(array)
+        layout = dense_layout(array)
+        if layout is None:
+            array = np.ascontiguousarray(array)
+            layout = dense_layout(array)
+        flat, strides = layout
+        t = Tensor.__new__(Tensor)
+        t._storage = Storage(flat, device)
+        t._np = array
+        t._shape = array.shape
+        t._stride = strides
+        t._offset = 0
+        t.dtype = dtypes._FROM_NUMPY[array.dtype]
+        t._device = device
+        t._init_autograd_state()
+        return t
+
+    @staticmethod
+    def _view_of(base: "Tensor", shape, stride, offset) -> "Tensor":
+        """A tensor sharing ``base``'s storage (and version counter) with new geometry."""
+        storage = base._storage
+        t = Tensor.__new__(Tensor)
+        t._storage = storage
+        t._np = np.ndarray(shape, dtype=storage.data.dtype, buffer=storage.data,
+                           offset=offset * storage.data.itemsize,
+                           strides=tuple(s * storage.data.itemsize for s in stride))
+        t._shape = tuple(shape)
+        t._stride = tuple(stride)
+        t._offset = offset
+        t.dtype = base.dtype
+        t._device = base._device
+        t._init_autograd_state()
+        t._version_counter = base._version_counter
+        t._base = base if base._base is None else base._base
+        t._inference = base._inference
+        return t
+
+    def _init_autograd_state(self):
+        self._requires_grad = False
+        self._grad = None
+        self.grad_fn = None
+        self._output_nr = 0
+        self._version_counter = [0]  # a list so that views can share one counter
+        self._base = None
+        self._accumulator = None
+        self._retains_grad = False
+        self._inference = grad_mode.state.inference
+
+    # -- metadata --------------------------------------------------------------------
+    @property
+    def shape(self):
+        return Size(self._shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._shape)
+        return self._shape[_wrap_dim(dim, len(self._shape))]
+
+    def stride(self, dim=None):
+        if dim is None:
+            return self._stride
+        return self._stride[_wrap_dim(dim, len(self._shape))]
+
+    def storage_offset(self) -> int:
+        return self._offset
+
+    def untyped_storage(self) -> Storage:
+        return self._storage
+
+    def data_ptr(self) -> int:
+        return self._storage.data_ptr() + self._offset * self.dtype.itemsize
+
+    def dim(self) -> int:
+        return len(self._shape)
+
+    ndim = property(dim)
+
+    def numel(self) -> int:
+        n = 1
+        for s in self._shape:
+            n *= s
+        return n
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._device.type == "cuda"
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def is_contiguous(self) -> bool:
+        return _is_contiguous(self._shape, self._stride)
+
+    def _is_view(self) -> bool:
+        return self._base is not None
+
+    @property
+    def _version(self) -> int:
+        return self._version_counter[0]
+
+    def _bump_version(self):
+        self._version_counter[0] += 1
+
+    def is_inference(self) -> bool:
+        return self._inference
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"torch.{_TYPE_NAMES[self.dtype.name]}"
+        return self.to(dtype)
+
+    def __len__(self) -> int:
+        if not self._shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self._shape[0]
+
+    def __hash__(self) -> int:  # identity, as in torch: tensors can be dict keys and set members
+        return id(self)
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._shape[0]))
+
+    def __repr__(self) -> str:
+        from ._formatting import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self.dim() == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+    def __bool__(self) -> bool:
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with more than one value is ambiguous"
+            )
+        return builtins.bool(self._np.reshape(-1)[0])
+
+    def __float__(self):
+        return builtins.float(self.item())
+
+    def __int__(self):
+        return builtins.int(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return builtins.int(self.item())
+
+    # -- leaving reftorch: numbers and NumPy ----------------------------------------------
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(
+                f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
+            )
+        return self._np.reshape(-1)[0].item()
+
+    def tolist(self):
+        return self._np.tolist()
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """Shares memory: a write on either side shows on the other."""
+        if self._device.type != "cpu":
+            if force:
+                return self.cpu().numpy()
+            raise TypeError(
+                f"can't convert {self._device.type}:{self._device.index or 0} device type tensor "
+                "to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
+            )
+        if self.requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+            )
+        return self._np
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.numpy()
+        return array if dtype is None else array.astype(dtype)
+
+    # -- autograd state ------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        self.requires_grad_(value)
+
+    def requires_grad_(self, requires_grad: bool = True):
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if requires_grad and self._inference and not grad_mode.state.inference:
+            raise RuntimeError(
+                "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
+            )
+        if self.grad_fn is None:
+            self._requires_grad = builtins.bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(_NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None and tuple(value._shape) != self._shape:
+            raise RuntimeError(
+                "assigned grad has data of a different size"
+            )
+        self._grad = value
+
+    def _grad_accumulator(self) -> AccumulateGrad:
+        if self._accumulator is None:
+            self._accumulator = AccumulateGrad(self)
+        return self._accumulator
+
+    def retain_grad(self):
+        if self.grad_fn is None:
+            if not self._requires_grad:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return  # a leaf keeps its grad anyway
+        self._retains_grad = True
+        node = self.grad_fn
+        if node._retained is None:
+            node._retained = {}
+        node._retained[self._output_nr] = self
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd.engine import backward
+        backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def register_hook(self, hook):
+        raise NotImplementedError("tensor hooks are not part of reftorch")
+
+    @property
+    def data(self) -> "Tensor":
+        """The same numbers, outside the graph (an alias; prefer ``detach()``)."""
+        out = Tensor._view_of(self, self._shape, self._stride, self._offset)
+        out._version_counter = [0]  # .data does not share the version counter
+        out._base = None
+        return out
+
+    @data.setter
+    def data(self, other: "Tensor"):
+        self._storage = other._storage
+        self._np = other._np
+        self._shape, self._stride, self._offset = other._shape, other._stride, other._offset
+        self.dtype = other.dtype
+        self._device = other._device
+
+    # -- devices -------------------------------------------------------------------------
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else device)
+
+
+class Size(tuple):
+    """torch.Size: a tuple that prints as ``torch.Size([2, 3])``."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+def _wrap_dim(dim: int, ndim: int) -> int:
+    size = max(ndim, 1)
+    if not -size <= dim < size:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-size}, {size - 1}], but got {dim})"
+        )
+    return dim + size if dim < 0 else dim
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+# Math methods (add, view, sum, ...) are installed by functions.py, next to their formulas.
+from . import functions as _functions  # noqa: E402,F401
