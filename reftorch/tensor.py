@@ -78,6 +78,16 @@ class Tensor:
         t._inference = base._inference
         return t
 
+    def _alias_as(self, cls) -> "Tensor":
+        """A new object of class ``cls`` over the same storage, with a fresh autograd state
+        (how a Parameter wraps the tensor it is given)."""
+        t = Tensor.__new__(cls)
+        t._storage, t._np, t._shape, t._stride, t._offset = (
+            self._storage, self._np, self._shape, self._stride, self._offset)
+        t.dtype, t._device = self.dtype, self._device
+        t._init_autograd_state()
+        return t
+
     def _init_autograd_state(self):
         self._requires_grad = False
         self._grad = None

@@ -1,0 +1,65 @@
+"""Initialisers: fill a tensor in place (outside the graph) with a chosen distribution."""
+from __future__ import annotations
+
+import math
+
+from ..autograd.grad_mode import no_grad
+from ..random import rand, randn
+
+
+def calculate_gain(nonlinearity, param=None):
+    if nonlinearity in ("linear", "conv1d", "conv2d", "sigmoid"):
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else param
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _fans(tensor):
+    if tensor.dim() < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 dimensions")
+    receptive = 1
+    for n in tensor.shape[2:]:
+        receptive *= n
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def uniform_(tensor, a=0.0, b=1.0):
+    with no_grad():
+        return tensor.copy_(rand(tensor.shape, dtype=tensor.dtype, device=tensor.device) * (b - a) + a)
+
+
+def normal_(tensor, mean=0.0, std=1.0):
+    with no_grad():
+        return tensor.copy_(randn(tensor.shape, dtype=tensor.dtype, device=tensor.device) * std + mean)
+
+
+def constant_(tensor, val):
+    with no_grad():
+        return tensor.fill_(val)
+
+
+def zeros_(tensor):
+    return constant_(tensor, 0.0)
+
+
+def ones_(tensor):
+    return constant_(tensor, 1.0)
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+    fan_in, fan_out = _fans(tensor)
+    fan = fan_in if mode == "fan_in" else fan_out
+    bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return uniform_(tensor, -bound, bound)
+
+
+def xavier_uniform_(tensor, gain=1.0):
+    fan_in, fan_out = _fans(tensor)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(tensor, -bound, bound)
