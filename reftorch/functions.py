@@ -435,7 +435,11 @@ class ClampBackward1(Node):
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    out = _wrap(kernel("clamp", input._device)(input._np, min, max), input._device)
+    # the bounds take part in type promotion: an int tensor clamped at 0.5 is float
+    rt = dtypes.result_type(input, *(b for b in (min, max) if b is not None))
+    out = _wrap(kernel("clamp", input._device)(_array(input, rt), min, max), input._device)
+    if out.dtype is not rt:
+        out = _wrap(out._np.astype(rt.numpy), input._device)
     if _needs_grad(input):
         node = ClampBackward1()
         node._saved_min, node._saved_max = min, max
@@ -1134,19 +1138,28 @@ def amin(input, dim=(), keepdim=False):
     return out
 
 
+def _no_bool(input, name):
+    if input.dtype is dtypes.bool:
+        raise RuntimeError(f"{name}(): does not support bool input")
+
+
 def argmax(input, dim=None, keepdim=False):
+    _no_bool(input, "argmax")
     if dim is None:
         return _wrap(kernel("argmax", input._device)(input._np.reshape(-1), 0, False), input._device)
     return _wrap(kernel("argmax", input._device)(input._np, _wrap_dim(dim, input.dim()), keepdim), input._device)
 
 
 def argmin(input, dim=None, keepdim=False):
+    _no_bool(input, "argmin")
     if dim is None:
         return _wrap(kernel("argmin", input._device)(input._np.reshape(-1), 0, False), input._device)
     return _wrap(kernel("argmin", input._device)(input._np, _wrap_dim(dim, input.dim()), keepdim), input._device)
 
 
 def topk(input, k, dim=-1, largest=True, sorted=True):
+    if input.dtype is dtypes.bool:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     d = _wrap_dim(dim, input.dim())
     size = input._shape[d] if input.dim() else 1
     if not 0 <= k <= size:
@@ -1963,7 +1976,9 @@ def softmax(input, dim, dtype=None):
 # ===================================================================================
 # Creation (here because functions above use it; reftorch/__init__ exports them)
 # ===================================================================================
-def _shape_arg(size):
+def _shape_arg(size, name=None):
+    if not size and name is not None:  # torch.zeros() needs a size; torch.zeros(()) is 0-dim
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
     if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
         size = tuple(size[0])
     return tuple(builtins.int(s) for s in size)
@@ -1992,19 +2007,19 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
-    return full(_shape_arg(size), 0, dtype=dtype or dtypes.get_default_dtype(), device=device,
+    return full(_shape_arg(size, "zeros"), 0, dtype=dtype or dtypes.get_default_dtype(), device=device,
                 requires_grad=requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
-    return full(_shape_arg(size), 1, dtype=dtype or dtypes.get_default_dtype(), device=device,
+    return full(_shape_arg(size, "ones"), 1, dtype=dtype or dtypes.get_default_dtype(), device=device,
                 requires_grad=requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
     d = _device_arg(device)
     dtype = dtype or dtypes.get_default_dtype()
-    return _finish(_wrap(kernel("empty", d)(_shape_arg(size), dtype.numpy), d), requires_grad)
+    return _finish(_wrap(kernel("empty", d)(_shape_arg(size, "empty"), dtype.numpy), d), requires_grad)
 
 
 def _like(maker):
@@ -2047,8 +2062,25 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     return _finish(_wrap(kernel("copy", d)(values) if d.type != "cpu" else values, d), requires_grad)
 
 
+def _check_rectangular(data, dim=0):
+    """Nested lists must be rectangular; torch's errors for ragged data."""
+    if not isinstance(data, (list, tuple)) or not data:
+        return
+    first_is_seq = isinstance(data[0], (list, tuple))
+    for item in data:
+        if isinstance(item, (list, tuple)) != first_is_seq:
+            raise TypeError("not a sequence" if first_is_seq else
+                            f"'{type(item).__name__}' object cannot be interpreted as an integer")
+        if first_is_seq and len(item) != len(data[0]):
+            raise ValueError(f"expected sequence of length {len(data[0])} at dim {dim + 1} (got {len(item)})")
+    if first_is_seq:
+        for item in data:
+            _check_rectangular(item, dim + 1)
+
+
 def _infer_dtype(data):
     """The dtype torch.tensor picks for nested Python data."""
+    _check_rectangular(data)
     flat = np.asarray(data, dtype=object).reshape(-1) if not isinstance(data, (builtins.bool, builtins.int, builtins.float)) else [data]
     kinds = {type(v) for v in flat}
     if builtins.any(isinstance(v, Tensor) for v in flat):

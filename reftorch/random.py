@@ -35,6 +35,10 @@ def initial_seed() -> int:
 
 def _random(kind, size, dtype, device, requires_grad, *args):
     from .functions import _device_arg, _finish, _shape_arg
+    if not size:  # torch.rand() needs a size; torch.rand(()) is 0-dim
+        name = {"uniform": "rand", "normal": "randn"}.get(kind, kind)
+        raise TypeError(f"{name}() received an invalid combination of arguments - got (), but "
+                        "expected a size (tuple of ints)")
     from .tensor import Tensor
     d = _device_arg(device)
     dtype = dtype or dtypes.get_default_dtype()

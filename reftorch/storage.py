@@ -172,7 +172,8 @@ def dense_layout(array: np.ndarray):
     """
     itemsize = array.itemsize
     if array.flags.c_contiguous:
-        return array.reshape(-1), tuple(s // itemsize for s in array.strides)
+        # torch's row-major strides (NumPy gives an empty array stride 0, torch 1)
+        return array.reshape(-1), contiguous_strides(array.shape)
     order = sorted(range(array.ndim), key=lambda d: -array.strides[d])
     in_memory_order = array.transpose(order)
     if not in_memory_order.flags.c_contiguous:

@@ -1,0 +1,187 @@
+"""Helpers for the engine property tests: run one program on torch and on reftorch, compare.
+
+A test builds NumPy inputs from Hypothesis draws, turns them into tensors of the same
+layout in both libraries (contiguous, permuted, sliced with a step, or expanded), runs the
+same function with ``lib`` bound to ``torch`` or ``reftorch``, and compares what comes out:
+values (with a tolerance for floats), dtype, shape, and for views the geometry too.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from hypothesis import settings
+from hypothesis import strategies as st
+
+import reftorch
+
+ENGINE = settings.get_profile("reftorch-engine")
+LIBS = (torch, reftorch)
+DTYPE_NAMES = ("bool", "int32", "int64", "float32", "float64")
+FLOAT_NAMES = ("float32", "float64")
+LAYOUTS = ("contiguous", "permuted", "stepped", "expanded")
+
+# float32 results computed in a different order (BLAS vs NumPy) differ in the last bits
+TOLERANCE = {"float32": dict(rtol=2e-4, atol=2e-5), "float64": dict(rtol=1e-9, atol=1e-12)}
+
+
+# -- strategies -------------------------------------------------------------------------
+def shapes(min_dims=0, max_dims=3, min_side=1, max_side=4):
+    return st.lists(st.integers(min_side, max_side), min_size=min_dims, max_size=max_dims).map(tuple)
+
+
+seeds = st.integers(0, 2**32 - 1)
+layouts = st.sampled_from(LAYOUTS)
+dtype_names = st.sampled_from(DTYPE_NAMES)
+float_names = st.sampled_from(FLOAT_NAMES)
+
+
+def make_array(seed, shape, dtype_name, low=-3.0, high=3.0, away_from_zero=False):
+    """Reproducible values of one dtype; integers stay small so products do not overflow."""
+    rng = np.random.default_rng(seed)
+    if dtype_name == "bool":
+        return np.asarray(rng.random(shape) < 0.5)
+    if dtype_name in ("int32", "int64"):
+        values = np.asarray(rng.integers(int(low), int(high) + 1, size=shape))
+        if away_from_zero:
+            values[values == 0] = 1
+        return values.astype(dtype_name)
+    values = np.asarray(rng.uniform(low, high, size=shape))
+    if away_from_zero:
+        values = np.where(np.abs(values) < 0.25, 0.25 + np.abs(values), values)
+    return values.astype(dtype_name)
+
+
+def build(lib, array, layout="contiguous", requires_grad=False):
+    """A tensor in ``lib`` with ``array``'s values and shape, laid out as ``layout`` asks.
+
+    permuted: a contiguous tensor of reversed shape, permuted back (strides reversed);
+    stepped: every other element of a tensor twice as long in its last dim;
+    expanded: dims of the array that hold one value along them are stride 0.
+    The leaf that requires grad is the one built from NumPy; the returned tensor may be a
+    view of it, so gradients flow through the layout change as well.
+    Returns (leaf, tensor).
+    """
+    shape = array.shape
+    ndim = len(shape)
+    if layout == "permuted" and ndim >= 2:
+        order = tuple(range(ndim - 1, -1, -1))
+        leaf = lib.tensor(np.ascontiguousarray(array.transpose(order)), requires_grad=requires_grad)
+        return leaf, leaf.permute(order)
+    if layout == "stepped" and ndim >= 1:
+        wide = np.repeat(array, 2, axis=-1)
+        leaf = lib.tensor(wide, requires_grad=requires_grad)
+        return leaf, leaf[..., ::2]
+    if layout == "expanded" and ndim >= 1:
+        # keep the first slice along dim 0 and expand it: values then repeat along dim 0
+        leaf = lib.tensor(np.ascontiguousarray(array[:1]), requires_grad=requires_grad)
+        return leaf, leaf.expand(*shape)
+    leaf = lib.tensor(array, requires_grad=requires_grad)
+    return leaf, leaf
+
+
+def expected_array(array, layout):
+    """The values ``build`` gives for ``array`` with this layout (expanded repeats row 0)."""
+    if layout == "expanded" and array.ndim >= 1:
+        return np.broadcast_to(array[:1], array.shape)
+    return array
+
+
+def pair(array, layout="contiguous", requires_grad=False):
+    """(torch leaf, torch tensor), (reftorch leaf, reftorch tensor) for the same input."""
+    return tuple(build(lib, array, layout, requires_grad) for lib in LIBS)
+
+
+# -- comparisons ------------------------------------------------------------------------
+def to_numpy(t):
+    if isinstance(t, reftorch.Tensor):
+        return np.array(t.detach().cpu()._np)
+    return t.detach().cpu().numpy().copy()
+
+
+def dtype_name(t) -> str:
+    return str(t.dtype).replace("torch.", "")
+
+
+def assert_close_values(mine, theirs, name=""):
+    a, b = to_numpy(mine), to_numpy(theirs)
+    assert a.shape == b.shape, f"{name}: shape {a.shape} != torch {b.shape}"
+    kind = b.dtype.name
+    if kind in TOLERANCE:
+        np.testing.assert_allclose(a, b, equal_nan=True, err_msg=name, **TOLERANCE[kind])
+    else:
+        np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+def assert_same_tensor(mine, theirs, *, geometry=False, name=""):
+    """Same shape, dtype and values; with ``geometry`` also strides, offset and view-ness."""
+    assert isinstance(mine, reftorch.Tensor), f"{name}: got {type(mine).__name__}, not a reftorch Tensor"
+    assert tuple(mine.shape) == tuple(theirs.shape), f"{name}: shape {tuple(mine.shape)} != torch {tuple(theirs.shape)}"
+    assert dtype_name(mine) == dtype_name(theirs), f"{name}: dtype {mine.dtype} != torch {theirs.dtype}"
+    assert str(mine.device).split(":")[0] == str(theirs.device).split(":")[0] or str(mine.device).startswith("sim")
+    assert mine.requires_grad == theirs.requires_grad, f"{name}: requires_grad differs"
+    assert_close_values(mine, theirs, name)
+    if geometry:
+        assert mine.stride() == theirs.stride(), f"{name}: stride {mine.stride()} != torch {theirs.stride()}"
+        assert mine.storage_offset() == theirs.storage_offset(), f"{name}: storage_offset differs"
+        assert mine.is_contiguous() == theirs.is_contiguous(), f"{name}: is_contiguous differs"
+        assert mine._is_view() == theirs._is_view(), f"{name}: _is_view {mine._is_view()} != torch {theirs._is_view()}"
+
+
+def assert_same(mine, theirs, *, geometry=False, name="result"):
+    """Compare results that may be tensors, numbers, bools, or tuples/lists of them."""
+    if isinstance(theirs, torch.Tensor):
+        assert_same_tensor(mine, theirs, geometry=geometry, name=name)
+    elif isinstance(theirs, (tuple, list)):
+        assert isinstance(mine, (tuple, list)), f"{name}: {type(mine).__name__} is not a sequence"
+        assert len(mine) == len(theirs), f"{name}: length {len(mine)} != torch {len(theirs)}"
+        for i, (m, t) in enumerate(zip(mine, theirs)):
+            assert_same(m, t, geometry=geometry, name=f"{name}[{i}]")
+    elif isinstance(theirs, float):
+        assert isinstance(mine, float) and math.isclose(mine, theirs, rel_tol=1e-5, abs_tol=1e-6) or (
+            math.isnan(theirs) and math.isnan(mine)), f"{name}: {mine!r} != torch {theirs!r}"
+    else:
+        assert type(mine) is type(theirs) and mine == theirs, f"{name}: {mine!r} != torch {theirs!r}"
+
+
+def run_both(program, *inputs):
+    """``program(lib, *inputs_for_lib)`` on torch and reftorch; returns (torch, reftorch) results
+    or, when torch raises, checks reftorch raises the same class and returns the two errors."""
+    results, errors = [], []
+    for lib in LIBS:
+        try:
+            results.append(program(lib, *inputs))
+            errors.append(None)
+        except Exception as error:  # noqa: BLE001  (compared below)
+            results.append(None)
+            errors.append(error)
+    torch_error, ref_error = errors
+    if torch_error is not None or ref_error is not None:
+        assert torch_error is not None, f"reftorch raised {ref_error!r}; torch did not"
+        assert ref_error is not None, f"torch raised {torch_error!r}; reftorch did not"
+        assert isinstance(ref_error, type(torch_error)), (
+            f"reftorch raised {type(ref_error).__name__}: {ref_error}; torch raised "
+            f"{type(torch_error).__name__}: {torch_error}"
+        )
+        return None
+    return tuple(results)
+
+
+def same_program(program, *inputs, geometry=False):
+    """Run on both and assert the same results (or the same exception class)."""
+    results = run_both(program, *inputs)
+    if results is not None:
+        theirs, mine = results
+        assert_same(mine, theirs, geometry=geometry)
+    return results
+
+
+def node_chain(grad_fn):
+    """The graph below ``grad_fn`` as nested (type name, [children]) in next_functions order."""
+    # iterative to stay safe on deep graphs; graphs compared here are small
+    def describe(node):
+        if node is None:
+            return None
+        return (type(node).__name__, [describe(child) for child, _ in node.next_functions])
+    return describe(grad_fn)

@@ -1,0 +1,353 @@
+"""reftorch's tensor core against torch: creation, NumPy, promotion, arithmetic, reductions,
+matrix products, joining. Every test runs one program on both libraries and compares."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import reftorch
+from engine_support import (
+    DTYPE_NAMES, ENGINE, LIBS, assert_same, dtype_name, dtype_names, float_names, layouts,
+    make_array, pair, same_program, seeds, shapes,
+)
+
+
+def dt(lib, name):
+    return getattr(lib, name)
+
+
+# -- creation ---------------------------------------------------------------------------
+@ENGINE
+@given(shape=shapes(0, 3, 0, 4), name=dtype_names, fill=st.integers(-3, 3))
+def test_constant_creation_matches(shape, name, fill):
+    same_program(lambda lib: lib.zeros(shape, dtype=dt(lib, name)))
+    same_program(lambda lib: lib.ones(*shape, dtype=dt(lib, name)))
+    same_program(lambda lib: lib.full(shape, fill))
+    same_program(lambda lib: lib.full(shape, float(fill)))
+    same_program(lambda lib: lib.full(shape, fill, dtype=dt(lib, name)))
+    same_program(lambda lib: lib.zeros(shape))
+
+
+@ENGINE
+@given(shape=shapes(0, 3, 0, 4), name=dtype_names)
+def test_empty_and_random_shapes_and_dtypes(shape, name):
+    for make in ("empty", "rand", "randn"):
+        if make != "empty" and name not in ("float32", "float64"):
+            continue
+        mine = getattr(reftorch, make)(shape, dtype=dt(reftorch, name))
+        theirs = getattr(torch, make)(shape, dtype=dt(torch, name))
+        assert tuple(mine.shape) == tuple(theirs.shape)
+        assert mine.stride() == theirs.stride()
+        assert dtype_name(mine) == dtype_name(theirs)
+    assert dtype_name(reftorch.rand(2)) == "float32"
+    values = reftorch.rand(shape).numpy()
+    assert ((values >= 0) & (values < 1)).all()
+
+
+@ENGINE
+@given(shape=shapes(1, 3), seed=seeds, name=dtype_names)
+def test_like_creation_follows_input(shape, seed, name):
+    array = make_array(seed, shape, name)
+    for maker in ("zeros_like", "ones_like", "empty_like"):
+        results = same_program(lambda lib: getattr(lib, maker)(lib.tensor(array)) if maker != "empty_like"
+                               else getattr(lib, maker)(lib.tensor(array)).shape)
+        assert results is not None
+    same_program(lambda lib: lib.full_like(lib.tensor(array), 2))
+    same_program(lambda lib: lib.zeros_like(lib.tensor(array), dtype=lib.float64))
+    if name in ("float32", "float64"):
+        for maker in ("rand_like", "randn_like"):
+            mine = getattr(reftorch, maker)(reftorch.tensor(array))
+            theirs = getattr(torch, maker)(torch.tensor(array))
+            assert tuple(mine.shape) == tuple(theirs.shape) and dtype_name(mine) == dtype_name(theirs)
+
+
+@ENGINE
+@given(start=st.integers(-5, 5), length=st.integers(0, 8), step=st.sampled_from([1, 2, 3, -1, -2]),
+       as_float=st.booleans())
+def test_arange_matches(start, length, step, as_float):
+    end = start + length * step
+    if as_float:
+        same_program(lambda lib: lib.arange(float(start), float(end), step))
+    else:
+        same_program(lambda lib: lib.arange(start, end, step))
+    same_program(lambda lib: lib.arange(abs(length)))
+
+
+@ENGINE
+@given(seed=st.integers(0, 10_000), shape=shapes(1, 2))
+def test_manual_seed_reproduces_random_numbers(seed, shape):
+    reftorch.manual_seed(seed)
+    first = (reftorch.rand(*shape), reftorch.randn(*shape), reftorch.randint(0, 10, shape))
+    reftorch.manual_seed(seed)
+    second = (reftorch.rand(*shape), reftorch.randn(*shape), reftorch.randint(0, 10, shape))
+    for a, b in zip(first, second):
+        assert reftorch.equal(a, b)
+    assert not reftorch.equal(reftorch.randn(8), reftorch.randn(8))
+
+
+@ENGINE
+@given(data=st.recursive(st.integers(-5, 5) | st.floats(-5, 5, allow_nan=False) | st.booleans(),
+                         lambda inner: st.lists(inner, min_size=1, max_size=3), max_leaves=8))
+def test_tensor_from_python_data_infers_dtype(data):
+    same_program(lambda lib: lib.tensor(data))
+
+
+@ENGINE
+@given(shape=shapes(0, 3), seed=seeds, name=dtype_names)
+def test_numpy_interop_copies_and_shares(shape, seed, name):
+    array = make_array(seed, shape, name)
+    same_program(lambda lib: lib.tensor(array))
+    same_program(lambda lib: lib.from_numpy(array.copy()))
+    same_program(lambda lib: lib.tensor(array).tolist())
+    if array.size == 1:
+        same_program(lambda lib: lib.tensor(array).item())
+    for lib in LIBS:
+        source = array.copy()
+        copied = lib.tensor(source)
+        shared = lib.from_numpy(source)
+        if source.size:
+            source.reshape(-1)[0] = not source.reshape(-1)[0] if name == "bool" else source.reshape(-1)[0] + 1
+            assert shared.numpy().reshape(-1)[0] == source.reshape(-1)[0], lib.__name__
+            assert copied.numpy().reshape(-1)[0] == array.reshape(-1)[0], lib.__name__
+            # and the other way: a write through the tensor reaches the array
+            shared.view(-1)[0] = 0
+            assert source.reshape(-1)[0] == 0, lib.__name__
+            back = shared.numpy()
+            back.reshape(-1)[-1] = 1
+            assert shared.reshape(-1)[-1].item() == 1, lib.__name__
+
+
+# -- promotion --------------------------------------------------------------------------
+SCALARS = (True, 2, 2.5)
+
+
+@ENGINE
+@given(a=dtype_names, b=dtype_names, a_dims=st.sampled_from([0, 1]), b_dims=st.sampled_from([0, 1]),
+       scalar=st.sampled_from(SCALARS))
+def test_type_promotion_matches(a, b, a_dims, b_dims, scalar):
+    assert str(reftorch.promote_types(dt(reftorch, a), dt(reftorch, b))) == \
+        str(torch.promote_types(dt(torch, a), dt(torch, b)))
+
+    def operands(lib):
+        x = lib.ones((2,) * a_dims, dtype=dt(lib, a))
+        y = lib.ones((2,) * b_dims, dtype=dt(lib, b))
+        return x, y
+
+    def result_dtypes(lib):
+        x, y = operands(lib)
+        found = [lib.result_type(x, y), lib.result_type(x, scalar), (x * y).dtype]
+        if not (a == "bool" and scalar is True):
+            found.append((x + scalar).dtype)
+        return [str(d) for d in found]
+
+    mine, theirs = result_dtypes(reftorch), result_dtypes(torch)
+    assert mine == theirs
+    same_program(lambda lib: operands(lib)[0] / operands(lib)[1])
+    same_program(lambda lib: operands(lib)[0] < operands(lib)[1])
+
+
+# -- element-wise arithmetic with broadcasting ----------------------------------------
+def broadcastable_shapes():
+    """Two shapes that broadcast: some dims of the second set to 1 or dropped."""
+    return shapes(1, 3).flatmap(lambda shape: st.tuples(
+        st.just(shape),
+        st.lists(st.booleans(), min_size=len(shape), max_size=len(shape)).map(
+            lambda ones: tuple(1 if o else n for o, n in zip(ones, shape))),
+        st.integers(0, len(shape)),
+    ).map(lambda t: (t[0], t[1][t[2]:])))
+
+
+BINARY = {
+    "add": lambda lib, x, y: x + y, "sub": lambda lib, x, y: x - y,
+    "mul": lambda lib, x, y: x * y, "div": lambda lib, x, y: x / y,
+    "pow": lambda lib, x, y: lib.abs(x) ** y, "maximum": lambda lib, x, y: lib.maximum(x, y),
+    "minimum": lambda lib, x, y: lib.minimum(x, y), "lt": lambda lib, x, y: x < y,
+    "eq": lambda lib, x, y: x == y, "ge": lambda lib, x, y: x >= y, "ne": lambda lib, x, y: x != y,
+    "where": lambda lib, x, y: lib.where(x > 0, x, y), "alpha": lambda lib, x, y: lib.add(x, y, alpha=2),
+    "rsub": lambda lib, x, y: 2 - x * y, "rdiv": lambda lib, x, y: 3 / y,
+}
+
+
+@ENGINE
+@given(op=st.sampled_from(sorted(BINARY)), shapes_=broadcastable_shapes(), seed=seeds,
+       a=st.sampled_from(("int64", "float32", "float64")), b=st.sampled_from(("int32", "float32", "float64")),
+       layout_a=layouts, layout_b=layouts, swap=st.booleans())
+def test_binary_ops_broadcast_like_torch(op, shapes_, seed, a, b, layout_a, layout_b, swap):
+    shape_a, shape_b = shapes_[::-1] if swap else shapes_
+    x = make_array(seed, shape_a, a, away_from_zero=True)
+    y = make_array(seed + 1, shape_b, b, away_from_zero=True)
+    if op in ("div", "rdiv", "pow") and not (a.startswith("float") or b.startswith("float")):
+        y = np.abs(y)  # integer powers with negative exponents raise; keep that out of values
+    (_, tx), (_, rx) = pair(x, layout_a)
+    (_, ty), (_, ry) = pair(y, layout_b)
+    theirs = BINARY[op](torch, tx, ty)
+    mine = BINARY[op](reftorch, rx, ry)
+    assert_same(mine, theirs, name=op, geometry=True)
+
+
+UNARY = {
+    "neg": lambda lib, x: -x, "exp": lambda lib, x: lib.exp(x), "log": lambda lib, x: lib.log(lib.abs(x) + 1),
+    "sqrt": lambda lib, x: lib.sqrt(lib.abs(x)), "abs": lambda lib, x: lib.abs(x),
+    "clamp": lambda lib, x: lib.clamp(x, -1, 1), "clamp_min": lambda lib, x: x.clamp(min=0.5),
+    "relu": lambda lib, x: lib.relu(x), "sigmoid": lambda lib, x: lib.sigmoid(x),
+    "tanh": lambda lib, x: lib.tanh(x), "square": lambda lib, x: x ** 2, "sin": lambda lib, x: lib.sin(x),
+    "reciprocal": lambda lib, x: lib.reciprocal(x), "sign": lambda lib, x: lib.sign(x),
+}
+
+
+@ENGINE
+@given(op=st.sampled_from(sorted(UNARY)), shape=shapes(0, 3), seed=seeds,
+       name=st.sampled_from(("int32", "int64", "float32", "float64")), layout=layouts)
+def test_unary_ops_match(op, shape, seed, name, layout):
+    x = make_array(seed, shape, name, away_from_zero=True)
+    (_, tx), (_, rx) = pair(x, layout)
+    assert_same(UNARY[op](reftorch, rx), UNARY[op](torch, tx), name=op, geometry=True)
+
+
+# -- reductions ---------------------------------------------------------------------------
+REDUCTIONS = {
+    "sum": lambda x, d, k: x.sum() if d is None else x.sum(d, keepdim=k),
+    "mean": lambda x, d, k: x.mean() if d is None else x.mean(d, keepdim=k),
+    "prod": lambda x, d, k: x.prod() if d is None else x.prod(d, keepdim=k),
+    "max": lambda x, d, k: x.max() if d is None else tuple(x.max(d, keepdim=k)),
+    "min": lambda x, d, k: x.min() if d is None else tuple(x.min(d, keepdim=k)),
+    "argmax": lambda x, d, k: x.argmax() if d is None else x.argmax(d, keepdim=k),
+    "amax": lambda x, d, k: x.amax() if d is None else x.amax(d, keepdim=k),
+    "topk": lambda x, d, k: tuple(x.topk(min(2, x.shape[d if d is not None else -1]), d if d is not None else -1)),
+    "sum_dims": lambda x, d, k: x.sum(tuple(range(x.dim())), keepdim=k),
+    "var": lambda x, d, k: x.var() if d is None else x.var(d, keepdim=k),
+}
+
+
+@ENGINE
+@given(op=st.sampled_from(sorted(REDUCTIONS)), shape=shapes(1, 3), seed=seeds, name=float_names,
+       layout=layouts, dim_choice=st.integers(-4, 3), keepdim=st.booleans())
+def test_reductions_match(op, shape, seed, name, layout, dim_choice, keepdim):
+    x = make_array(seed, shape, name)
+    dim = None if dim_choice < -len(shape) or dim_choice >= len(shape) else dim_choice
+    (_, tx), (_, rx) = pair(x, layout)
+    if op in ("max", "min", "argmax", "topk") and layout == "expanded" and shape[0] > 1:
+        # ties: which index wins is implementation-defined in torch; compare values only
+        theirs, mine = REDUCTIONS[op](tx, dim, keepdim), REDUCTIONS[op](rx, dim, keepdim)
+        if op in ("max", "min", "topk") and dim is not None:
+            assert_same(mine[0], theirs[0], name=op)
+        return
+    assert_same(REDUCTIONS[op](rx, dim, keepdim), REDUCTIONS[op](tx, dim, keepdim), name=op)
+
+
+@ENGINE
+@given(shape=shapes(1, 3), seed=seeds, name=st.sampled_from(("bool", "int32", "int64")))
+def test_integer_reductions_keep_torch_dtypes(shape, seed, name):
+    x = make_array(seed, shape, name)
+    for program in (lambda lib: lib.tensor(x).sum(), lambda lib: lib.tensor(x).sum(0),
+                    lambda lib: lib.tensor(x).prod(), lambda lib: lib.tensor(x).argmax(),
+                    lambda lib: lib.tensor(x).mean()):
+        same_program(program)
+
+
+# -- matrix products -------------------------------------------------------------------
+@ENGINE
+@given(n=st.integers(1, 5), k=st.integers(1, 5), m=st.integers(1, 5), b=st.integers(1, 3), seed=seeds,
+       name=float_names, layout=layouts)
+def test_matmul_family_matches(n, k, m, b, seed, name, layout):
+    a2, b2 = make_array(seed, (n, k), name), make_array(seed + 1, (k, m), name)
+    a3, b3 = make_array(seed + 2, (b, n, k), name), make_array(seed + 3, (b, k, m), name)
+    v, w = make_array(seed + 4, (k,), name), make_array(seed + 5, (k,), name)
+    bias = make_array(seed + 6, (m,), name)
+
+    def tensors(lib):
+        return [lib_build(lib, arr, layout) for arr in (a2, b2, a3, b3, v, w, bias)]
+
+    programs = {
+        "@": lambda lib, A, B, A3, B3, v, w, c: A @ B, "mm": lambda lib, A, B, *r: lib.mm(A, B),
+        "mv": lambda lib, A, B, A3, B3, v, w, c: lib.mv(A, v), "dot": lambda lib, A, B, A3, B3, v, w, c: lib.dot(v, w),
+        "bmm": lambda lib, A, B, A3, B3, *r: lib.bmm(A3, B3), "matmul3x2": lambda lib, A, B, A3, B3, *r: A3 @ B,
+        "matmul1x2": lambda lib, A, B, A3, B3, v, w, c: v @ B, "matmul3x1": lambda lib, A, B, A3, B3, v, w, c: A3 @ v,
+        "matmul2x3": lambda lib, A, B, A3, B3, *r: A @ B3,
+        "addmm": lambda lib, A, B, A3, B3, v, w, c: lib.addmm(c, A, B),
+        "addmm_scaled": lambda lib, A, B, A3, B3, v, w, c: lib.addmm(c, A, B, beta=0.5, alpha=2.0),
+        "outer": lambda lib, A, B, A3, B3, v, w, c: lib.outer(v, c),
+    }
+    ref_inputs, torch_inputs = tensors(reftorch), tensors(torch)
+    for label, program in programs.items():
+        assert_same(program(reftorch, *ref_inputs), program(torch, *torch_inputs), name=label)
+
+
+def lib_build(lib, array, layout):
+    from engine_support import build
+    return build(lib, array, layout)[1]
+
+
+# -- joining, repeating, comparing -------------------------------------------------------
+@ENGINE
+@given(shape=shapes(1, 3), seed=seeds, name=dtype_names, layout=layouts, count=st.integers(1, 3),
+       dim_choice=st.integers(-3, 2), reps=st.lists(st.integers(1, 3), min_size=1, max_size=4))
+def test_joining_and_repeating_match(shape, seed, name, layout, count, dim_choice, reps):
+    arrays = [make_array(seed + i, shape, name) for i in range(count)]
+    dim = dim_choice % len(shape)
+
+    def inputs(lib):
+        return [lib_build(lib, a, layout) for a in arrays]
+
+    same_program(lambda lib: lib.cat(inputs(lib), dim))
+    same_program(lambda lib: lib.cat(inputs(lib), dim - len(shape)))
+    same_program(lambda lib: lib.stack(inputs(lib), dim))
+    same_program(lambda lib: lib.stack(inputs(lib), -1))
+    same_program(lambda lib: inputs(lib)[0].repeat(*reps))  # fewer repeats than dims raises in both
+    same_program(lambda lib: lib.tile(inputs(lib)[0], tuple(reps)))
+    same_program(lambda lib: lib.ravel(inputs(lib)[0]))
+    same_program(lambda lib: lib.equal(inputs(lib)[0], inputs(lib)[-1]))
+    same_program(lambda lib: lib.equal(inputs(lib)[0], lib.tensor(arrays[0])))
+    if name.startswith("float"):
+        same_program(lambda lib: lib.allclose(inputs(lib)[0], inputs(lib)[-1]))
+        same_program(lambda lib: lib.allclose(inputs(lib)[0], inputs(lib)[0] + 1e-9))
+
+
+# -- in-place operations and the version counter -------------------------------------------
+INPLACE = {
+    "add_": lambda x, y: x.add_(y), "sub_": lambda x, y: x.sub_(y, alpha=2), "mul_": lambda x, y: x.mul_(y),
+    "div_": lambda x, y: x.div_(y), "zero_": lambda x, y: x.zero_(), "fill_": lambda x, y: x.fill_(1.5),
+    "exp_": lambda x, y: x.exp_(), "copy_": lambda x, y: x.copy_(y), "clamp_": lambda x, y: x.clamp_(-0.5, 0.5),
+    "iadd": lambda x, y: x.__iadd__(y), "imul": lambda x, y: x.__imul__(2),
+    "isub": lambda x, y: x.__isub__(y), "itruediv": lambda x, y: x.__itruediv__(y),
+    "setitem": lambda x, y: x.__setitem__(0, 7.0) or x,
+}
+
+
+@ENGINE
+@given(op=st.sampled_from(sorted(INPLACE)), shape=shapes(1, 3), seed=seeds, name=float_names,
+       view=st.sampled_from(["base", "transposed", "sliced", "broadcast_other"]))
+def test_inplace_ops_write_through_views_and_bump_version(op, shape, seed, name, view):
+    x = make_array(seed, shape, name, away_from_zero=True)
+    y = make_array(seed + 1, shape, name, away_from_zero=True)
+
+    def program(lib):
+        base = lib.tensor(x)
+        target = {"base": base, "transposed": base.T, "sliced": base[..., ::2],
+                  "broadcast_other": base}[view]
+        other = lib.tensor(y)
+        other = {"transposed": other.T, "sliced": other[..., ::2],
+                 "broadcast_other": other[..., :1]}.get(view, other)
+        versions = [base._version, target._version]
+        returned = INPLACE[op](target, other)
+        assert returned is target
+        versions += [base._version, target._version]
+        return base, target, versions
+
+    results = same_program(program)
+    assert results is not None
+    torch_versions, ref_versions = results[0][2], results[1][2]
+    assert torch_versions[2] > torch_versions[0]  # the counter moved, in both, by the same steps
+
+
+@ENGINE
+@given(shape=shapes(1, 3), seed=seeds, other=st.sampled_from(["float64", "int64", "bool"]),
+       name=st.sampled_from(["int64", "float32", "bool"]))
+def test_inplace_type_rules_match(shape, seed, other, name):
+    x, y = make_array(seed, shape, name), make_array(seed + 1, shape, other)
+    same_program(lambda lib: lib.tensor(x).add_(lib.tensor(y)))
+    same_program(lambda lib: lib.tensor(x).mul_(2.5))
+    same_program(lambda lib: lib.tensor(x).copy_(lib.tensor(y)))
