@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
-.PHONY: lab test lessons release bench sysdeps venv clean-runtime
+.PHONY: lab lab-check test lessons release bench sysdeps venv clean-runtime
 
 venv: $(STAMP)
 
@@ -27,12 +27,29 @@ $(STAMP): pyproject.toml requirements.lock
 sysdeps:
 	@bash .ci/sysdeps
 
-lab: $(STAMP) sysdeps
-	$(VENV)/bin/jupyter lab --notebook-dir=. --ServerApp.open_browser=False \
-	  --config=course/jupyter_server_config.py $(if $(filter 0,$(shell id -u)),--allow-root,)
+# course/ goes on JUPYTER_CONFIG_PATH: Jupyter then loads course/jupyter_server_config.py and
+# nbgrader's lab extensions load course/nbgrader_config.py (exchange in course/exchange).
+LAB_ENV := JUPYTER_CONFIG_PATH=$(CURDIR)/course$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH),)
+
+lab: $(STAMP) sysdeps $(LAB_SETTINGS)/overrides.json
+	$(LAB_ENV) $(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+# JupyterLab reads setting overrides (pop-ups off) only from the app's settings folder.
+$(LAB_SETTINGS)/overrides.json: course/lab/overrides.json
+	mkdir -p $(LAB_SETTINGS)
+	cp $< $@
+
+# Shows what `make lab` will load and fails if an nbgrader extension is missing.
+lab-check: $(STAMP) $(LAB_SETTINGS)/overrides.json
+	$(LAB_ENV) $(PY) -m tests.browser.lab_check
+
+# Two runs: the test suite, then every lesson re-executed and compared with its stored
+# outputs (nbval; one notebook per worker, since its cells share one kernel).
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with lessons/nbval_sanitize.cfg
 
 test: $(STAMP) sysdeps
-	$(PY) -m pytest -n 2 --dist loadgroup
+	$(PY) -m pytest -n 2 --dist loadgroup tests
+	$(PY) -m pytest -n 2 --dist loadfile $(NBVAL) lessons
 
 # Re-execute every lesson and store its outputs (what nbval then compares against).
 lessons: $(STAMP)
