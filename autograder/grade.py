@@ -1,0 +1,261 @@
+"""`course grade <a>`: grade every submission of an assignment, in parallel, resumably.
+
+Worker threads each own a sandbox; the main thread alone talks to the gradebook, one
+submission at a time, so SQLite and PostgreSQL see one writer and every submission is
+either fully recorded or not at all. After a submission's grades are committed a small
+state file (``autograded/<student>/<a>/grading.json``) records its status and the
+digest of what was graded; a re-run skips submissions whose digest is unchanged, so a
+killed batch resumes where it stopped and nothing is counted twice.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import queue
+import secrets
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import nbformat
+
+from .course import Course
+from .judge import NotebookResult, TestResult, judge_notebook
+from .plan import AssignmentSpec, UnreadableNotebook, build_plan, load_spec, read_submission
+from .progress import ProgressBar
+from .sandbox import Limits, RunOutcome, Sandbox, SandboxError
+
+STATE_FILE = "grading.json"
+MAX_EXTRA_FILES_BYTES = 64 * 1024**2
+GRADER_VERSION = "1"
+
+
+@dataclass
+class SubmissionRow:
+    student: str
+    score: float
+    max_score: float
+    status: str
+    message: str
+    tests: list[dict]
+    digest: str = ""
+
+
+class GradingError(RuntimeError):
+    """The batch cannot start (unknown assignment, no sandbox...)."""
+
+
+def _digest(*parts: bytes) -> str:
+    hasher = hashlib.sha256()
+    for part in parts:
+        hasher.update(hashlib.sha256(part).digest())
+    return hasher.hexdigest()
+
+
+def _extra_files(folder: Path, notebook_name: str) -> list[list[str]]:
+    files, total = [], 0
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder).as_posix()
+        if not path.is_file() or path.is_symlink() or relative == notebook_name \
+                or ".ipynb_checkpoints" in relative or relative in (STATE_FILE, "timestamp.txt"):
+            continue
+        total += path.stat().st_size
+        if total > MAX_EXTRA_FILES_BYTES:
+            break
+        files.append([relative, base64.b64encode(path.read_bytes()).decode()])
+    return files
+
+
+def load_tools(spec: AssignmentSpec) -> dict:
+    """The instructor's helper functions (expect, expect_close...) defined on the host."""
+    namespace: dict = {"__name__": "course_grading_tools"}
+    if spec.tools_source:
+        exec(compile(spec.tools_source, f"<{spec.name} grading tools>", "exec"), namespace)  # noqa: S102 - instructor code
+    return namespace
+
+
+class Grader:
+    def __init__(self, course: Course, assignment: str, workers: int | None = None,
+                 limits: Limits | None = None, force: bool = False, students: list[str] | None = None):
+        self.course = course
+        self.assignment = assignment
+        self.workers = max(1, workers or os.cpu_count() or 1)
+        self.limits = limits or Limits()
+        self.force = force
+        self.only = set(students or [])
+        source = course.source_notebook(assignment)
+        if not source.is_file():
+            raise GradingError(f"No source notebook for assignment {assignment!r} at {source}")
+        self.spec = load_spec(assignment, source.stem, source)
+        self.spec_digest = _digest(source.read_bytes(), GRADER_VERSION.encode())
+        self.tools = load_tools(self.spec)
+        self.seed = self._seed()
+        self.with_torch = not course.forbids_torch(assignment)
+
+    def _seed(self) -> int:
+        """A secret per assignment, kept where only the instructor's side can read it."""
+        path = self.course.autograded_root / f".seed-{self.assignment}"
+        if path.is_file():
+            return int(path.read_text().strip())
+        path.parent.mkdir(parents=True, exist_ok=True)
+        value = secrets.randbits(32)
+        path.write_text(str(value))
+        path.chmod(0o600)
+        return value
+
+    def submissions(self) -> list[str]:
+        students = []
+        root = self.course.submitted_root
+        if root.is_dir():
+            for entry in sorted(root.iterdir()):
+                if (entry / self.assignment).is_dir() and (not self.only or entry.name in self.only):
+                    students.append(entry.name)
+        return students
+
+    def _job(self, plan, files) -> dict:
+        return {"cells": plan.cells, "files": files, "seed": self.seed}
+
+    def reference(self, sandbox: Sandbox):
+        plan = build_plan(self.spec, None)
+        files = _extra_files(self.course.source_notebook(self.assignment).parent, self.spec.notebook + ".ipynb")
+        outcome = sandbox.run(self._job(plan, files))
+        return plan, outcome
+
+    def grade_one(self, sandbox: Sandbox, student: str, reference) -> SubmissionRow:
+        folder = self.course.submitted_root / student / self.assignment
+        path = folder / f"{self.spec.notebook}.ipynb"
+        raw = path.read_bytes() if path.is_file() else b""
+        digest = _digest(raw, self.spec_digest.encode())
+        tests_zero = [TestResult(c.grade_id, 0.0, c.points, False, "") for c in self.spec.tests]
+        try:
+            if not path.is_file():
+                raise UnreadableNotebook(f"no submitted notebook {path.name}")
+            submission = read_submission(path)
+        except UnreadableNotebook as error:
+            for test in tests_zero:
+                test.message = str(error)
+            return self._row(student, NotebookResult(str(error), str(error), tests_zero), digest)
+        plan = build_plan(self.spec, submission)
+        try:
+            outcome = sandbox.run(self._job(plan, _extra_files(folder, path.name)))
+        except SandboxError as error:
+            outcome = RunOutcome(end=None)
+            plan.notes.append(str(error))
+        ref_plan, ref_outcome = reference
+        result = judge_notebook(self.spec, plan, outcome, ref_plan, ref_outcome, self.tools)
+        return self._row(student, result, digest)
+
+    def _row(self, student, result: NotebookResult, digest) -> SubmissionRow:
+        return SubmissionRow(student, result.score, result.max_score, result.status, result.message,
+                             [asdict(t) for t in result.tests], digest)
+
+    def _done_already(self, student: str) -> bool:
+        if self.force:
+            return False
+        state = self.course.autograded_root / student / self.assignment / STATE_FILE
+        path = self.course.submitted_root / student / self.assignment / f"{self.spec.notebook}.ipynb"
+        try:
+            recorded = json.loads(state.read_text())
+            raw = path.read_bytes() if path.is_file() else b""
+        except (OSError, ValueError):
+            return False
+        return recorded.get("digest") == _digest(raw, self.spec_digest.encode())
+
+    def run(self, progress_stream=None) -> list[SubmissionRow]:
+        from .gradebook_writer import GradebookWriter
+
+        students = self.submissions()
+        pending = [s for s in students if not self._done_already(s)]
+        rows: dict[str, SubmissionRow] = {}
+        for student in students:
+            if student not in pending:
+                rows[student] = load_row(self.course, self.assignment, student)
+        writer = GradebookWriter(self.course, self.assignment, self.spec)
+        if not pending:
+            writer.close()
+            return [rows[s] for s in students]
+        sandboxes = [Sandbox(self.limits, self.with_torch) for _ in range(min(self.workers, len(pending)))]
+        try:
+            sandboxes[0].start()
+            reference = self.reference(sandboxes[0])
+            self._check_reference(reference)
+            jobs: queue.Queue = queue.Queue()
+            for student in pending:
+                jobs.put(student)
+            results: queue.Queue = queue.Queue()
+            threads = [threading.Thread(target=self._work, args=(box, jobs, results, reference), daemon=True)
+                       for box in sandboxes]
+            for thread in threads:
+                thread.start()
+            bar = ProgressBar(len(pending), f"grading {self.assignment}", progress_stream)
+            for _ in pending:
+                row = results.get()
+                writer.record(row)
+                self._save_state(row)
+                rows[row.student] = row
+                bar.advance()
+            for thread in threads:
+                thread.join()
+        finally:
+            for box in sandboxes:
+                box.close()
+            writer.close()
+        return [rows[s] for s in students]
+
+    def _check_reference(self, reference) -> None:
+        plan, outcome = reference
+        from .judge import RunView, describe_end
+        view = RunView.of(outcome)
+        status = describe_end(outcome, view, plan)
+        if status != "ok":
+            raise GradingError(f"the instructor's solution for {self.assignment} does not run cleanly "
+                               f"in the sandbox: {status}")
+
+    def _work(self, sandbox: Sandbox, jobs: queue.Queue, results: queue.Queue, reference) -> None:
+        while True:
+            try:
+                student = jobs.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                row = self.grade_one(sandbox, student, reference)
+            except Exception as error:  # noqa: BLE001 - one bad submission never stops the batch
+                zero = [asdict(TestResult(c.grade_id, 0.0, c.points, False, "internal grader error"))
+                        for c in self.spec.tests]
+                row = SubmissionRow(student, 0.0, self.spec.max_score,
+                                    f"grader error: {type(error).__name__}: {error}"[:300],
+                                    f"grader error: {type(error).__name__}: {error}"[:300], zero)
+            results.put(row)
+
+    def _save_state(self, row: SubmissionRow) -> None:
+        folder = self.course.autograded_root / row.student / self.assignment
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary = folder / (STATE_FILE + ".tmp")
+        temporary.write_text(json.dumps(asdict(row), indent=1))
+        os.replace(temporary, folder / STATE_FILE)
+
+
+def load_row(course: Course, assignment: str, student: str) -> SubmissionRow:
+    state = course.autograded_root / student / assignment / STATE_FILE
+    return SubmissionRow(**json.loads(state.read_text()))
+
+
+def write_autograded_notebook(course: Course, spec: AssignmentSpec, student: str) -> None:
+    """nbgrader's formgrader shows autograded/<student>/<a>/<nb>.ipynb: the submission as graded."""
+    source = course.submitted_root / student / spec.name / f"{spec.notebook}.ipynb"
+    target = course.autograded_root / student / spec.name / f"{spec.notebook}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        notebook = read_submission(source)
+    except UnreadableNotebook:
+        notebook = nbformat.v4.new_notebook()
+    trusted = {c.grade_id: c for c in spec.cells if c.role != "answer"}
+    for cell in notebook.cells:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id in trusted:
+            cell["source"] = trusted[grade_id].source
+        if cell.get("cell_type") == "code":
+            cell["outputs"], cell["execution_count"] = [], None
+    nbformat.write(notebook, str(target))

@@ -1,0 +1,69 @@
+"""Grades into nbgrader's gradebook (SQLite or PostgreSQL), through nbgrader's own API.
+
+Only the coordinating thread writes. Each submission is one transaction: the student and
+the submission rows are created if missing (``update_or_create_*``, so re-running never
+duplicates them), then every autograded cell's ``auto_score`` is set. Manual grades and
+comments that an instructor entered in formgrader are left alone.
+"""
+from __future__ import annotations
+
+import warnings
+
+from nbgrader.api import Gradebook, MissingEntry
+
+from .course import Course
+from .plan import AssignmentSpec
+
+
+class GradebookWriter:
+    def __init__(self, course: Course, assignment: str, spec: AssignmentSpec):
+        self.course, self.assignment, self.spec = course, assignment, spec
+        self.gradebook = Gradebook(course.db_url, course.course_id)
+        try:
+            self.gradebook.find_notebook(spec.notebook, assignment)
+        except MissingEntry:
+            self.gradebook.close()
+            raise RuntimeError(
+                f"assignment {assignment!r} (notebook {spec.notebook!r}) is not in the gradebook "
+                f"{course.db_url}: run `course release {assignment}` first") from None
+
+    def record(self, row) -> None:
+        from .grade import write_autograded_notebook
+
+        gradebook = self.gradebook
+        with warnings.catch_warnings():
+            # nbgrader's add_submission trips SQLAlchemy's autoflush warnings; they are harmless.
+            warnings.simplefilter("ignore")
+            self._record(gradebook, row)
+        write_autograded_notebook(self.course, self.spec, row.student)
+
+    def _record(self, gradebook, row) -> None:
+        try:
+            gradebook.update_or_create_student(row.student)
+            timestamp = self._timestamp(row.student)
+            if timestamp:
+                gradebook.update_or_create_submission(self.assignment, row.student, timestamp=timestamp)
+            else:
+                gradebook.update_or_create_submission(self.assignment, row.student)
+            for test in row.tests:
+                try:
+                    grade = gradebook.find_grade(test["grade_id"], self.spec.notebook, self.assignment, row.student)
+                except MissingEntry:
+                    continue  # a cell the gradebook does not know: nothing to record
+                grade.auto_score = float(test["points"])
+                grade.needs_manual_grade = False
+            gradebook.db.commit()
+        except Exception:
+            gradebook.db.rollback()
+            raise
+
+    def _timestamp(self, student: str):
+        path = self.course.submitted_root / student / self.assignment / "timestamp.txt"
+        try:
+            text = path.read_text().strip()
+        except OSError:
+            return None
+        return text or None
+
+    def close(self) -> None:
+        self.gradebook.close()

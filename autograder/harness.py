@@ -1,0 +1,229 @@
+"""Inside the sandbox, in the forked child: run one notebook and report observations.
+
+The child reads its job (cells, files, seed) from a pipe, compiles the instructor's
+instrumented test cells *before* any student code runs, then executes the cells in
+order. Student cells go through IPython (magics work); test cells run with ``exec`` on the
+precompiled code, after the harness has put back the pieces of the interpreter that test
+code leans on (module attributes, builtins, torch global settings, RNG seeds).
+
+It writes JSON lines to the observation pipe: ``start``/``end`` per cell, ``obs`` per
+check site, ``done`` at the end. None of this is trusted by the host; it is what the
+host judges.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import sys
+
+from .observe import Converter
+
+MAX_JOB_BYTES = 256 * 1024 * 1024
+WORK_DIR = "/tmp/work"
+
+# Captured at import (in the zygote, before any student code exists).
+_write = os.write
+_dumps = json.dumps
+_compile = compile
+_exec = exec
+_BaseException = BaseException
+_type = type
+_str = str
+
+
+def _message(error: BaseException) -> str:
+    try:
+        text = _str(error)
+    except BaseException:  # noqa: BLE001 - a student exception whose __str__ raises
+        text = ""
+    name = _type(error).__name__ if _type(_type(error).__name__) is str else "Exception"
+    return (f"{name}: {text}" if text else name)[:2000]
+
+
+class Snapshot:
+    """Attribute values of the modules test code uses, taken before student code runs."""
+
+    MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.autograd", "torch.testing",
+               "numpy", "numpy.testing", "math", "random", "operator", "builtins", "json")
+
+    def __init__(self):
+        self.modules = {name: sys.modules[name] for name in self.MODULES if name in sys.modules}
+        self.attributes = {name: dict(vars(module)) for name, module in self.modules.items()}
+        self.classes = []
+        torch = self.modules.get("torch")
+        if torch is not None:
+            for cls in (torch.Tensor, torch.nn.Module, torch.nn.Parameter, torch.autograd.Function):
+                self.classes.append((cls, dict(vars(cls))))
+
+    def restore(self, namespace: dict):
+        for name, module in self.modules.items():
+            sys.modules[name] = module
+            current = vars(module)
+            for key, value in self.attributes[name].items():
+                if current.get(key, _MISSING) is not value:
+                    try:
+                        setattr(module, key, value)
+                    except _BaseException:  # noqa: BLE001 - read-only attribute: leave it
+                        pass
+        for cls, attributes in self.classes:
+            current = vars(cls)
+            for key, value in attributes.items():
+                if key in ("__dict__", "__weakref__", "__doc__"):
+                    continue
+                if current.get(key, _MISSING) is not value:
+                    try:
+                        setattr(cls, key, value)
+                    except _BaseException:  # noqa: BLE001
+                        pass
+        aliases = {"torch": "torch", "np": "numpy", "numpy": "numpy", "math": "math",
+                   "F": "torch.nn.functional", "nn": "torch.nn", "random": "random"}
+        for alias, module_name in aliases.items():
+            if alias in namespace and module_name in self.modules:
+                namespace[alias] = self.modules[module_name]
+
+
+_MISSING = object()
+
+
+class Channel:
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def send(self, **message):
+        data = (_dumps(message, allow_nan=True, default=_str) + "\n").encode()
+        view = memoryview(data)
+        while view:
+            written = _write(self.fd, view)
+            view = view[written:]
+
+
+class Checker:
+    """The ``__course_tap__``/``__course_check__`` pair test cells call."""
+
+    def __init__(self, channel: Channel, convert: Converter):
+        self.channel = channel
+        self.convert = convert
+        self.stack: list[list] = []
+        self.cell = None
+
+    def tap(self, number, value):
+        if self.stack:
+            try:
+                data = self.convert(value)
+            except _BaseException as error:  # noqa: BLE001 - recorded as unknown, judged as missing
+                data = {"kind": "opaque", "mro": ["builtins.object"], "id": 0, "why": _message(error)}
+            self.stack[-1].append([number, data])
+        return value
+
+    def check(self, site, mode, thunk):
+        taps: list = []
+        self.stack.append(taps)
+        try:
+            value = thunk()
+        except _BaseException as error:
+            self.stack.pop()
+            self.channel.send(t="obs", cell=self.cell, site=site, taps=taps, raised=_message(error))
+            raise
+        self.stack.pop()
+        self.channel.send(t="obs", cell=self.cell, site=site, taps=taps)
+        if mode == "truth" and not value:
+            raise AssertionError()
+
+
+def _cell_seed(seed: int, grade_id: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seed}:{grade_id}".encode()).digest()[:4], "little")
+
+
+def _reset_globals(snapshot: Snapshot, namespace: dict, seed: int):
+    sys.settrace(None)
+    sys.setprofile(None)
+    snapshot.restore(namespace)
+    torch = snapshot.modules.get("torch")
+    if torch is not None:
+        torch.set_grad_enabled(True)
+        torch.set_default_dtype(torch.float32)
+        torch.manual_seed(seed)
+    numpy = snapshot.modules.get("numpy")
+    if numpy is not None:
+        numpy.random.seed(seed)
+    import random
+    random.seed(seed)
+
+
+def read_job(fd: int) -> dict:
+    chunks, total = [], 0
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            break
+        total += len(chunk)
+        if total > MAX_JOB_BYTES:
+            raise ValueError("job too large")
+        chunks.append(chunk)
+    os.close(fd)
+    return json.loads(b"".join(chunks))
+
+
+def _write_files(files):
+    os.makedirs(WORK_DIR, exist_ok=True)
+    for relative, encoded in files:
+        path = os.path.normpath(os.path.join(WORK_DIR, relative))
+        if not path.startswith(WORK_DIR + "/"):
+            continue
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as handle:
+            handle.write(base64.b64decode(encoded))
+
+
+def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Converter) -> None:
+    checker = Checker(channel, convert)
+    compiled = {}
+    for cell in job["cells"]:
+        if cell["kind"] == "test":
+            compiled[cell["index"]] = _compile(cell["source"], f"<test {cell['grade_id']}>", "exec")
+    _write_files(job.get("files", []))
+    os.chdir(WORK_DIR)
+    namespace = shell.user_ns
+    namespace["__course_tap__"] = checker.tap
+    namespace["__course_check__"] = checker.check
+    seed = int(job["seed"])
+    for cell in job["cells"]:
+        index = cell["index"]
+        channel.send(t="start", cell=index)
+        if cell["kind"] == "test":
+            checker.cell = index
+            _reset_globals(snapshot, namespace, _cell_seed(seed, cell["grade_id"]))
+            namespace["__course_tap__"] = checker.tap
+            namespace["__course_check__"] = checker.check
+            try:
+                _exec(compiled[index], namespace)
+            except _BaseException as error:  # noqa: BLE001 - reported, the next cell still runs
+                channel.send(t="end", cell=index, ok=False, error=_message(error))
+                continue
+            channel.send(t="end", cell=index, ok=True)
+        else:
+            try:
+                result = shell.run_cell(cell["source"], store_history=False)
+                error = result.error_in_exec or result.error_before_exec
+            except _BaseException as raised:  # noqa: BLE001
+                error = raised
+            if error is None:
+                channel.send(t="end", cell=index, ok=True)
+            else:
+                channel.send(t="end", cell=index, ok=False, error=_message(error))
+    channel.send(t="done")
+
+
+def make_shell():
+    """An IPython shell without history or a kernel: student cells keep their magics."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    config = Config()
+    config.HistoryManager.enabled = False
+    config.InteractiveShell.colors = "NoColor"
+    config.InteractiveShell.xmode = "Plain"
+    return InteractiveShell.instance(config=config)
+

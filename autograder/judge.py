@@ -1,0 +1,179 @@
+"""On the host: points per test cell from a student's run and the reference run.
+
+A test cell earns its points when, in the student's run, it ran to the end, it reached
+the same check sites as many times as in the reference run, and every one of those
+checks holds when recomputed on the host (:mod:`autograder.verdict`). Points already
+earned survive a later crash, timeout or exit.
+"""
+from __future__ import annotations
+
+import signal
+from dataclasses import dataclass, field
+
+from .plan import AssignmentSpec, Plan
+from .sandbox import RunOutcome
+from .values import BadObservation, rebuild
+from .verdict import judge_site
+
+HIDDEN = "[hidden test]"
+
+
+@dataclass
+class TestResult:
+    grade_id: str
+    points: float
+    max_points: float
+    passed: bool
+    message: str
+    hint: str = ""
+
+
+@dataclass
+class NotebookResult:
+    status: str                      # "ok" or a short reason (timed out at cell N, ...)
+    message: str                     # one line for the export, reasons joined
+    tests: list[TestResult] = field(default_factory=list)
+
+    @property
+    def score(self) -> float:
+        return sum(t.points for t in self.tests)
+
+    @property
+    def max_score(self) -> float:
+        return sum(t.max_points for t in self.tests)
+
+
+@dataclass
+class RunView:
+    """One run's messages, grouped by cell."""
+    started: set[int] = field(default_factory=set)
+    ended: dict[int, tuple[bool, str]] = field(default_factory=dict)
+    observations: dict[int, list[dict]] = field(default_factory=dict)
+    done: bool = False
+    harness_error: str = ""
+    last_started: int | None = None
+
+    @classmethod
+    def of(cls, outcome: RunOutcome) -> "RunView":
+        view = cls()
+        for message in outcome.messages:
+            kind, cell = message.get("t"), message.get("cell")
+            if kind == "start" and type(cell) is int:
+                view.started.add(cell)
+                view.last_started = cell
+            elif kind == "end" and type(cell) is int and cell not in view.ended:
+                error = message.get("error")
+                view.ended[cell] = (message.get("ok") is True, error if isinstance(error, str) else "")
+            elif kind == "obs" and type(cell) is int:
+                view.observations.setdefault(cell, []).append(message)
+            elif kind == "done":
+                view.done = True
+            elif kind == "harness_error" and isinstance(message.get("error"), str):
+                view.harness_error = message["error"][:300]
+        return view
+
+
+def describe_end(outcome: RunOutcome, view: RunView, plan: Plan) -> str:
+    """'ok' or why the run stopped early, naming the cell (1-based, code cells)."""
+    def where():
+        return f" at cell {view.last_started + 1}" if view.last_started is not None else ""
+    if outcome.overflow:
+        return "output limit: too much data sent from the notebook"
+    end = outcome.end
+    if end is None:
+        return f"sandbox stopped responding{where()}"
+    if end.get("how") == "timeout":
+        return f"timed out{where()}"
+    if end.get("how") == "signal":
+        number = end.get("signal")
+        if number in (signal.SIGXCPU, signal.SIGKILL) and view.last_started is not None:
+            name = "CPU time limit" if number == signal.SIGXCPU else "killed (CPU or memory limit)"
+            return f"{name}{where()}"
+        try:
+            name = signal.Signals(number).name
+        except (ValueError, TypeError):
+            name = f"signal {number}"
+        return f"kernel died{where()} ({name})"
+    if view.harness_error:
+        return f"could not run: {view.harness_error}"
+    if not view.done:
+        return f"notebook exited{where()} (exit code {end.get('code')})"
+    memory = [i for i, (ok, error) in sorted(view.ended.items())
+              if not ok and ("MemoryError" in error or "can't allocate memory" in error)]
+    if memory:
+        return f"memory limit at cell {memory[0] + 1}"
+    return "ok"
+
+
+def _redact(text: str, hidden_lines: list[str]) -> str:
+    for line in hidden_lines:
+        if line and line in text:
+            text = text.replace(line, HIDDEN)
+    return " ".join(text.split())[:500]
+
+
+def _taps(message: dict, run: str) -> dict[int, object]:
+    taps = message.get("taps")
+    if not isinstance(taps, list):
+        raise BadObservation("no taps")
+    values = {}
+    for pair in taps:
+        if not (isinstance(pair, list) and len(pair) == 2 and type(pair[0]) is int):
+            raise BadObservation("malformed tap")
+        values[pair[0]] = rebuild(pair[1], run)
+    return values
+
+
+def _hint(spec: AssignmentSpec, grade_id: str, message: str) -> str:
+    if "NotImplementedError" in message or "not implemented" in message:
+        return "Replace `raise NotImplementedError()` in the answer cell above with your code."
+    if "is not defined" in message:
+        return "Run (and keep) the answer cell that defines this name; check its spelling."
+    if "did not reach" in message or "stopped" in message:
+        return "Your code stopped before this test finished: look for an exception or a long loop."
+    return "Compare your result with the expected value in the message; try that input yourself."
+
+
+def judge_notebook(spec: AssignmentSpec, plan: Plan, outcome: RunOutcome,
+                   reference_plan: Plan, reference: RunOutcome, tools: dict) -> NotebookResult:
+    view, ref_view = RunView.of(outcome), RunView.of(reference)
+    status = describe_end(outcome, view, plan)
+    tests = []
+    for cell in spec.tests:
+        checks = spec.checks[cell.grade_id]
+        index, ref_index = plan.test_index[cell.grade_id], reference_plan.test_index[cell.grade_id]
+        ok, reason = _judge_test(checks, index, view, ref_index, ref_view, tools, status)
+        reason = _redact(reason, checks.hidden_lines)
+        tests.append(TestResult(cell.grade_id, cell.points if ok else 0.0, cell.points, ok, reason,
+                                "" if ok else _hint(spec, cell.grade_id, reason)))
+    message = "; ".join([status] + plan.notes) if plan.notes else status
+    return NotebookResult(status=status, message=message, tests=tests)
+
+
+def _judge_test(checks, index, view: RunView, ref_index, ref_view: RunView, tools, status):
+    ref_ok, ref_error = ref_view.ended.get(ref_index, (False, "did not run"))
+    if not ref_ok:
+        return False, f"the instructor's solution fails this test ({ref_error or 'did not finish'})"
+    if index not in view.started:
+        return False, f"not run: {status}" if status != "ok" else "not run"
+    if index not in view.ended:
+        return False, f"the notebook stopped during this test: {status}"
+    ok, error = view.ended[index]
+    if not ok:
+        return False, error or "failed"
+    student_obs, reference_obs = view.observations.get(index, []), ref_view.observations.get(ref_index, [])
+    if [o.get("site") for o in student_obs] != [o.get("site") for o in reference_obs]:
+        return False, "the test did not reach all of its checks (some were skipped or repeated)"
+    sites = {site.number: site for site in checks.sites}
+    for mine, theirs in zip(student_obs, reference_obs):
+        site = sites.get(mine.get("site"))
+        if site is None or "raised" in mine:
+            return False, f"check failed: {mine.get('raised', 'unknown check')}"
+        try:
+            passed, why = judge_site(site, _taps(mine, "s"), _taps(theirs, "r"), tools)
+        except BadObservation as error:
+            return False, f"check failed: the notebook sent an unusable value ({error})"
+        if not passed:
+            where = "a hidden check" if site.hidden else f"check `{site.source}`"
+            return False, f"{where} failed: {why}"
+    return True, "passed"

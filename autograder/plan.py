@@ -1,0 +1,181 @@
+"""What to run for one notebook: the student's cells, with the instructor's cells restored.
+
+The instructor's source notebook (``solutions/<a>/<a>.ipynb``) is the trusted version of
+every locked and test cell, hidden tests included. A student's copy of such a cell is
+replaced by it; an edited copy is noted, a duplicate is dropped, a deleted one is put
+back where it belongs. Answer cells and the student's own extra cells run as written.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import nbformat
+
+from .checks import TestCellChecks, check_functions_defined_in, checks_for_test_cell
+
+
+class UnreadableNotebook(ValueError):
+    """The submitted file is not a notebook we can run."""
+
+
+@dataclass
+class TrustedCell:
+    grade_id: str
+    role: str          # "test" (graded test cell), "locked" (read-only code), "answer"
+    source: str
+    points: float = 0.0
+    position: int = 0  # order in the source notebook
+
+
+@dataclass
+class AssignmentSpec:
+    """The instructor's notebook, parsed once per batch."""
+    name: str
+    notebook: str
+    cells: list[TrustedCell]
+    source_notebook: nbformat.NotebookNode
+    checks: dict[str, TestCellChecks] = field(default_factory=dict)
+    tools_source: str = ""
+
+    @property
+    def tests(self) -> list[TrustedCell]:
+        return [c for c in self.cells if c.role == "test"]
+
+    @property
+    def max_score(self) -> float:
+        return sum(c.points for c in self.tests)
+
+
+@dataclass
+class Plan:
+    cells: list[dict]                  # the job's cells, in run order
+    notes: list[str]                   # what was restored or dropped, for the instructor
+    test_index: dict[str, int]         # grade_id -> index of its cell in `cells`
+
+
+def _nbgrader(cell) -> dict:
+    meta = cell.get("metadata", {})
+    data = meta.get("nbgrader", {}) if isinstance(meta, dict) else {}
+    return data if isinstance(data, dict) else {}
+
+
+def _source(cell) -> str:
+    source = cell.get("source", "")
+    if isinstance(source, list):
+        source = "".join(s for s in source if isinstance(s, str))
+    return source if isinstance(source, str) else ""
+
+
+def load_spec(name: str, notebook: str, source_path) -> AssignmentSpec:
+    source_notebook = nbformat.read(str(source_path), as_version=4)
+    cells, tools = [], []
+    for position, cell in enumerate(source_notebook.cells):
+        meta = _nbgrader(cell)
+        grade_id = meta.get("grade_id")
+        if cell.cell_type != "code" or not grade_id:
+            continue
+        if meta.get("grade") and not meta.get("solution"):
+            role = "test"
+        elif meta.get("solution"):
+            role = "answer"
+        else:
+            role = "locked"
+            tools.append(_source(cell))
+        cells.append(TrustedCell(grade_id, role, _source(cell), float(meta.get("points") or 0), position))
+    spec = AssignmentSpec(name, notebook, cells, source_notebook, tools_source="\n\n".join(tools))
+    check_functions = frozenset().union(*(check_functions_defined_in(t) for t in tools)) if tools else frozenset()
+    for cell in spec.tests:
+        spec.checks[cell.grade_id] = checks_for_test_cell(cell.grade_id, cell.source, check_functions)
+    return spec
+
+
+def read_submission(path) -> nbformat.NotebookNode:
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise UnreadableNotebook(f"unreadable notebook: {error.strerror}") from None
+    if not raw.strip():
+        raise UnreadableNotebook("unreadable notebook: the file is empty")
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError) as error:
+        raise UnreadableNotebook(f"unreadable notebook: not valid JSON ({str(error)[:120]})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
+        raise UnreadableNotebook("unreadable notebook: no list of cells")
+    cells = [c for c in data["cells"] if isinstance(c, dict)]
+    return nbformat.from_dict({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def _normalized(source: str) -> str:
+    return "\n".join(line.rstrip() for line in source.strip().splitlines())
+
+
+def build_plan(spec: AssignmentSpec, submission: nbformat.NotebookNode | None) -> Plan:
+    """The run order for a submission; ``None`` plans the instructor's own notebook."""
+    trusted = {c.grade_id: c for c in spec.cells}
+    entries: list[tuple[tuple[float, int], dict]] = []   # (sort key, cell) to place restored cells
+    notes: list[str] = []
+    seen: set[str] = set()
+    cells = spec.source_notebook.cells if submission is None else submission.cells
+    last_position = -1.0
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        grade_id = _nbgrader(cell).get("grade_id")
+        known = trusted.get(grade_id) if isinstance(grade_id, str) else None
+        if known is not None and known.role != "answer":
+            if grade_id in seen:
+                notes.append(f"{_role(known)} {grade_id} duplicated: extra copy ignored")
+                continue
+            seen.add(grade_id)
+            if _normalized(_source(cell)) != _normalized(known.source) and submission is not None \
+                    and known.role == "locked":
+                notes.append(f"locked cell {grade_id} edited: restored from the instructor's version")
+            elif submission is not None and known.role == "test" and \
+                    _normalized(_source(cell)) != _normalized(_strip_hidden(known.source)) and \
+                    _normalized(_source(cell)) != _normalized(known.source):
+                notes.append(f"test cell {grade_id} edited: restored from the instructor's version")
+            last_position = known.position
+            entries.append(((last_position, len(entries)), _job_cell(spec, known)))
+            continue
+        if known is not None:
+            seen.add(grade_id)
+            last_position = max(last_position, known.position)
+        entries.append(((last_position, len(entries)),
+                        {"kind": "code", "source": _source(cell), "grade_id": grade_id if known else None}))
+    for cell in spec.cells:
+        if cell.role != "answer" and cell.grade_id not in seen:
+            notes.append(f"{_role(cell)} {cell.grade_id} deleted: restored from the instructor's version")
+            entries.append(((cell.position - 0.5, 0), _job_cell(spec, cell)))
+    entries.sort(key=lambda pair: pair[0])
+    job_cells, test_index = [], {}
+    for index, (_, cell) in enumerate(entries):
+        cell["index"] = index
+        job_cells.append(cell)
+        if cell["kind"] == "test":
+            test_index[cell["grade_id"]] = index
+    return Plan(job_cells, notes, test_index)
+
+
+def _role(cell: TrustedCell) -> str:
+    return "test cell" if cell.role == "test" else "locked cell"
+
+
+def _job_cell(spec: AssignmentSpec, cell: TrustedCell) -> dict:
+    if cell.role == "test":
+        return {"kind": "test", "grade_id": cell.grade_id, "source": spec.checks[cell.grade_id].sandbox_source}
+    return {"kind": "code", "grade_id": cell.grade_id, "source": cell.source}
+
+
+def _strip_hidden(source: str) -> str:
+    from .checks import HIDDEN_BEGIN, HIDDEN_END
+    kept, inside = [], False
+    for line in source.splitlines():
+        if HIDDEN_BEGIN.match(line):
+            inside = True
+        if not inside:
+            kept.append(line)
+        if HIDDEN_END.match(line):
+            inside = False
+    return "\n".join(kept)

@@ -1,0 +1,285 @@
+"""On the host: a bubblewrap sandbox that runs notebooks, one forked child at a time.
+
+The sandbox sees a read-only system (``/usr``, the Python environment, the course's
+``autograder`` and ``reftorch`` packages), a private size-limited ``/tmp`` and nothing
+else: no network, no ``solutions/``, no gradebook, no other submissions (a job's files
+arrive through a pipe). It has its own user, PID, IPC, UTS and network namespaces, runs
+as ``nobody`` when we are root, dies with its parent, and cannot create further user
+namespaces. Limits per notebook: wall time, CPU time, address space, processes, size of
+any file written (stdout included) and of ``/tmp`` as a whole.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+GRADER_MOUNT = "/opt/course"
+NOBODY = 65534
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be started or stopped answering."""
+
+
+@dataclass
+class Limits:
+    wall_seconds: float = 60.0
+    cpu_seconds: int = 60
+    memory_bytes: int = 2 * 1024**3
+    processes: int = 64
+    file_bytes: int = 16 * 1024**2
+    disk_bytes: int = 256 * 1024**2
+    observation_bytes: int = 64 * 1024**2
+
+
+@dataclass
+class RunOutcome:
+    messages: list[dict] = field(default_factory=list)
+    end: dict | None = None          # how the child ended, from the zygote; None: sandbox died
+    overflow: bool = False           # the run sent more observation bytes than allowed
+    malformed_lines: int = 0
+
+
+def bwrap_available() -> bool:
+    return shutil.which("bwrap") is not None
+
+
+def _others_can_read(path: Path) -> bool:
+    path = path.resolve()
+    for parent in [path, *path.parents]:
+        mode = parent.stat().st_mode
+        if parent != path and not mode & 0o001:
+            return False
+    return bool(path.stat().st_mode & 0o005)
+
+
+def choose_interpreter() -> tuple[str, list[str]]:
+    """(python executable, directories to bind) usable by the sandbox's user."""
+    executable = Path(sys.executable).resolve()
+    base = Path(sys.base_prefix).resolve()
+    if os.geteuid() != 0 or _others_can_read(executable):
+        return str(executable), [str(base)]
+    # Our interpreter lives somewhere `nobody` cannot enter (pyenv under /root): a system
+    # interpreter of the same minor version runs the same wheels.
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    system = Path(f"/usr/bin/python{version}")
+    if system.exists():
+        return str(system), []
+    raise SandboxError(f"no Python {version} that the sandbox user can run "
+                       f"({executable} is not readable by others)")
+
+
+def _site_packages() -> list[str]:
+    paths = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    return sorted(p for p in paths if os.path.isdir(p))
+
+
+def bwrap_command(control_fd: int, limits: Limits, with_torch: bool) -> list[str]:
+    python, prefixes = choose_interpreter()
+    as_nobody = os.geteuid() == 0 and shutil.which("setpriv")
+    command = []
+    if as_nobody:
+        # Unprivileged bwrap: RLIMIT_NPROC is only enforced for a non-root user.
+        command += ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
+    command += ["bwrap", "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
+                "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+                "--disable-userns", "--ro-bind", "/usr", "/usr"]
+    if not as_nobody:
+        command += ["--uid", str(NOBODY), "--gid", str(NOBODY)]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64"):
+        if os.path.islink(top):
+            command += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            command += ["--ro-bind", top, top]
+    for etc in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
+                "/etc/localtime", "/etc/fonts", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf"):
+        if os.path.exists(etc):
+            command += ["--ro-bind", etc, etc]
+    for prefix in prefixes:
+        command += ["--ro-bind", prefix, prefix]
+    site_packages = _site_packages()
+    for directory in site_packages:
+        command += ["--ro-bind", directory, directory]
+    if not with_torch:
+        for directory in site_packages:
+            if os.path.isdir(os.path.join(directory, "torch")):
+                command += ["--tmpfs", os.path.join(directory, "torch")]
+    for package in ("autograder", "reftorch"):
+        if (REPO / package).is_dir():
+            command += ["--ro-bind", str(REPO / package), f"{GRADER_MOUNT}/{package}"]
+    command += ["--proc", "/proc", "--dev", "/dev",
+                "--size", str(limits.disk_bytes), "--tmpfs", "/tmp",
+                "--size", str(64 * 1024**2), "--tmpfs", "/dev/shm",
+                "--chdir", "/tmp", "--clearenv"]
+    environment = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp/home", "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+        "MPLBACKEND": "Agg", "MPLCONFIGDIR": "/tmp/cache", "IPYTHONDIR": "/tmp/cache/ipython",
+        "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "NBGRADER_EXECUTION": "autograde",
+        "COURSE_GRADER_PATH": GRADER_MOUNT, "COURSE_SITE_PACKAGES": ":".join(site_packages),
+    }
+    for key, value in environment.items():
+        command += ["--setenv", key, value]
+    command += [python, "-s", "-B", f"{GRADER_MOUNT}/autograder/zygote.py", str(control_fd)]
+    if not with_torch:
+        command.append("--no-torch")
+    return command
+
+
+class Sandbox:
+    """One long-lived sandbox; :meth:`run` executes one job in a fresh child."""
+
+    def __init__(self, limits: Limits | None = None, with_torch: bool = True):
+        self.limits = limits or Limits()
+        self.with_torch = with_torch
+        self.process: subprocess.Popen | None = None
+        self.control: socket.socket | None = None
+        self._buffer = b""
+        self._stderr = None
+
+    def start(self, timeout: float = 120.0) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._stderr = tempfile.TemporaryFile()
+        command = bwrap_command(theirs.fileno(), self.limits, self.with_torch)
+        self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+                                        stdout=self._stderr, stderr=self._stderr, start_new_session=True)
+        theirs.close()
+        self.control = ours
+        self._buffer = b""
+        ready = self._read_line(timeout)
+        if not ready or ready.get("t") != "ready":
+            detail = self._stderr_text()
+            self.close()
+            raise SandboxError(f"sandbox did not start: {detail or 'no message'}")
+
+    def _stderr_text(self) -> str:
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0)
+        return self._stderr.read()[-4000:].decode(errors="replace").strip()
+
+    def _read_line(self, timeout: float) -> dict | None:
+        self.control.settimeout(timeout)
+        while b"\n" not in self._buffer:
+            try:
+                chunk = self.control.recv(65536)
+            except (socket.timeout, OSError):
+                return None
+            if not chunk:
+                return None
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        try:
+            return json.loads(line)
+        except ValueError:
+            return None
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def run(self, job: dict) -> RunOutcome:
+        if not self.alive:
+            self.start()
+        payload = json.dumps(job).encode()
+        job_r, job_w = os.pipe()
+        obs_r, obs_w = os.pipe()
+        outcome = RunOutcome()
+        try:
+            socket.send_fds(self.control, [json.dumps(asdict(self.limits)).encode()], [job_r, obs_w])
+        except OSError as error:
+            for fd in (job_r, job_w, obs_r, obs_w):
+                os.close(fd)
+            self.close()
+            raise SandboxError(f"sandbox stopped answering: {error}") from None
+        os.close(job_r)
+        os.close(obs_w)
+        writer = threading.Thread(target=_write_all, args=(job_w, payload), daemon=True)
+        reader = threading.Thread(target=self._read_observations, args=(obs_r, outcome), daemon=True)
+        writer.start()
+        reader.start()
+        outcome.end = self._read_line(self.limits.wall_seconds + 30)
+        if outcome.end is None or outcome.end.get("t") != "end":
+            outcome.end = None
+            self.close()
+        reader.join(10)
+        if reader.is_alive():  # something still holds the pipe: never trust this sandbox again
+            self.close()
+            reader.join(5)
+        if outcome.end is not None and outcome.end.get("restart"):
+            self.close()
+        return outcome
+
+    def _read_observations(self, fd: int, outcome: RunOutcome) -> None:
+        received = 0
+        pending = b""
+        try:
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                received += len(chunk)
+                if received > self.limits.observation_bytes:
+                    outcome.overflow = True
+                    continue  # keep draining so the writer is not blocked, keep nothing
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    _parse_into(line, outcome)
+        finally:
+            os.close(fd)
+        if pending and not outcome.overflow:
+            _parse_into(pending, outcome)
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.process.wait()
+        self.process = None
+        if self.control is not None:
+            self.control.close()
+            self.control = None
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _parse_into(line: bytes, outcome: RunOutcome) -> None:
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        outcome.malformed_lines += 1
+        return
+    if isinstance(message, dict) and isinstance(message.get("t"), str):
+        outcome.messages.append(message)
+    else:
+        outcome.malformed_lines += 1
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    try:
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError:
+        pass  # the child died or stopped reading: its outcome says why
+    finally:
+        os.close(fd)
