@@ -1,0 +1,201 @@
+"""CI gates for the graded assignments: the tests must test the student.
+
+Per assignment, in a temporary course (a copy of solutions/ and course/nbgrader_config.py):
+nbgrader generates the release, then autogrades three submissions in one run -- the blank
+release, the solution, and the solution with one answer blanked -- and writes feedback.
+
+  gate 1  the source notebook passes its own tests       (pytest --nbval-lax, subprocess)
+  gate 2  the blank release scores 0, every test cell fails on it
+  gate 3  the solution scores full marks
+  gate 4  no solution code or hidden-test text in the release or in feedback
+  gate 5  the committed release equals what nbgrader generates now
+  partial the half-done submission scores strictly between 0 and the maximum
+
+COURSE_GATES_ROOT=<a copy of the repository> runs the gates on that copy instead (how the
+gates were shown to fail on broken inputs).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy.exc import SAWarning
+
+from course import nbgrader_course, release_audit
+
+# nbgrader's gradebook queries warn about its own session handling; not ours to fix.
+pytestmark = pytest.mark.filterwarnings("ignore", category=SAWarning)
+
+ROOT = Path(os.environ.get("COURSE_GATES_ROOT") or nbgrader_course.REPO_ROOT).resolve()
+ASSIGNMENTS = nbgrader_course.assignment_ids(ROOT)
+
+# The answer cell left blank in each assignment's partial submission.
+PARTIAL_BLANK_CELL = {
+    "01_tensors": "can_view",
+    "02_devices": "dispatcher",
+    "03_autograd": "value_ops",
+    "04_inplace_clone": "safe_copy",
+    "05_modules": "train",
+}
+
+
+def test_course_has_five_assignments():
+    assert ASSIGNMENTS == ["01_tensors", "02_devices", "03_autograd", "04_inplace_clone", "05_modules"]
+    assert set(PARTIAL_BLANK_CELL) == set(ASSIGNMENTS)
+
+
+def per_assignment():
+    # One xdist group per assignment: its tests share one grading run on one worker.
+    return [pytest.param(a, marks=pytest.mark.xdist_group(f"assignment-{a}")) for a in ASSIGNMENTS]
+
+
+def _cells_by_id(notebook: dict) -> dict[str, dict]:
+    return {cell["metadata"]["nbgrader"]["grade_id"]: cell
+            for cell in notebook["cells"] if "nbgrader" in cell.get("metadata", {})}
+
+
+def _answered(release: dict, solution: dict, leave_blank: str | None = None) -> dict:
+    """The release as a student hands it in: every answer cell written (the solution's code,
+    without nbgrader's markers), except `leave_blank`, kept as released."""
+    answered = json.loads(json.dumps(release))
+    solution_cells = _cells_by_id(solution)
+    for grade_id, cell in _cells_by_id(answered).items():
+        if not cell["metadata"]["nbgrader"].get("solution") or grade_id == leave_blank:
+            continue
+        lines = solution_cells[grade_id]["source"].splitlines(keepends=True)
+        cell["source"] = "".join(line for line in lines
+                                 if line.strip() not in release_audit.SOLUTION_REGION)
+    if leave_blank is not None:
+        assert leave_blank in _cells_by_id(answered), f"no answer cell {leave_blank}"
+        assert _cells_by_id(answered)[leave_blank]["metadata"]["nbgrader"]["solution"]
+    return answered
+
+
+class Graded:
+    """One assignment taken through nbgrader in a temporary course."""
+
+    def __init__(self, assignment: str, course: Path):
+        self.assignment = assignment
+        self.course = course
+        self.source = nbgrader_course.source_notebook(assignment, ROOT)
+        self.committed_release = ROOT / "assignments" / assignment
+        self.fresh_release = course / "assignments" / assignment
+        self.notebook_name = f"{assignment}.ipynb"
+
+        shutil.copytree(ROOT / "solutions" / assignment, course / "solutions" / assignment)
+        (course / "course").mkdir()
+        shutil.copy(ROOT / nbgrader_course.CONFIG_RELATIVE_PATH, course / nbgrader_course.CONFIG_RELATIVE_PATH)
+        nbgrader_course.generate_release([assignment], course)
+
+        release = json.loads((self.fresh_release / self.notebook_name).read_text())
+        solution = json.loads(self.source.read_text())
+        self.submissions = {
+            "blank": release,
+            "full": _answered(release, solution),
+            "partial": _answered(release, solution, leave_blank=PARTIAL_BLANK_CELL[assignment]),
+        }
+        for student, notebook in self.submissions.items():
+            folder = course / "course" / "submitted" / student / assignment
+            folder.mkdir(parents=True)
+            (folder / self.notebook_name).write_text(json.dumps(notebook))
+        nbgrader_course.autograde(assignment, course)  # all three students in one nbgrader run
+        nbgrader_course.generate_feedback(assignment, course)
+        self.scores = nbgrader_course.scores(assignment, course)
+        self.max_points = nbgrader_course.max_points(assignment, course)
+
+    def autograded(self, student: str) -> dict:
+        path = self.course / "course" / "autograded" / student / self.assignment / self.notebook_name
+        return json.loads(path.read_text())
+
+    def feedback_files(self, student: str) -> list[Path]:
+        return sorted((self.course / "course" / "feedback" / student / self.assignment).glob("*.html"))
+
+
+_graded: dict[str, Graded] = {}
+
+
+@pytest.fixture
+def graded(assignment, tmp_path_factory) -> Graded:
+    if assignment not in _graded:
+        _graded[assignment] = Graded(assignment, tmp_path_factory.mktemp(f"course-{assignment}"))
+    return _graded[assignment]
+
+
+def _points(scores: dict[str, float]) -> float:
+    return sum(scores.values())
+
+
+@pytest.mark.parametrize("assignment", per_assignment())
+def test_gate1_source_notebook_passes_its_own_tests(assignment, tmp_path):
+    notebook = nbgrader_course.source_notebook(assignment, ROOT)
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest", "--nbval-lax", "--nbval-current-env", "-q", "-p", "no:cacheprovider",
+         "-p", "no:xdist", "-o", "addopts=", "--rootdir", str(tmp_path), str(notebook)],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert completed.returncode == 0, f"nbval on {notebook} failed:\n{completed.stdout[-4000:]}\n{completed.stderr[-2000:]}"
+    assert " passed" in completed.stdout and " failed" not in completed.stdout
+
+
+@pytest.mark.parametrize("assignment", per_assignment())
+def test_gate2_blank_release_scores_zero_and_every_test_cell_fails(assignment, graded):
+    scores = graded.scores["blank"]
+    assert set(scores) == set(graded.max_points) and graded.max_points, "no graded cells were recorded"
+    scored = {cell: points for cell, points in scores.items() if points != 0}
+    assert not scored, f"the blank release of {assignment} earns points in {scored}"
+    cells = _cells_by_id(graded.autograded("blank"))
+    without_error = [grade_id for grade_id in graded.max_points
+                     if not any(o["output_type"] == "error" for o in cells[grade_id].get("outputs", []))]
+    assert not without_error, f"test cells of {assignment} that do not fail on the blank release: {without_error}"
+
+
+@pytest.mark.parametrize("assignment", per_assignment())
+def test_gate3_solution_scores_full_marks(assignment, graded):
+    lost = {cell: (graded.scores["full"].get(cell), maximum)
+            for cell, maximum in graded.max_points.items() if graded.scores["full"].get(cell) != maximum}
+    assert not lost, f"the solution of {assignment} loses points (got, max): {lost}"
+    assert _points(graded.max_points) >= 10
+
+
+@pytest.mark.parametrize("assignment", per_assignment())
+def test_partial_submission_scores_strictly_between(assignment, graded):
+    total, maximum = _points(graded.scores["partial"]), _points(graded.max_points)
+    assert 0 < total < maximum, (
+        f"{assignment} with answer cell {PARTIAL_BLANK_CELL[assignment]!r} blanked scores {total} of {maximum}")
+
+
+@pytest.mark.parametrize("assignment", per_assignment())
+def test_gate4_nothing_secret_in_release_or_feedback(assignment, graded):
+    secrets = release_audit.secret_lines(graded.source)
+    assert secrets["solution"] and secrets["hidden tests"], "found no solution or hidden-test lines to look for"
+    places = {graded.committed_release / graded.notebook_name: secrets,
+              graded.fresh_release / graded.notebook_name: secrets}
+    for student in graded.submissions:
+        files = graded.feedback_files(student)
+        assert files, f"nbgrader wrote no feedback for {student}"
+        # Feedback shows a student's own code: only the blank submission has no solution code.
+        visible_secrets = secrets if student == "blank" else {
+            "hidden tests": secrets["hidden tests"] - secrets["solution"]}
+        places.update({path: visible_secrets for path in files})
+    leaked = {str(path): found for path, kinds in places.items()
+              if (found := release_audit.leaks(release_audit.visible_text(path), kinds))}
+    assert not leaked, f"secret text reached students: {leaked}"
+
+
+@pytest.mark.parametrize("assignment", per_assignment())
+def test_gate5_committed_release_equals_fresh_generation(assignment, graded):
+    differences = release_audit.release_differences(graded.committed_release, graded.fresh_release)
+    assert not differences, "assignments/ is stale; run `course release --all`:\n" + "\n".join(differences)
+
+
+@pytest.mark.parametrize("assignment", per_assignment())
+def test_tests_never_exercise_reftorch(assignment):
+    notebook = json.loads(nbgrader_course.source_notebook(assignment, ROOT).read_text())
+    importing = [cell["metadata"].get("nbgrader", {}).get("grade_id", cell.get("id"))
+                 for cell in notebook["cells"] if cell["cell_type"] == "code" and "reftorch" in cell["source"]]
+    assert not importing, f"cells of {assignment} that use reftorch: {importing}"
