@@ -1,0 +1,1 @@
+"""Benchmarks: each prints ratios against the peer measured in the same run."""

@@ -1,0 +1,96 @@
+"""reftorch vs torch on the CPU, measured in one run: ratio = reftorch time / torch time.
+
+    python -m bench.bench_engine
+"""
+from __future__ import annotations
+
+import sys
+
+import torch
+
+import reftorch
+
+from .timing import fmt, median_time
+
+SIZES = {"small": (8, 8), "lesson": (256, 256)}
+
+
+def op_cases():
+    """(name, size label, program taking a library and returning a no-arg callable)."""
+    cases = []
+    for label, (m, n) in SIZES.items():
+        def elementwise(lib, m=m, n=n):
+            a, b = lib.rand(m, n), lib.rand(m, n)
+            return lambda: (a * b + a).relu()
+        def reduction(lib, m=m, n=n):
+            a = lib.rand(m, n)
+            return lambda: a.sum(1)
+        def matmul(lib, m=m, n=n):
+            a, b = lib.rand(m, n), lib.rand(n, m)
+            return lambda: a @ b
+        def noncontiguous(lib, m=m, n=n):
+            a = lib.rand(n, m).t()
+            return lambda: a.exp().sum(0)
+        cases += [(f"elementwise (a*b+a).relu()", label, elementwise),
+                  (f"reduction sum(dim=1)", label, reduction),
+                  (f"matmul a @ b", label, matmul),
+                  (f"exp+sum on a transposed view", label, noncontiguous)]
+    return cases
+
+
+def mlp_step(lib):
+    """One training step of 784-256-128-10, batch 64, SGD with momentum, cross-entropy."""
+    lib.manual_seed(0)
+    nn = lib.nn
+    model = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10))
+    optimizer = lib.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loss_fn = nn.CrossEntropyLoss()
+    x, y = lib.randn(64, 784), lib.randint(0, 10, (64,))
+
+    def step():
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+    return step
+
+
+def chain_backward(lib, length=10_000):
+    """Backward through a chain of `length` multiplications (no recursion limit)."""
+    def run():
+        x = lib.ones(1, requires_grad=True)
+        y = x
+        for _ in range(length):
+            y = y * 1.0001
+        y.backward()
+    return run
+
+
+def per_op_overhead(lib):
+    a = lib.ones(1)
+    return lambda: a + a
+
+
+def main() -> int:
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    rows = []
+    for name, label, program in op_cases():
+        t_torch = median_time(program(torch))
+        t_ref = median_time(program(reftorch))
+        rows.append((f"{name} [{label}]", t_torch, t_ref))
+    rows.append(("per-op overhead: 1-element add", median_time(per_op_overhead(torch)),
+                 median_time(per_op_overhead(reftorch))))
+    rows.append(("MLP train step 784-256-128-10, batch 64", median_time(mlp_step(torch), repeat=25),
+                 median_time(mlp_step(reftorch), repeat=25)))
+    rows.append(("backward through a 10,000-op chain", median_time(chain_backward(torch), repeat=3, number=1, warmup=1),
+                 median_time(chain_backward(reftorch), repeat=3, number=1, warmup=1)))
+    width = max(len(r[0]) for r in rows)
+    print(f"{'benchmark':{width}}  {'torch':>11}  {'reftorch':>11}  ratio (reftorch/torch)")
+    for name, t_torch, t_ref in rows:
+        print(f"{name:{width}}  {fmt(t_torch)}  {fmt(t_ref)}  {t_ref / t_torch:6.2f}x")
+    print(f"torch {torch.__version__}, threads={torch.get_num_threads()}; reftorch {reftorch.__version__} on NumPy")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
