@@ -135,10 +135,11 @@ class ModuleDict(Module):
             self[key] = module
 
 
-def _parameter_summary(p) -> str:
+def _parameter_summary(p, type_name: str) -> str:
+    # torch's own layout: two leading spaces on every line, even a lone one
     size = "x".join(str(n) for n in p.shape)
     device = "" if p.device.type == "cpu" else f" ({p.device})"
-    return f"Parameter containing: [{p.dtype!r} of size {size}{device}]"
+    return f"Parameter containing: [{type_name} of size {size}{device}]"
 
 
 class ParameterList(Module):
@@ -174,7 +175,7 @@ class ParameterList(Module):
         return self
 
     def extra_repr(self) -> str:
-        return "\n".join(f"({i}): {_parameter_summary(p)}" for i, p in enumerate(self))
+        return "\n".join(f"  ({i}): {_parameter_summary(p, repr(p.dtype))}" for i, p in enumerate(self))
 
 
 class ParameterDict(Module):
@@ -216,7 +217,7 @@ class ParameterDict(Module):
             self[key] = value
 
     def extra_repr(self) -> str:
-        return "\n".join(f"({k}): {_parameter_summary(p)}" for k, p in self.items())
+        return "\n".join(f"  ({k}): {_parameter_summary(p, p.type())}" for k, p in self.items())
 
 
 def _as_parameter(value):
