@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import itertools
 
+from . import grad_mode
+
 _sequence = itertools.count()
 
 FREED_MESSAGE = (
@@ -33,15 +35,23 @@ class SavedTensor:
     def __init__(self, tensor, is_output=False, node_name=""):
         if tensor._inference:
             raise RuntimeError(
-                "Inference tensors cannot be saved for backward. To work around you can make "
-                "a clone to get a normal tensor and use it in autograd."
+                "Inference tensors cannot be saved for backward. Please do not use Tensors "
+                "created in inference mode in computation tracked by autograd. To work around "
+                "this, you can make a clone to get a normal tensor and use it in autograd, or "
+                "use `torch.no_grad()` instead of `torch.inference_mode()`."
             )
+        if is_output:
+            # Keep the output's numbers but not its grad_fn: the output's grad_fn is the very
+            # node saving it, and holding it would make a reference cycle that keeps the
+            # whole graph's memory alive until the garbage collector runs (torch avoids it too).
+            from ..functions import detach
+            tensor = detach(tensor)
         self.tensor = tensor
         self.version = tensor._version_counter[0]
         self.is_output = is_output
         self.node_name = node_name
 
-    def unpack(self):
+    def unpack(self, owner=None):
         t = self.tensor
         if t._version_counter[0] != self.version:
             what = f"[{t.type()} [{', '.join(str(n) for n in t.shape)}]]"
@@ -57,6 +67,11 @@ class SavedTensor:
                 "operation that failed to compute its gradient, with "
                 "torch.autograd.set_detect_anomaly(True)."
             )
+        if self.is_output and owner is not None and grad_mode.state.grad_enabled:
+            # double backward: the saved output must lead back through its own node again
+            from ..functions import detach
+            t = detach(t)
+            t.grad_fn, t._output_nr, t._requires_grad = owner, 0, True
         return t
 
 
@@ -91,7 +106,7 @@ class Node:
     def saved_values(self) -> tuple:
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        return tuple(s.unpack() if s.__class__ is SavedTensor else s for s in self._saved)
+        return tuple(s.unpack(self) if s.__class__ is SavedTensor else s for s in self._saved)
 
     def release(self):
         """Free saved tensors after backward (unless the graph is retained)."""
