@@ -17,21 +17,25 @@ EDGEITEMS = 3
 
 
 class _Formatter:
+    """Chooses the notation and the column width from the nonzero finite values only (as
+    torch does): zeros, nan and inf are printed in that notation but never widen a column."""
+
     def __init__(self, values: np.ndarray):
         self.kind = values.dtype.kind
         self.sci = False
         self.int_mode = True
-        if self.kind == "f":
-            finite = values[np.isfinite(values)]
-            nonzero = np.abs(finite[finite != 0]).astype(np.float64)
-            self.int_mode = bool(np.all(finite == np.ceil(finite))) if finite.size else True
-            if nonzero.size:
-                big, small = nonzero.max(), nonzero.min()
-                if self.int_mode:
-                    self.sci = big / small > 1000.0 or big > 1.0e8
-                else:
-                    self.sci = big / small > 1000.0 or big > 1.0e8 or small < 1.0e-4
-        self.width = max((len(self.format(v)) for v in values.reshape(-1)), default=1)
+        self.width = 1
+        flat = values.reshape(-1)
+        if self.kind != "f":
+            self.width = max((len(self.format(v)) for v in flat), default=1)
+            return
+        shown = flat[np.isfinite(flat) & (flat != 0)].astype(np.float64)
+        if not shown.size:
+            return
+        big, small = np.abs(shown).max(), np.abs(shown).min()
+        self.int_mode = bool(np.all(shown == np.ceil(shown)))
+        self.sci = big / small > 1000.0 or big > 1.0e8 or small < 1.0e-4
+        self.width = max(len(self.format(v)) for v in shown)
 
     def format(self, value) -> str:
         if self.kind == "b":
@@ -39,12 +43,10 @@ class _Formatter:
         if self.kind in "iu":
             return str(int(value))
         value = float(value)
-        if not math.isfinite(value):
-            return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
         if self.sci:
             return f"{value:.{PRECISION}e}"
         if self.int_mode:
-            return f"{value:.0f}."
+            return f"{value:.0f}" + ("" if math.isinf(value) or math.isnan(value) else ".")
         return f"{value:.{PRECISION}f}"
 
 
@@ -61,7 +63,7 @@ def _rows(a, formatter, indent, summarize):
     if a.ndim == 1:
         items = [formatter.format(v).rjust(formatter.width) for v in a]
         if summarize and a.shape[0] > 2 * EDGEITEMS:
-            items = items[:EDGEITEMS] + ["..."] + items[-EDGEITEMS:]
+            items = items[:EDGEITEMS] + [" ..."] + items[-EDGEITEMS:]  # torch's spacing
         per_line = max(1, (LINEWIDTH - indent) // (formatter.width + 2))
         lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
@@ -79,7 +81,7 @@ def tensor_body(array: np.ndarray, indent: int) -> str:
     shown = _summarized(array) if summarize else array
     formatter = _Formatter(shown)
     if array.ndim == 0:
-        return formatter.format(array.item())
+        return formatter.format(array.item()).rjust(formatter.width)
     return _rows(array, formatter, indent, summarize)
 
 
@@ -100,7 +102,8 @@ def tensor_repr(t) -> str:
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
     text = prefix + body
-    last_line = len(text.rsplit("\n", 1)[-1])
+    # torch counts two more columns than the last line has; matching it wraps at the same place
+    last_line = len(text.rsplit("\n", 1)[-1]) + 2
     for suffix in suffixes:
         if last_line + len(suffix) + 2 > LINEWIDTH:
             text += ",\n" + " " * len(prefix) + suffix

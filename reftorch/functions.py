@@ -728,7 +728,7 @@ def _slice(input, dim, start, stop, step):
     key = (slice(None),) * dim + (slice(start, stop, step),)
     shape = input._shape[:dim] + (length,) + input._shape[dim + 1:]
     stride = input._stride[:dim] + (input._stride[dim] * step,) + input._stride[dim + 1:]
-    offset = input._offset + (start * input._stride[dim] if length else 0)
+    offset = input._offset + start * input._stride[dim]  # even for an empty slice, as torch
     return _make_view(input, shape, stride, offset, SliceBackward0, _key=key)
 
 
@@ -1069,10 +1069,19 @@ MinBackward0 = type("MinBackward0", (MaxBackward0,), {})
 TopkBackward0 = type("TopkBackward0", (MaxBackward0,), {})
 SortBackward0 = type("SortBackward0", (MaxBackward0,), {})
 
-return_types_max = namedtuple("max", ["values", "indices"])
-return_types_min = namedtuple("min", ["values", "indices"])
-return_types_topk = namedtuple("topk", ["values", "indices"])
-return_types_sort = namedtuple("sort", ["values", "indices"])
+def _return_type(name):
+    """A (values, indices) named tuple that prints like torch.return_types.<name>."""
+    base = namedtuple(name, ["values", "indices"])
+
+    def __repr__(self):
+        return f"torch.return_types.{name}(\nvalues={self.values!r},\nindices={self.indices!r})"
+    return type(name, (base,), {"__repr__": __repr__, "__slots__": ()})
+
+
+return_types_max = _return_type("max")
+return_types_min = _return_type("min")
+return_types_topk = _return_type("topk")
+return_types_sort = _return_type("sort")
 
 
 def _extreme(input, dim, keepdim, other, which):
@@ -1632,16 +1641,39 @@ def _numpy_key(key):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             converted.append(k._np)
         elif isinstance(k, (list, np.ndarray)):
-            converted.append(np.asarray(k))
+            k = np.asarray(k)
+            converted.append(k.astype(np.int64) if k.size == 0 else k)  # [] indexes nothing
         else:
             converted.append(k)
     return tuple(converted)
 
 
+class AliasBackward0(Node):
+    def backward(self, grad):
+        return (grad,)
+
+
+def _scalar_tensor_keys(key):
+    """A 0-dim integer tensor in an index acts as a plain int (torch selects, a view)."""
+    def plain(k):
+        if isinstance(k, Tensor) and k.dim() == 0 and k.dtype not in (dtypes.bool,) \
+                and not k.dtype.is_floating_point:
+            return k.item()
+        return k
+    return tuple(plain(k) for k in key) if isinstance(key, tuple) else plain(key)
+
+
 def getitem(input, key):
+    key = _scalar_tensor_keys(key)
+    if isinstance(key, slice):  # torch's one-slice path records a slice even when it is full
+        return _slice(input, 0, key.start, key.stop, 1 if key.step is None else key.step) \
+            if input.dim() else _basic_index(input, _expand_key(input, key))
     key = _expand_key(input, key)
     if builtins.all(_is_basic(k) for k in key):
-        return _basic_index(input, key)
+        out = _basic_index(input, key)
+        if out is input:  # t[()], t[...], t[:, :]: still a new view, as in torch
+            out = _make_view(input, input._shape, input._stride, input._offset, AliasBackward0)
+        return out
     np_key = _numpy_key(key)
     try:
         out = _wrap(kernel("index", input._device)(input._np, np_key), input._device)
@@ -1664,7 +1696,7 @@ class IndexPutBackward0(Node):
 
 
 def setitem(input, key, value):
-    key = _expand_key(input, key)
+    key = _expand_key(input, _scalar_tensor_keys(key))
     if builtins.all(_is_basic(k) for k in key):
         target = _basic_index(input, key)
         copy_(target, value)
@@ -2098,13 +2130,49 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
     if isinstance(data, Tensor):
         out = _wrap(np.array(data._np, dtype=(dtype or data.dtype).numpy, copy=True), data._device)
         return _finish(out if d == out._device else to(out, d), requires_grad)
+    if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype, as a 0-dim array
+        data = np.asarray(data)
     if isinstance(data, np.ndarray):
         source_dtype = dtypes.from_numpy_dtype(data.dtype)
+        if d.type == "cpu":
+            return _finish(_copy_keeping_layout(from_numpy(data), dtype or source_dtype), requires_grad)
         values = np.array(data, dtype=(dtype or source_dtype).numpy, copy=True, order="C")
     else:
         values = np.array(_unwrap_scalars(data), dtype=(dtype or _infer_dtype(data)).numpy)
     out = _wrap(kernel("copy", d)(values) if d.type != "cpu" else values, d)
     return _finish(out, requires_grad)
+
+
+def _non_overlapping_and_dense(shape, strides) -> bool:
+    """torch's test: the elements tile one block of memory with no gaps and no overlaps."""
+    if 0 in shape:  # nothing to lay out: torch keeps an empty array's strides as they are
+        return True
+    if len(shape) == 1:
+        return shape[0] < 2 or strides[0] == 1
+    # dims of size 0 or 1 go last: they never leave a gap
+    order = sorted(range(len(shape)), key=lambda d: (shape[d] < 2, strides[d] if shape[d] >= 2 else 0))
+    required = 1
+    for d in order:
+        if shape[d] < 2:
+            return True
+        if strides[d] != required:
+            return False
+        required *= shape[d]
+    return True
+
+
+def _copy_keeping_layout(source, dtype):
+    """A copy in ``dtype`` with the same strides when ``source`` is dense (torch's
+    preserve_format, what ``torch.tensor(ndarray)`` does), else a row-major copy."""
+    if not _non_overlapping_and_dense(source._shape, source._stride):
+        return _wrap(np.array(source._np, dtype=dtype.numpy, order="C", copy=True))
+    span = 1 + builtins.sum((n - 1) * st for n, st in zip(source._shape, source._stride)) \
+        if source.numel() else 0
+    owner = _wrap(np.empty(span, dtype=dtype.numpy))
+    out = _view_of(owner, source._shape, source._stride, 0)
+    out._base, out._version_counter = None, [0]  # a fresh tensor, not a view of ``owner``
+    np.copyto(out._np, source._np, casting="unsafe")
+    return out
 
 
 def _unwrap_scalars(data):

@@ -1,0 +1,304 @@
+"""Views and indexing against torch: the same geometry (shape, strides, storage offset,
+contiguity, view-ness) and the same storage sharing (a write through the view reaches the
+base), on contiguous and non-contiguous inputs; advanced indexing and masked assignment."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import reftorch
+from engine_support import (
+    ENGINE, LIBS, assert_same, build, dtype_names, layouts, make_array, run_both, same_program,
+    seeds, shapes,
+)
+
+
+def index_items(shape):
+    """A basic index for ``shape``: ints, slices (with steps), None and at most one Ellipsis."""
+    def item_for(n):
+        return st.one_of(
+            st.integers(-n, n - 1),
+            st.builds(slice, st.none() | st.integers(-n - 1, n + 1), st.none() | st.integers(-n - 1, n + 1),
+                      st.none() | st.integers(1, 3)),
+            st.none(),
+        )
+    per_dim = [item_for(n) for n in shape]
+    return st.tuples(*per_dim).flatmap(lambda items: st.tuples(
+        st.just(items), st.integers(0, len(items)), st.integers(0, len(items)), st.booleans()
+    )).map(lambda t: _assemble(*t))
+
+
+def _assemble(items, cut, ellipsis_at, use_ellipsis):
+    items = list(items[:cut])
+    if use_ellipsis:
+        items.insert(min(ellipsis_at, len(items)), Ellipsis)
+    return tuple(items)
+
+
+@ENGINE
+@given(data=st.data(), shape=shapes(1, 3, 1, 5), seed=seeds, name=dtype_names, layout=layouts)
+def test_basic_indexing_is_a_view_with_torch_geometry(data, shape, seed, name, layout):
+    key = data.draw(index_items(shape), label="key")
+    array = make_array(seed, shape, name)
+
+    def program(lib):
+        base, t = build(lib, array, layout)
+        return t[key]
+
+    results = same_program(program, geometry=True)
+    if results is not None and layout != "expanded":
+        _check_write_through(lambda lib: build(lib, array, layout), lambda t: t[key])
+
+
+def _check_write_through(make, make_view):
+    """A write through the view shows in the base, in both libraries, at the same places."""
+    seen = []
+    for lib in LIBS:
+        leaf, t = make(lib)
+        v = make_view(t)
+        if v.numel() == 0 or v.stride() and 0 in v.stride():
+            return
+        before = leaf.clone()
+        v.fill_(1 if v.dtype == lib.bool else 42)
+        assert v._version == leaf._version and leaf._version >= 1, lib.__name__
+        seen.append(leaf.ne(before).reshape(-1).tolist())
+    assert seen[0] == seen[1]
+
+
+VIEW_OPS = {
+    "view_flat": lambda t: t.view(-1),
+    "view_split": lambda t: t.view(*(t.shape[:-1] + (1, t.shape[-1]))),
+    "reshape_flat": lambda t: t.reshape(-1),
+    "reshape_swap": lambda t: t.reshape(tuple(reversed(t.shape))),
+    "t": lambda t: t.t() if t.dim() <= 2 else t.transpose(0, 1),
+    "T": lambda t: t.T,
+    "transpose": lambda t: t.transpose(0, -1),
+    "permute": lambda t: t.permute(*reversed(range(t.dim()))),
+    "unsqueeze0": lambda t: t.unsqueeze(0),
+    "unsqueeze_last": lambda t: t.unsqueeze(-1),
+    "squeeze": lambda t: t.squeeze(),
+    "squeeze0": lambda t: t.squeeze(0),
+    "flatten": lambda t: t.flatten(),
+    "flatten_tail": lambda t: t.flatten(1) if t.dim() > 1 else t.flatten(),
+    "expand": lambda t: t.unsqueeze(0).expand(3, *t.shape),
+    "expand_minus1": lambda t: t.unsqueeze(0).expand(2, *([-1] * t.dim())),
+    "chunk": lambda t: t.chunk(2, -1),
+    "chunk3": lambda t: t.chunk(3, 0),
+    "split": lambda t: t.split(2, 0),
+    "split_sizes": lambda t: t.split([1, t.shape[-1] - 1], -1),
+    "narrow": lambda t: t.narrow(0, 0, 1),
+    "select": lambda t: t.select(-1, 0),
+    "unbind": lambda t: t.unbind(0),
+    "contiguous": lambda t: t.contiguous(),
+    "detach": lambda t: t.detach(),
+    "diagonal_via_as_strided": lambda t: t.contiguous().as_strided((1,), (1,)),
+}
+
+
+@ENGINE
+@given(op=st.sampled_from(sorted(VIEW_OPS)), shape=shapes(1, 3, 1, 4), seed=seeds, name=dtype_names,
+       layout=layouts)
+def test_view_ops_share_storage_with_torch_geometry(op, shape, seed, name, layout):
+    array = make_array(seed, shape, name)
+
+    def program(lib):
+        _, t = build(lib, array, layout)
+        return VIEW_OPS[op](t)
+
+    results = same_program(program, geometry=True)
+    if results is not None and layout != "expanded" and op not in ("chunk", "chunk3", "split", "split_sizes", "unbind"):
+        _check_write_through(lambda lib: build(lib, array, layout), VIEW_OPS[op])
+
+
+@ENGINE
+@given(shape=shapes(2, 3, 1, 4), seed=seeds, layout=layouts)
+def test_view_of_non_contiguous_raises_like_torch_and_reshape_copies(shape, seed, layout):
+    array = make_array(seed, shape, "float32")
+    same_program(lambda lib: build(lib, array, layout)[1].view(-1))
+    same_program(lambda lib: build(lib, array, layout)[1].reshape(-1), geometry=True)
+    same_program(lambda lib: build(lib, array, layout)[1].view(shape[0], -1))
+    # a reshape that had to copy no longer shares memory with its input (same in both)
+    sharing = []
+    for lib in LIBS:
+        leaf, t = build(lib, array, layout)
+        r = t.reshape(-1)
+        r.zero_()
+        sharing.append(bool((leaf == 0).all()) if array.size else True)
+    assert sharing[0] == sharing[1]
+
+
+# -- advanced indexing and masked assignment ---------------------------------------------
+@ENGINE
+@given(shape=shapes(1, 3, 1, 5), seed=seeds, name=dtype_names, layout=layouts,
+       index_seed=seeds, count=st.integers(0, 4), as_int32=st.booleans())
+def test_advanced_indexing_copies_like_torch(shape, seed, name, layout, index_seed, count, as_int32):
+    array = make_array(seed, shape, name)
+    rng = np.random.default_rng(index_seed)
+    rows = rng.integers(-shape[0], shape[0], size=count)
+    mask = rng.random(shape) < 0.5
+    row_mask = rng.random(shape[0]) < 0.5
+    index_dtype = "int32" if as_int32 else "int64"
+
+    def keys(lib):
+        idx = lib.tensor(rows, dtype=getattr(lib, index_dtype))
+        return {
+            "int_tensor": idx, "bool_mask": lib.tensor(mask), "row_mask": lib.tensor(row_mask),
+            "list": rows.tolist(), "int_then_slice": (idx, slice(None, None, 2)) if len(shape) > 1 else idx,
+            "ellipsis_int": (Ellipsis, lib.tensor([0, -1])),
+            "scalar_index_tensor": lib.tensor(0),
+        }
+
+    for label in keys(torch):
+        results = same_program(lambda lib: build(lib, array, layout)[1][keys(lib)[label]], geometry=False)
+        if results is not None:
+            theirs, mine = results
+            assert mine._is_view() == theirs._is_view(), label
+
+
+@ENGINE
+@given(shape=shapes(1, 3, 1, 5), seed=seeds, name=st.sampled_from(["int64", "float32", "float64", "bool"]),
+       index_seed=seeds, value=st.sampled_from([0, 1, 2.5, "tensor", "row"]))
+def test_masked_and_indexed_assignment_like_torch(shape, seed, name, index_seed, value):
+    array = make_array(seed, shape, name)
+    rng = np.random.default_rng(index_seed)
+    mask = rng.random(shape) < 0.5
+    rows = rng.integers(0, shape[0], size=2)
+
+    def fill(lib, target_shape):
+        if value == "tensor":
+            return lib.tensor(3, dtype=getattr(lib, name))
+        if value == "row":
+            return lib.ones(target_shape[1:], dtype=getattr(lib, name)) if len(target_shape) > 1 else 5
+        return value
+
+    def masked(lib):
+        t = lib.tensor(array)
+        v = fill(lib, (int(mask.sum()),)) if value != "row" else 7
+        version = t._version
+        t[lib.tensor(mask)] = v
+        return t, t._version - version
+
+    def by_rows(lib):
+        t = lib.tensor(array)
+        t[lib.tensor(rows)] = fill(lib, shape)
+        return t
+
+    def by_slice(lib):
+        t = lib.tensor(array)
+        t[..., ::2] = fill(lib, shape) if value != "row" else 4
+        return t
+
+    def via_view(lib):
+        t = lib.tensor(array)
+        view = t[0]
+        view[...] = 9
+        return t
+
+    for program in (masked, by_rows, by_slice, via_view):
+        same_program(program)
+
+
+# -- devices -------------------------------------------------------------------------
+@ENGINE
+@given(shape=shapes(0, 3), seed=seeds, name=dtype_names)
+def test_devices_to_returns_self_and_sim_copies(shape, seed, name):
+    array = make_array(seed, shape, name)
+    for lib in LIBS:
+        t = lib.tensor(array)
+        assert t.to("cpu") is t and t.to(t.dtype) is t and t.cpu() is t and t.to(t) is t
+        assert t.to(lib.device("cpu")) is t
+        assert str(t.device) == "cpu" and t.device == lib.device("cpu")
+        assert t.to(lib.float64).dtype == lib.float64
+    t = reftorch.tensor(array)
+    on_sim = t.to("sim")
+    assert on_sim is not t and str(on_sim.device) == "sim:0" and on_sim.device.type == "sim"
+    assert on_sim.to("sim") is on_sim
+    assert on_sim.untyped_storage() is not t.untyped_storage()
+    back = on_sim.cpu()
+    assert reftorch.equal(back, t) and back.untyped_storage() is not t.untyped_storage()
+    if t.numel():
+        on_sim.reshape(-1)[0] = 0 if name != "bool" else False
+        assert reftorch.equal(t, reftorch.tensor(array))  # the copy on the device is its own memory
+    assert (on_sim + on_sim).device == on_sim.device
+    assert "device='sim:0'" in repr(on_sim)
+
+
+@ENGINE
+@given(shape=shapes(1, 3), seed=seeds, op=st.sampled_from(["add", "mul", "matmul", "cat", "where", "copy_"]))
+def test_mixing_devices_raises_torchs_error(shape, seed, op):
+    array = make_array(seed, shape, "float32")
+    a, b = reftorch.tensor(array), reftorch.tensor(array).to("sim")
+    programs = {
+        "add": lambda: a + b, "mul": lambda: b * a, "matmul": lambda: a.reshape(-1) @ b.reshape(-1),
+        "cat": lambda: reftorch.cat([a, b]), "where": lambda: reftorch.where(a > 0, a, b),
+        "copy_": None,
+    }
+    if op == "copy_":  # copy_ across devices is allowed, as in torch
+        a.copy_(b)
+        return
+    try:
+        programs[op]()
+    except RuntimeError as error:
+        assert str(error).startswith("Expected all tensors to be on the same device"), str(error)
+    else:
+        raise AssertionError(f"{op} mixing cpu and sim did not raise")
+    # a zero-dim CPU tensor may join an accelerator op, as in torch
+    assert (b + reftorch.tensor(2.0)).device == b.device
+
+
+# -- repr ---------------------------------------------------------------------------
+REPR_VALUES = st.sampled_from([
+    "small", "ints_as_float", "wide", "tiny", "huge", "mixed", "nan_inf", "zero", "negative", "rand",
+])
+
+
+def repr_array(kind, seed, shape, name):
+    rng = np.random.default_rng(seed)
+    base = rng.standard_normal(shape)
+    values = {
+        "small": base, "ints_as_float": np.round(base * 3), "wide": base * 1e5, "tiny": base * 1e-6,
+        "huge": base * 1e9, "mixed": base * np.array(10.0) ** rng.integers(-3, 4, size=shape),
+        "nan_inf": np.where(rng.random(shape) < 0.3, np.inf, base), "zero": np.zeros(shape),
+        "negative": -np.abs(base), "rand": rng.random(shape),
+    }[kind]
+    if name == "bool":
+        return np.asarray(values > 0)
+    if name.startswith("int"):
+        return np.asarray(np.nan_to_num(np.round(values * 10), posinf=7)).clip(-1e9, 1e9).astype(name)
+    return np.asarray(values).astype(name)
+
+
+@ENGINE
+@given(kind=REPR_VALUES, seed=seeds, shape=shapes(0, 3, 0, 6), name=dtype_names,
+       grad=st.sampled_from(["none", "leaf", "non_leaf"]))
+def test_repr_text_equals_torch(kind, seed, shape, name, grad):
+    array = repr_array(kind, seed, shape, name)
+    texts = []
+    for lib in LIBS:
+        t = lib.tensor(array)
+        if grad != "none" and name.startswith("float"):
+            t.requires_grad_(True)
+            if grad == "non_leaf":
+                t = t * 1
+        texts.append(repr(t))
+    assert texts[1] == texts[0]
+
+
+@ENGINE
+@given(seed=seeds, shape=st.sampled_from([(1001,), (40, 30), (3, 400), (11, 11, 11), (2000,)]),
+       name=dtype_names, kind=REPR_VALUES)
+def test_repr_of_large_tensors_is_summarised_like_torch(seed, shape, name, kind):
+    array = repr_array(kind, seed, shape, name)
+    assert repr(reftorch.tensor(array)) == repr(torch.tensor(array))
+
+
+def test_repr_of_dtypes_devices_and_sizes_matches_torch():
+    for lib_name in ("float32", "float64", "int32", "int64", "bool"):
+        assert repr(getattr(reftorch, lib_name)) == repr(getattr(torch, lib_name))
+    assert repr(reftorch.zeros(2, 3).shape) == repr(torch.zeros(2, 3).shape)
+    assert repr(reftorch.device("cpu")) == repr(torch.device("cpu"))
+    assert repr(reftorch.zeros(0, 3)) == repr(torch.zeros(0, 3))
+    assert repr(reftorch.tensor(3.5)) == repr(torch.tensor(3.5))
+    assert repr(reftorch.tensor([], dtype=reftorch.int32)) == repr(torch.tensor([], dtype=torch.int32))
