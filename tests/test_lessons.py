@@ -1,0 +1,147 @@
+"""Gates on the lessons as stored (what a student reads before running anything).
+
+The lessons themselves are re-executed and compared with their stored outputs by the second
+pytest run of `make test` (nbval); these tests check the rest, and show that nbval's
+comparison fails on a stale output.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course.lessons import LESSONS, RAISES_TAG, lesson_paths, problems
+
+EXPECTED = ["01_tensors", "02_devices", "03_autograd", "04_inplace", "05_clone_detach", "06_modules"]
+
+# Syllabus topics that must appear in a lesson's code (API names a lesson cannot teach without)
+SYLLABUS_CODE = {
+    "01_tensors": ["zeros(", "ones(", "full(", "arange(", "rand(", "randn(", "manual_seed", "float64",
+                   "int32", "bool", "from_numpy", ".numpy()", "stride(", "storage_offset(",
+                   "is_contiguous(", ".contiguous(", ".view(", ".reshape(", ".t()", "permute(",
+                   "expand(", "cat(", "stack(", "unsqueeze(", "squeeze(", "chunk(", "transpose(",
+                   "tile(", "repeat(", ".max(", "maximum(", "ravel(", "flatten(", "topk(", "dim="],
+    "02_devices": ["device(", ".to(", "is_available()", "synchronize", "memory_allocated", ".item()",
+                   "rename_privateuse1_backend", "sim"],
+    "03_autograd": ["requires_grad", "requires_grad_(", "is_leaf", ".grad_fn", "next_functions",
+                    ".backward(", "gradient=", "retain_grad(", "zero_", "inputs=", "retain_graph=True",
+                    "autograd.grad(", "grad_outputs", "create_graph=True", "hessian", "no_grad",
+                    "enable_grad", "inference_mode", "autograd.Function", "save_for_backward",
+                    "saved_tensors", ".apply(", "gradcheck", "make_dot", "is_grads_batched"],
+    "04_inplace": ["_version", "zero_()", "exp_()", "+=", "torch.where", "x > 0.5"],
+    "05_clone_detach": [".clone()", ".detach()", "detach().clone()", ".item()", ".copy()", "make_dot"],
+    "06_modules": ["super().__init__()", "def forward", "register_parameter", "register_buffer",
+                   "register_module", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict",
+                   "Sequential", "named_parameters(", "buffers(", "children(", "modules(",
+                   "requires_grad_(", ".to(", ".train(", ".eval(", "state_dict(", "load_state_dict(",
+                   "numel()", "optim.SGD", "optim.Adam"],
+}
+
+
+def lesson(name: str):
+    return nbformat.read(LESSONS / f"{name}.ipynb", as_version=4)
+
+
+def code_of(nb) -> str:
+    return "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+
+
+def test_the_six_lessons_exist_in_order():
+    assert [p.stem for p in lesson_paths()] == EXPECTED
+
+
+def test_course_map_lists_every_lesson():
+    course_map = (LESSONS / "README.md").read_text()
+    for name in EXPECTED:
+        assert f"{name}.ipynb" in course_map
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_lesson_is_stored_executed_in_order_without_unexpected_errors(name):
+    assert problems(LESSONS / f"{name}.ipynb") == []
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_lesson_states_goals_first_and_ends_with_exercises(name):
+    nb = lesson(name)
+    markdown = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    assert "Goals" in markdown[0]
+    assert any("## Exercises" in m for m in markdown[-3:])
+    assert "assignments/" in "\n".join(markdown[-3:])  # exercises lead into the graded assignment
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_lesson_shows_torch_and_opens_reftorch(name):
+    code = code_of(lesson(name))
+    assert "import torch" in code and "reftorch" in code
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_lesson_teaches_its_syllabus_topics_in_code(name):
+    code = code_of(lesson(name))
+    missing = [api for api in SYLLABUS_CODE[name] if api not in code]
+    assert missing == []
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_lesson_has_pictures(name):
+    nb = lesson(name)
+    images = sum(1 for c in nb.cells if c.cell_type == "code" for o in c.outputs
+                 if o.output_type in ("display_data", "execute_result") and "image/png" in o.get("data", {}))
+    assert images >= 1
+
+
+def test_gpu_cells_report_their_skip():
+    for path in lesson_paths():
+        for cell in nbformat.read(path, as_version=4).cells:
+            if "gpu" in cell.metadata.get("tags", []):
+                text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+                assert "SKIPPED (no CUDA device)" in text or "cuda" in text.lower(), path.name
+
+
+# -- the gates can fail ---------------------------------------------------------------
+def tiny_notebook(path: Path, stored_output: str, tags=(), source="print(6 * 7)"):
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell(source, execution_count=1)
+    cell.metadata["tags"] = list(tags)
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=stored_output)]
+    nb.cells = [nbformat.v4.new_markdown_cell("# Goals"), cell]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def run_nbval(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env", "-p", "no:cacheprovider",
+         "-p", "no:xdist", "--nbval-sanitize-with", str(LESSONS / "nbval_sanitize.cfg"), str(path)],
+        capture_output=True, text=True, timeout=120, cwd=path.parent)
+
+
+@pytest.mark.slow
+def test_nbval_passes_a_fresh_output_and_fails_a_stale_one(tmp_path):
+    fresh = run_nbval(tiny_notebook(tmp_path / "fresh.ipynb", "42\n"))
+    assert fresh.returncode == 0, fresh.stdout[-2000:]
+    stale = run_nbval(tiny_notebook(tmp_path / "stale.ipynb", "41\n"))
+    assert stale.returncode == 1 and "1 failed" in stale.stdout
+
+
+def test_problems_catches_an_unrun_cell_an_untagged_error_and_a_tag_that_never_raised(tmp_path):
+    path = tiny_notebook(tmp_path / "x.ipynb", "42\n")
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[1].execution_count = None
+    nbformat.write(nb, path)
+    assert any("execution_count" in p for p in problems(path))
+
+    nb.cells[1].execution_count = 1
+    nb.cells[1].outputs = [nbformat.v4.new_output("error", ename="ValueError", evalue="x", traceback=[])]
+    nbformat.write(nb, path)
+    assert any("not tagged" in p for p in problems(path))
+
+    nb.cells[1].outputs = []
+    nb.cells[1].metadata["tags"] = [RAISES_TAG]
+    nbformat.write(nb, path)
+    assert any("raised nothing" in p for p in problems(path))
