@@ -93,6 +93,7 @@ class Grader:
         self.tools = load_tools(self.spec)
         self.seed = self._seed()
         self.with_torch = not course.forbids_torch(assignment)
+        self.pid_namespaces: set[str] = set()
 
     def _seed(self) -> int:
         """A secret per assignment, kept where only the instructor's side can read it."""
@@ -201,6 +202,7 @@ class Grader:
         finally:
             for box in sandboxes:
                 box.close()
+                self.pid_namespaces |= box.pid_namespaces - {""}
             writer.close()
         return [rows[s] for s in students]
 

@@ -81,7 +81,8 @@ def load_spec(name: str, notebook: str, source_path) -> AssignmentSpec:
             role = "answer"
         else:
             role = "locked"
-            tools.append(_source(cell))
+            if check_functions_defined_in(_source(cell)):
+                tools.append(_source(cell))
         cells.append(TrustedCell(grade_id, role, _source(cell), float(meta.get("points") or 0), position))
     spec = AssignmentSpec(name, notebook, cells, source_notebook, tools_source="\n\n".join(tools))
     check_functions = frozenset().union(*(check_functions_defined_in(t) for t in tools)) if tools else frozenset()

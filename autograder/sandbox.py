@@ -20,6 +20,7 @@ import sys
 import sysconfig
 import tempfile
 import threading
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -147,6 +148,7 @@ class Sandbox:
         self.control: socket.socket | None = None
         self._buffer = b""
         self._stderr = None
+        self.pid_namespaces: set[str] = set()
 
     def start(self, timeout: float = 120.0) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -162,6 +164,16 @@ class Sandbox:
             detail = self._stderr_text()
             self.close()
             raise SandboxError(f"sandbox did not start: {detail or 'no message'}")
+        self.pid_namespaces.add(self._pid_namespace())
+
+    def _pid_namespace(self) -> str:
+        """The sandbox's PID namespace, so a caller can check that nothing in it survived."""
+        pid = self.process.pid
+        try:
+            children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+            return os.readlink(f"/proc/{children[0]}/ns/pid")
+        except (OSError, IndexError):
+            return ""
 
     def _stderr_text(self) -> str:
         if self._stderr is None:
@@ -249,10 +261,26 @@ class Sandbox:
             except ProcessLookupError:
                 pass
             self.process.wait()
+        self._reap_namespace()
         self.process = None
         if self.control is not None:
             self.control.close()
             self.control = None
+
+    def _reap_namespace(self, patience: float = 3.0) -> None:
+        """Killing bwrap kills its PID namespace; wait for the kernel to finish, force if needed."""
+        namespaces = self.pid_namespaces - {""}
+        deadline = time.monotonic() + patience
+        give_up = deadline + 2 * patience
+        while namespaces and (left := processes_in(namespaces)) and time.monotonic() < give_up:
+            if time.monotonic() > deadline:
+                for pid in left:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                deadline = time.monotonic() + patience
+            time.sleep(0.01)
 
     def __enter__(self):
         self.start()
@@ -283,3 +311,16 @@ def _write_all(fd: int, payload: bytes) -> None:
         pass  # the child died or stopped reading: its outcome says why
     finally:
         os.close(fd)
+
+
+def processes_in(namespaces: set[str]) -> list[int]:
+    """PIDs (host view) of processes still living in any of these PID namespaces."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.readlink(f"/proc/{entry}/ns/pid") in namespaces:
+                    found.append(int(entry))
+            except OSError:
+                pass
+    return found

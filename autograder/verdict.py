@@ -180,6 +180,8 @@ class _Evaluator:
                     if not (is_data(left) and is_data(right)):
                         return self.recorded(node, runs), runs
                     result = _COMPARE[type(op)](left, right)
+                if len(node.ops) == 1:
+                    return result, runs  # a tensor comparison stays a tensor
                 if not result:
                     return result, runs
                 left = right

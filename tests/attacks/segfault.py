@@ -1,0 +1,3 @@
+# place: middle
+import ctypes
+ctypes.string_at(0)

@@ -1,0 +1,201 @@
+"""The attack corpus (tests/attacks/) against a real released assignment, graded in one batch.
+
+Every attack is injected into a submission; it must score no more than the same
+submission without it. Honest submissions that warn, change torch's global settings or
+compute in float64 keep full marks. The gradebook, the other students' files, the host's
+network and file system come out untouched, and no process outlives the batch.
+"""
+from __future__ import annotations
+
+import hashlib
+import pickle
+import socket
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from attacks import inject
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("grading_attacks")]
+
+ASSIGNMENT = "03_autograd"
+CODE_ATTACKS = [
+    "patch_comparisons", "patch_check_helpers_late", "tensor_subclass_liar", "shadow_modules",
+    "ipython_hooks", "displayhook_tricks", "read_solutions", "write_gradebook", "network",
+]
+CRASH_ATTACKS = [
+    "exit_os", "exit_sys", "segfault", "loop_ignoring_sigint", "memory_bomb", "fork_bomb",
+    "output_flood", "disk_fill", "detached_child", "malicious_pickle",
+]
+HONEST_VARIANTS = ["honest_stderr", "honest_torch_settings", "honest_float64"]
+STRUCTURAL = ["duplicated_tests", "deleted_tests", "edited_tests", "stripped_metadata_tests"]
+
+
+class _Listener:
+    """A loopback TCP server that counts who connects (nobody should)."""
+
+    def __init__(self):
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.port = self.server.getsockname()[1]
+        self.connections = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        while True:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            self.connections += 1
+            connection.close()
+
+
+class _Parcel:
+    """Unpickling this runs a shell command: on the host it would create the marker file."""
+
+    def __init__(self, command):
+        self.command = command
+
+    def __reduce__(self):
+        import os
+        return (os.system, (self.command,))
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    from autograder.course import Course
+    from autograder.grade import Grader
+    from autograder.sandbox import Limits
+
+    root = inject.make_course(tmp_path_factory.mktemp("attacks") / "course", ASSIGNMENT)
+    listener = _Listener()
+    marker = tmp_path_factory.mktemp("host") / "pwned"
+    honest = inject.honest(root, ASSIGNMENT)
+    partial = inject.honest(root, ASSIGNMENT, keep=0.5)
+    expected = {"honest": ("max", None), "partial": ("baseline", None), "blank": ("baseline", None)}
+    inject.submit(root, ASSIGNMENT, "honest", honest)
+    inject.submit(root, ASSIGNMENT, "partial", partial)
+    inject.submit(root, ASSIGNMENT, "blank", inject.released(root, ASSIGNMENT))
+    for name in CODE_ATTACKS:
+        source, place = inject.attack_source(name)
+        source = source.replace("PORT", str(listener.port))
+        inject.submit(root, ASSIGNMENT, name, inject.insert(partial, source, place))
+        expected[name] = ("<=", "partial")
+    for name in CRASH_ATTACKS:
+        source, place = inject.attack_source(name)
+        notebook = inject.insert(honest, source, place)
+        files = {"evil.pkl": pickle.dumps(_Parcel(f"touch {marker}"))} if name == "malicious_pickle" else None
+        inject.submit(root, ASSIGNMENT, name, notebook, files=files)
+        expected[name] = ("<=", "honest")
+    for name in HONEST_VARIANTS:
+        source, place = inject.attack_source(name)
+        inject.submit(root, ASSIGNMENT, name, inject.insert(honest, source, place))
+        expected[name] = ("max", None)
+    for name in STRUCTURAL:
+        inject.submit(root, ASSIGNMENT, name, getattr(inject, name)(partial))
+        expected[name] = ("==", "partial")
+    inject.submit(root, ASSIGNMENT, "invalid_json", raw=b'{"cells": [')
+    inject.submit(root, ASSIGNMENT, "empty_file", raw=b"")
+    expected["invalid_json"] = expected["empty_file"] = ("==", "blank")
+
+    course = Course.load(root)
+    before = _digests(root / "course" / "submitted")
+    grader = Grader(course, ASSIGNMENT, workers=2,
+                    limits=Limits(wall_seconds=10, cpu_seconds=10, memory_bytes=1024**3))
+    rows = {row.student: row for row in grader.run()}
+    return {
+        "root": root, "rows": rows, "expected": expected, "listener": listener, "marker": marker,
+        "before": before, "after": _digests(root / "course" / "submitted"), "grader": grader,
+        "points": dict(inject.test_points(root, ASSIGNMENT)), "honest_notebook": honest,
+    }
+
+
+def test_every_submission_has_a_row_with_a_status(batch):
+    assert set(batch["rows"]) == set(batch["expected"])
+    for row in batch["rows"].values():
+        assert row.status and row.message
+        assert len(row.tests) == len(batch["points"])
+
+
+def test_baselines(batch):
+    rows = batch["rows"]
+    assert rows["honest"].score == rows["honest"].max_score == sum(batch["points"].values())
+    assert rows["blank"].score == 0
+    assert 0 < rows["partial"].score < rows["partial"].max_score
+
+
+@pytest.mark.parametrize("name", CODE_ATTACKS + CRASH_ATTACKS + STRUCTURAL + ["invalid_json", "empty_file"])
+def test_attack_scores_no_more_than_without_it(batch, name):
+    rows = batch["rows"]
+    relation, baseline = batch["expected"][name]
+    got, base = rows[name].score, rows[baseline].score
+    assert got <= base, f"{name}: {got} > {baseline} {base}: {rows[name].tests}"
+    if relation == "==":
+        assert got == base, f"{name}: {got} != {baseline} {base}: {rows[name].message}"
+
+
+@pytest.mark.parametrize("name", HONEST_VARIANTS)
+def test_honest_variants_keep_full_marks(batch, name):
+    row = batch["rows"][name]
+    assert row.score == row.max_score, [t for t in row.tests if not t["passed"]]
+
+
+@pytest.mark.parametrize("name", ["exit_os", "segfault", "loop_ignoring_sigint", "memory_bomb", "fork_bomb",
+                                  "disk_fill", "output_flood"])
+def test_points_before_a_crash_are_kept(batch, name):
+    source, _ = inject.attack_source(name)
+    marker = source.splitlines()[1]
+    notebook = inject.insert(batch["honest_notebook"], source, "middle")
+    before = inject.tests_before(notebook, marker)
+    row = batch["rows"][name]
+    earned = {t["grade_id"] for t in row.tests if t["passed"]}
+    assert set(before) <= earned, f"{name} lost points earned before it: {row.message}"
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("loop_ignoring_sigint", "timed out at cell"),
+    ("segfault", "kernel died at cell"),
+    ("exit_os", "exited at cell"),
+    ("memory_bomb", "memory limit at cell"),
+    ("invalid_json", "unreadable notebook"),
+    ("empty_file", "unreadable notebook: the file is empty"),
+    ("duplicated_tests", "duplicated"),
+    ("deleted_tests", "deleted: restored"),
+    ("edited_tests", "edited: restored"),
+])
+def test_status_says_why(batch, name, reason):
+    assert reason in batch["rows"][name].message
+
+
+def test_gradebook_holds_one_row_per_student_with_its_score(batch):
+    database = batch["root"] / "course" / "gradebook.db"
+    with sqlite3.connect(database) as connection:
+        counts = connection.execute(
+            "select student_id, count(*) from submitted_assignment group by student_id").fetchall()
+    assert sorted(s for s, _ in counts) == sorted(batch["rows"])
+    assert all(n == 1 for _, n in counts)
+    from nbgrader.api import Gradebook
+    from autograder.course import Course
+    course = Course.load(batch["root"])
+    with Gradebook(course.db_url, course.course_id) as gradebook:
+        for student, row in batch["rows"].items():
+            assert gradebook.find_submission(ASSIGNMENT, student).score == pytest.approx(row.score)
+
+
+def test_submissions_and_host_are_untouched(batch):
+    assert batch["after"] == batch["before"]
+    assert not batch["marker"].exists()
+    assert batch["listener"].connections == 0
+
+
+def test_nothing_outlives_the_batch(batch):
+    from autograder.sandbox import processes_in
+    assert batch["grader"].pid_namespaces
+    assert processes_in(batch["grader"].pid_namespaces) == []
