@@ -2,13 +2,17 @@
 
     course release 01_tensors        # regenerate assignments/01_tensors/ from solutions/
     course release --all
+    course release --all --check     # exit 1 when assignments/ differs from a fresh release
     course validate assignments/01_tensors/01_tensors.ipynb   # exit 1 when a test fails
 """
 from __future__ import annotations
 
+import shutil
 import sys
+import tempfile
+from pathlib import Path
 
-from course import nbgrader_course
+from course import nbgrader_course, release_audit
 from course.self_check import validate_notebook
 
 
@@ -23,6 +27,8 @@ def register(subparsers) -> None:
     release.add_argument("assignments", nargs="*", metavar="ASSIGNMENT",
                          help="assignment names, e.g. 01_tensors")
     release.add_argument("--all", action="store_true", help="release every assignment in solutions/")
+    release.add_argument("--check", action="store_true",
+                         help="write nothing; exit 1 when the committed release differs from a fresh one")
     release.set_defaults(func=run_release)
 
     validate = subparsers.add_parser(
@@ -44,6 +50,8 @@ def run_release(args) -> int:
         if not names:
             print("course release: name at least one assignment, or use --all", file=sys.stderr)
             return 2
+        if args.check:
+            return _check_releases(names)
         written = nbgrader_course.generate_release(names)
     except nbgrader_course.CourseError as error:
         print(f"course release: {error}", file=sys.stderr)
@@ -53,6 +61,31 @@ def run_release(args) -> int:
         return 1
     for path in written:
         print(f"released {nbgrader_course.relative(path)}")
+    return 0
+
+
+def _check_releases(names: list[str]) -> int:
+    """Generate into a scratch course and compare with the committed assignments/."""
+    nbgrader_course.check_assignment_ids(names)
+    with tempfile.TemporaryDirectory(prefix="course-release-check-") as scratch:
+        scratch_root = Path(scratch)
+        (scratch_root / "course").mkdir()
+        shutil.copy(nbgrader_course.REPO_ROOT / nbgrader_course.CONFIG_RELATIVE_PATH,
+                    scratch_root / nbgrader_course.CONFIG_RELATIVE_PATH)
+        for name in names:
+            shutil.copytree(nbgrader_course.REPO_ROOT / "solutions" / name, scratch_root / "solutions" / name)
+        nbgrader_course.generate_release(names, scratch_root)
+        problems = []
+        for name in names:
+            problems += release_audit.release_differences(
+                nbgrader_course.REPO_ROOT / "assignments" / name, scratch_root / "assignments" / name)
+    for problem in problems:
+        print(problem)
+    if problems:
+        print("course release --check: assignments/ is stale; run `course release` for the names above",
+              file=sys.stderr)
+        return 1
+    print(f"up to date: {', '.join(names)}")
     return 0
 
 

@@ -1,0 +1,95 @@
+"""`course release` and `course validate` as a user runs them."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from course import cli, nbgrader_course, release_audit
+
+REPO = nbgrader_course.REPO_ROOT
+ASSIGNMENT = "02_devices"  # the quickest notebook to run
+RELEASED = REPO / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+SOURCE = REPO / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+GRADE_CELLS = ["test_parse_device", "test_dispatcher", "test_to_device", "test_returns_self", "test_loss_history"]
+
+
+def course(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "course.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.xdist_group("assignment-02_devices")
+def test_validate_fails_on_the_blank_release_and_reports_every_test():
+    result = course("validate", str(RELEASED))
+    assert result.returncode == 1, result.stdout + result.stderr
+    for grade_id in GRADE_CELLS:
+        assert f"FAIL  {grade_id}" in result.stdout, result.stdout
+    assert "TestFailure: parse_device('cpu'): not implemented yet" in result.stdout
+    assert "0 of 5 tests passed, 0 of 13 points." in result.stdout
+
+
+@pytest.mark.xdist_group("assignment-02_devices")
+def test_validate_passes_the_solution(tmp_path):
+    result = course("validate", str(SOURCE))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "5 of 5 tests passed, 13 of 13 points." in result.stdout
+    assert "FAIL" not in result.stdout
+
+
+@pytest.mark.xdist_group("assignment-02_devices")
+def test_validate_fails_when_one_answer_is_wrong(tmp_path):
+    notebook = json.loads(SOURCE.read_text())
+    for cell in notebook["cells"]:
+        if cell["metadata"].get("nbgrader", {}).get("grade_id") == "to_device":
+            cell["source"] = cell["source"].replace("tensor.data.clone()", "tensor.data")
+    broken = tmp_path / f"{ASSIGNMENT}.ipynb"
+    broken.write_text(json.dumps(notebook))
+    result = course("validate", str(broken))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "FAIL  test_to_device" in result.stdout
+    assert "shares memory with the original" in result.stdout
+    assert "4 of 5 tests passed, 10 of 13 points." in result.stdout
+
+
+def test_validate_refuses_what_is_not_a_notebook(tmp_path, capsys):
+    assert cli.main(["validate", str(tmp_path / "nope.ipynb")]) == 2
+    assert "no such notebook" in capsys.readouterr().err
+    garbage = tmp_path / "garbage.ipynb"
+    garbage.write_text("{not json")
+    assert cli.main(["validate", str(garbage)]) == 2
+    assert "is not a notebook (invalid JSON" in capsys.readouterr().err
+
+
+def test_release_names_unknown_assignments(capsys):
+    assert cli.main(["release", "99_nothing"]) == 2
+    error = capsys.readouterr().err
+    assert "No assignment named '99_nothing'" in error and "01_tensors" in error
+    assert cli.main(["release"]) == 2
+    assert cli.main(["release", "--all", "01_tensors"]) == 2
+
+
+@pytest.mark.xdist_group("assignment-02_devices")
+def test_release_regenerates_and_check_spots_a_stale_release(tmp_path, monkeypatch, capsys):
+    # A scratch copy of the course, so the real assignments/ is never rewritten by tests.
+    (tmp_path / "course").mkdir()
+    shutil.copy(REPO / nbgrader_course.CONFIG_RELATIVE_PATH, tmp_path / nbgrader_course.CONFIG_RELATIVE_PATH)
+    shutil.copytree(REPO / "solutions" / ASSIGNMENT, tmp_path / "solutions" / ASSIGNMENT)
+    monkeypatch.setattr(nbgrader_course, "REPO_ROOT", tmp_path)
+
+    assert cli.main(["release", ASSIGNMENT]) == 0
+    assert "released" in capsys.readouterr().out
+    assert release_audit.release_differences(REPO / "assignments" / ASSIGNMENT,
+                                             tmp_path / "assignments" / ASSIGNMENT) == []
+    assert cli.main(["release", "--check", ASSIGNMENT]) == 0
+
+    released = tmp_path / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    notebook = json.loads(released.read_text())
+    notebook["cells"][0]["source"] += "\nEdited by hand."
+    released.write_text(json.dumps(notebook))
+    assert cli.main(["release", "--check", ASSIGNMENT]) == 1
+    assert "cell 0 differs from a fresh release in source" in capsys.readouterr().out
