@@ -59,6 +59,11 @@ def _cells_by_id(notebook: dict) -> dict[str, dict]:
             for cell in notebook["cells"] if "nbgrader" in cell.get("metadata", {})}
 
 
+def _source(cell: dict) -> str:
+    source = cell["source"]
+    return "".join(source) if isinstance(source, list) else source
+
+
 def _answered(release: dict, solution: dict, leave_blank: str | None = None) -> dict:
     """The release as a student hands it in: every answer cell written (the solution's code,
     without nbgrader's markers), except `leave_blank`, kept as released."""
@@ -67,7 +72,7 @@ def _answered(release: dict, solution: dict, leave_blank: str | None = None) -> 
     for grade_id, cell in _cells_by_id(answered).items():
         if not cell["metadata"]["nbgrader"].get("solution") or grade_id == leave_blank:
             continue
-        lines = solution_cells[grade_id]["source"].splitlines(keepends=True)
+        lines = _source(solution_cells[grade_id]).splitlines(keepends=True)
         cell["source"] = "".join(line for line in lines
                                  if line.strip() not in release_audit.SOLUTION_REGION)
     if leave_blank is not None:
@@ -197,5 +202,5 @@ def test_gate5_committed_release_equals_fresh_generation(assignment, graded):
 def test_tests_never_exercise_reftorch(assignment):
     notebook = json.loads(nbgrader_course.source_notebook(assignment, ROOT).read_text())
     importing = [cell["metadata"].get("nbgrader", {}).get("grade_id", cell.get("id"))
-                 for cell in notebook["cells"] if cell["cell_type"] == "code" and "reftorch" in cell["source"]]
+                 for cell in notebook["cells"] if cell["cell_type"] == "code" and "reftorch" in _source(cell)]
     assert not importing, f"cells of {assignment} that use reftorch: {importing}"
