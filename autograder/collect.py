@@ -1,0 +1,173 @@
+"""`course collect <a>`: bring submissions into ``submitted/<student>/<a>/``.
+
+From nbgrader's exchange (its own ``ExchangeCollect``), or from a folder or zip file
+downloaded from an LMS. For the latter a file is placed when its student can be told:
+``<student>/<...>.ipynb`` (one folder per student) or ``<student>_<anything>.ipynb``
+(LMS-style flat names). Everything else is listed as unplaceable with the reason; nothing
+is silently dropped, and zip entries are never extracted by their own paths.
+"""
+from __future__ import annotations
+
+import re
+import zipfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path, PurePosixPath
+
+from .course import Course
+
+MAX_FILE_BYTES = 64 * 1024**2
+MAX_TOTAL_BYTES = 1024**3
+_STUDENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.@+-]{0,63}$")
+
+
+@dataclass
+class CollectReport:
+    placed: dict[str, str] = field(default_factory=dict)        # student -> where it came from
+    unplaceable: list[tuple[str, str]] = field(default_factory=list)  # (file, reason)
+    failed: str = ""
+
+    def text(self) -> str:
+        lines = [f"collected {len(self.placed)} submission(s)"]
+        lines += [f"  {student}: {origin}" for student, origin in sorted(self.placed.items())]
+        if self.unplaceable:
+            lines.append(f"could not place {len(self.unplaceable)} file(s):")
+            lines += [f"  {name}: {reason}" for name, reason in self.unplaceable]
+        if self.failed:
+            lines.append(f"error: {self.failed}")
+        return "\n".join(lines)
+
+
+@dataclass
+class _Entry:
+    name: str            # path inside the folder or zip, POSIX style
+    size: int
+    modified: datetime
+    read: object         # () -> bytes
+
+
+def _entries_from_folder(folder: Path) -> list[_Entry]:
+    entries = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            stat = path.stat()
+            entries.append(_Entry(path.relative_to(folder).as_posix(), stat.st_size,
+                                  datetime.fromtimestamp(stat.st_mtime, timezone.utc), path.read_bytes))
+    return entries
+
+
+def _entries_from_zip(archive: zipfile.ZipFile) -> list[_Entry]:
+    entries = []
+    for info in archive.infolist():
+        if info.is_dir():
+            continue
+        modified = datetime(*info.date_time, tzinfo=timezone.utc)
+        entries.append(_Entry(info.filename, info.file_size, modified,
+                              lambda info=info: archive.read(info)))
+    return entries
+
+
+def _student_and_role(name: str, assignment: str) -> tuple[str | None, str]:
+    parts = [p for p in PurePosixPath(name).parts if p not in ("", ".", "..")]
+    if any(p.startswith(("__MACOSX", ".")) for p in parts):
+        return None, "system file from the archive tool"
+    if len(parts) >= 2:
+        student = parts[0]
+        if student == assignment and len(parts) >= 3:
+            student = parts[1]
+        return (student, "file") if _STUDENT.match(student) else (None, f"folder {student!r} is not a student id")
+    stem = parts[0]
+    if not stem.endswith(".ipynb"):
+        return None, "not a notebook and not inside a student's folder"
+    student = stem.split("_", 1)[0]
+    if "_" not in stem or not _STUDENT.match(student):
+        return None, "cannot tell the student from the file name (expected <student>_<name>.ipynb)"
+    return student, "flat"
+
+
+def collect_files(course: Course, assignment: str, source: Path) -> CollectReport:
+    report = CollectReport()
+    if zipfile.is_zipfile(source):
+        archive = zipfile.ZipFile(source)
+        entries = _entries_from_zip(archive)
+    elif source.is_dir():
+        entries = _entries_from_folder(source)
+    else:
+        report.failed = f"{source} is neither a folder nor a zip file"
+        return report
+    notebooks: dict[str, list[_Entry]] = {}
+    extras: dict[str, list[tuple[str, _Entry]]] = {}
+    total = 0
+    for entry in entries:
+        student, role = _student_and_role(entry.name, assignment)
+        if student is None:
+            report.unplaceable.append((entry.name, role))
+            continue
+        if entry.size > MAX_FILE_BYTES or total + entry.size > MAX_TOTAL_BYTES:
+            report.unplaceable.append((entry.name, "too large"))
+            continue
+        total += entry.size
+        if entry.name.endswith(".ipynb") and ".ipynb_checkpoints" not in entry.name:
+            notebooks.setdefault(student, []).append(entry)
+        elif role == "file":
+            relative = PurePosixPath(*PurePosixPath(entry.name).parts[1:])
+            if relative.parts and relative.parts[0] == assignment:
+                relative = PurePosixPath(*relative.parts[1:])
+            extras.setdefault(student, []).append((relative.as_posix(), entry))
+        else:
+            report.unplaceable.append((entry.name, "not a notebook"))
+    for student, candidates in sorted(notebooks.items()):
+        exact = [e for e in candidates if PurePosixPath(e.name).name.endswith(f"{assignment}.ipynb")]
+        chosen = sorted(exact or candidates, key=lambda e: e.modified)[-1]
+        for other in candidates:
+            if other is not chosen:
+                report.unplaceable.append((other.name, f"another notebook of {student} was taken ({chosen.name})"))
+        folder = course.submitted_root / student / assignment
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{assignment}.ipynb").write_bytes(chosen.read())
+        (folder / "timestamp.txt").write_text(chosen.modified.strftime("%Y-%m-%d %H:%M:%S.%f %Z"))
+        for relative, entry in extras.get(student, []):
+            if relative.endswith(".ipynb") or not relative or ".." in PurePosixPath(relative).parts:
+                continue
+            target = folder / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(entry.read())
+        report.placed[student] = chosen.name
+    for student, files in extras.items():
+        if student not in notebooks:
+            for _, entry in files:
+                report.unplaceable.append((entry.name, f"no notebook from {student} to go with it"))
+    return report
+
+
+def collect_exchange(course: Course, assignment: str) -> CollectReport:
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default import ExchangeCollect
+
+    report = CollectReport()
+    inbound = course.exchange_root / course.course_id / "inbound"
+    coursedir = CourseDirectory(config=course.config)
+    coursedir.assignment_id = assignment
+    collector = ExchangeCollect(coursedir=coursedir, authenticator=Authenticator(config=course.config),
+                                config=course.config)
+    collector.update = True
+    try:
+        collector.start()
+    except Exception as error:  # noqa: BLE001 - nbgrader's ExchangeError and friends, reported as is
+        report.failed = f"nbgrader collect failed: {error}"
+        return report
+    if inbound.is_dir():
+        for entry in sorted(inbound.iterdir()):
+            parts = entry.name.split("+")
+            if len(parts) >= 3 and parts[1] == assignment:
+                report.placed[parts[0]] = f"exchange {entry.name}"
+            elif len(parts) < 3:
+                report.unplaceable.append((entry.name, "not an nbgrader submission folder"))
+    return report
+
+
+def collect(course: Course, assignment: str, source: str | None) -> CollectReport:
+    if source:
+        return collect_files(course, assignment, Path(source))
+    return collect_exchange(course, assignment)
