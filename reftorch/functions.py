@@ -463,6 +463,10 @@ class UnsafeViewBackward0(ViewBackward0):
     pass
 
 
+class ReshapeAliasBackward0(ViewBackward0):
+    pass
+
+
 def _make_view(input, shape, stride, offset, node_cls, **attrs):
     out = _view_of(input, shape, stride, offset)
     if _needs_grad(input):
@@ -507,7 +511,10 @@ def reshape(input, *shape):
     shape = _infer_shape(shape, input.numel())
     strides = view_strides(input._shape, input._stride, shape)
     if strides is not None:
-        return _make_view(input, shape, strides, input._offset, ViewBackward0)
+        # torch names the node after the path taken: a plain view, or an alias of a
+        # non-contiguous tensor that happens to allow the new shape
+        node = ViewBackward0 if input.is_contiguous() else ReshapeAliasBackward0
+        return _make_view(input, shape, strides, input._offset, node)
     return _unsafe_view(clone(input, memory_format="contiguous"), shape)
 
 
@@ -1226,22 +1233,76 @@ def count_nonzero(input, dim=None):
     return _wrap(np.asarray(np.count_nonzero(input._np, axis=dim), dtype=np.int64), input._device)
 
 
-def var(input, dim=None, *, correction=1, keepdim=False):
-    centered = input - mean(input, dim, keepdim=True)
-    n = input.numel() if dim is None else math.prod(input._shape[d] for d in _reduce_dims(input, dim))
-    return sum(centered * centered, dim, keepdim=keepdim) / builtins.max(n - correction, 0)
+class VarBackward0(Node):
+    def backward(self, grad):
+        (x,) = self.saved_values
+        dims, keepdim = self._saved_dim, self._saved_keepdim
+        grad = _restore_dims(grad, x._shape, dims, keepdim)
+        return (grad * (2.0 / self._divisor) * (x - mean(x, dims, keepdim=True)),)
 
 
-def std(input, dim=None, *, correction=1, keepdim=False):
-    return sqrt(var(input, dim, correction=correction, keepdim=keepdim))
+class StdBackward0(Node):
+    def backward(self, grad):
+        x, result = self.saved_values
+        dims, keepdim = self._saved_dim, self._saved_keepdim
+        grad = _restore_dims(grad, x._shape, dims, keepdim)
+        result = _restore_dims(result, x._shape, dims, keepdim)
+        return (grad * (x - mean(x, dims, keepdim=True)) / (result * self._divisor),)
+
+
+def _spread(input, dim, correction, keepdim, which):
+    """var and std: one node each, as in torch (not a graph of mean, sub, mul)."""
+    dims = _reduce_dims(input, dim)
+    n = input.numel() if dims is None else math.prod(input._shape[d] for d in dims)
+    divisor = builtins.max(n - correction, 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        values = np.var(input._np, axis=dims, ddof=correction, keepdims=keepdim)
+        if which == "std":
+            values = np.sqrt(values)
+    out = _wrap(np.asarray(values, dtype=input.dtype.numpy), input._device)
+    if _needs_grad(input):
+        node = VarBackward0() if which == "var" else StdBackward0()
+        node._saved_dim, node._saved_keepdim, node._divisor = dims, keepdim, divisor
+        node.save(input, output=out) if which == "std" else node.save(input)
+        _record(node, (input,), out)
+    return out
+
+
+def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    return _spread(input, dim, correction if unbiased is None else builtins.int(unbiased), keepdim, "var")
+
+
+def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    return _spread(input, dim, correction if unbiased is None else builtins.int(unbiased), keepdim, "std")
+
+
+class LinalgVectorNormBackward0(Node):
+    def backward(self, grad):
+        x, result = self.saved_values
+        dims, keepdim = self._saved_dim, self._saved_keepdim
+        grad = _restore_dims(grad, x._shape, dims, keepdim)
+        if self._saved_ord == 1:
+            return (grad * sign(x),)
+        result = _restore_dims(result, x._shape, dims, keepdim)
+        # where the norm is 0 the gradient is 0 (torch's choice), not nan
+        safe = where(result == 0, ones_like(result), result)
+        return (where(result == 0, zeros_like(x), grad * x / safe),)
 
 
 def norm(input, p=2, dim=None, keepdim=False):
-    if p == 2:
-        return sqrt(sum(input * input, dim, keepdim=keepdim))
-    if p == 1:
-        return sum(abs(input), dim, keepdim=keepdim)
-    raise NotImplementedError("reftorch.norm supports p=1 and p=2")
+    if p not in (1, 2):
+        raise NotImplementedError("reftorch.norm supports p=1 and p=2")
+    dims = _reduce_dims(input, dim)
+    a = input._np
+    values = np.sum(np.abs(a), axis=dims, keepdims=keepdim) if p == 1 else \
+        np.sqrt(np.sum(a * a, axis=dims, keepdims=keepdim))
+    out = _wrap(np.asarray(values, dtype=input.dtype.numpy), input._device)
+    if _needs_grad(input):
+        node = LinalgVectorNormBackward0()
+        node._saved_dim, node._saved_keepdim, node._saved_ord = dims, keepdim, p
+        node.save(input, output=out)
+        _record(node, (input,), out)
+    return out
 
 
 # ===================================================================================
@@ -1418,8 +1479,35 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return out
 
 
+def _should_fold(tensor1, tensor2):
+    """torch's rule for computing a batched product as one mm/mv on a folded matrix."""
+    larger_first = tensor1.dim() >= tensor2.dim()
+    t1 = tensor1 if larger_first else transpose(tensor2, -2, -1)
+    dim_t2 = tensor2.dim() if larger_first else tensor1.dim()
+    if not (t1.dim() >= 3 and dim_t2 <= 2):
+        return False
+    # folding keeps the small operand's gradient small (no batch of copies of it)
+    if (tensor2 if larger_first else tensor1)._requires_grad:
+        return True
+    if tensor1.dim() == 2:
+        return False
+    if t1.numel() == 0:
+        return True
+    shape, stride = t1._shape, t1._stride
+    return builtins.all(stride[i] == stride[i + 1] * shape[i + 1] for i in range(t1.dim() - 2))
+
+
+def _squeeze_result(t, dim):
+    """torch squeezes a fresh result in place (``squeeze_``): same node, not a view."""
+    out = squeeze(t, dim)
+    out._base = None
+    out._version_counter[0] += 1
+    return out
+
+
 def matmul(input, other):
-    """Picks dot, mv, mm or bmm by the number of dims, as torch.matmul does."""
+    """Picks dot, mv, mm, a folded mm/mv, or bmm by the dims, following torch's matmul
+    step by step, so that the recorded graph is the same as torch's."""
     da, db = input.dim(), other.dim()
     if da == 0 or db == 0:
         raise RuntimeError(
@@ -1430,37 +1518,48 @@ def matmul(input, other):
     if da == 2 and db == 1:
         return mv(input, other)
     if da == 1 and db == 2:
-        return squeeze(mm(unsqueeze(input, 0), other), (0,))
+        return _squeeze_result(mm(unsqueeze(input, 0), other), (0,))
     if da == 2 and db == 2:
         return mm(input, other)
-    if da >= 3 and db <= 2:
-        # fold the batch dims into the rows, then one mm (or mv)
-        _check_matmul_dtypes(input, other, "mm")
-        batch = input._shape[:-1]
-        folded = reshape(input, -1, input._shape[-1])
-        product = mm(folded, other) if db == 2 else mv(folded, other)
-        shape = batch + ((other._shape[-1],) if db == 2 else ())
-        return _unsafe_view(product, shape)
-    # batched on both sides: broadcast the batch dims, then bmm
+    if _should_fold(input, other):
+        flip = db > da  # fold the larger one: (A @ B) = (B^T @ A^T)^T
+        t1 = transpose(other, -2, -1) if flip else input
+        t2 = (t(input) if da == 2 else input) if flip else other
+        _check_matmul_dtypes(t1, t2, "mm")
+        output_shape = t1._shape[:-1]
+        folded = reshape(t1, math.prod(output_shape), t1._shape[-1])
+        if t2.dim() == 2:
+            output = _unsafe_view(mm(folded, t2), output_shape + (t2._shape[1],))
+            return contiguous(transpose(output, -2, -1)) if flip else output
+        return _unsafe_view(mv(folded, t2), output_shape)
+    # batched on both sides: broadcast the batch dims, then one bmm
     _check_matmul_dtypes(input, other, "bmm")
-    a = unsqueeze(input, 0) if da == 1 else input
-    b = unsqueeze(other, -1) if db == 1 else other
-    batch = broadcast_shapes(a._shape[:-2], b._shape[:-2])
+    n = input._shape[-2] if da > 1 else 1
+    m1 = input._shape[-1]
+    batch1 = input._shape[:builtins.max(da - 2, 0)]
+    m2 = other._shape[-2] if db > 1 else other._shape[0]
+    p = other._shape[-1] if db > 1 else 1
+    batch2 = other._shape[:builtins.max(db - 2, 0)]
+    if da == 3 and db == 3 and batch1[0] != batch2[0]:
+        if batch1[0] == 1 and input._requires_grad:
+            return matmul(squeeze(input, 0), other)
+        if batch2[0] == 1 and other._requires_grad:
+            return matmul(input, squeeze(other, 0))
+    batch = broadcast_shapes(batch1, batch2)
     n_batch = math.prod(batch)
-    a3 = reshape(expand(a, batch + a._shape[-2:]), n_batch, *a._shape[-2:])
-    b3 = reshape(expand(b, batch + b._shape[-2:]), n_batch, *b._shape[-2:])
+    a3 = reshape(expand(input, batch + (n, m1)), n_batch, n, m1)
+    vector_rhs = db == 1
+    b3 = expand(other, batch + ((m2,) if vector_rhs else (m2, p)))
+    b3 = unsqueeze(reshape(b3, n_batch, m2), 2) if vector_rhs else reshape(b3, n_batch, m2, p)
+    output_shape = batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ())
     product = bmm(a3, b3)
-    shape = batch + (a._shape[-2], b._shape[-1])
-    out = _unsafe_view(product, shape)
-    if da == 1:
-        out = squeeze(out, -2)
-    if db == 1:
-        out = squeeze(out, -1)
-    return out
+    if vector_rhs:
+        product = squeeze(product, -1)
+    return _unsafe_view(product, output_shape)
 
 
 def outer(input, vec2):
-    return unsqueeze(input, 1) * vec2
+    return reshape(input, input._shape[0], 1) * vec2
 
 
 ger = outer
@@ -1726,8 +1825,35 @@ def _clone_nograd(t):
     return _wrap(np.array(t._np, copy=True), t._device)
 
 
+class MaskedFillBackward0(Node):  # value is a number
+    def backward(self, grad):
+        (mask,) = self.saved_values
+        return (where(mask, zeros_like(grad), grad),)
+
+
+class MaskedFillBackward1(Node):  # value is a 0-dim tensor
+    def backward(self, grad):
+        (mask,) = self.saved_values
+        return where(mask, zeros_like(grad), grad), where(mask, grad, zeros_like(grad)).sum()
+
+
 def masked_fill(input, mask, value):
-    return where(mask, value if isinstance(value, Tensor) else full((), value, dtype=input.dtype, device=input._device), input)
+    """``input`` with ``value`` wherever ``mask`` is True (the dtype stays input's)."""
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{value.dim()} dimension(s)."
+        )
+    if mask.dtype is not dtypes.bool:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}")
+    fill = value._np.astype(input.dtype.numpy) if isinstance(value, Tensor) else value
+    dev = _devices(input, mask)
+    out = _wrap(kernel("where", dev)(mask._np, np.asarray(fill, dtype=input.dtype.numpy), input._np), dev)
+    if _needs_grad(input, value):
+        node = MaskedFillBackward1() if isinstance(value, Tensor) else MaskedFillBackward0()
+        node.save(mask)
+        _record(node, (input, value) if isinstance(value, Tensor) else (input,), out)
+    return out
 
 
 def gather(input, dim, index):
@@ -2219,6 +2345,30 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 
 # ===================================================================================
+# NumPy's argument names
+# ===================================================================================
+def _numpy_names(fn):
+    """torch also accepts NumPy's ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=``."""
+    def accept(*args, **kwargs):
+        if "axis" in kwargs:
+            kwargs["dim"] = kwargs.pop("axis")
+        if "keepdims" in kwargs:
+            kwargs["keepdim"] = kwargs.pop("keepdims")
+        return fn(*args, **kwargs)
+    accept.__name__, accept.__qualname__, accept.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    accept.__wrapped__ = fn
+    return accept
+
+
+sum, mean, prod, amax, amin, argmax, argmin, max, min, all, any, std, var, cat, stack, squeeze, \
+    unsqueeze, count_nonzero, topk, sort, softmax, log_softmax = (
+        _numpy_names(f) for f in (sum, mean, prod, amax, amin, argmax, argmin, max, min, all, any,
+                                  std, var, cat, stack, squeeze, unsqueeze, count_nonzero, topk, sort,
+                                  softmax, log_softmax))
+concat = concatenate = cat
+
+
+# ===================================================================================
 # Methods and operators on Tensor
 # ===================================================================================
 def _reverse(fn):
@@ -2229,6 +2379,7 @@ def _rdiv(self, other):
     return mul(reciprocal(self), other)
 
 
+# ``2 * x`` calls x.__rmul__(2): torch records mul(x, 2), the tensor first (and so for +)
 _METHODS = dict(
     add=add, sub=sub, mul=mul, div=div, true_divide=div, pow=pow, maximum=maximum,
     minimum=minimum, eq=eq, ne=ne, lt=lt, le=le, gt=gt, ge=ge, floor_divide=floor_divide,
@@ -2252,8 +2403,8 @@ _METHODS = dict(
     log_softmax=log_softmax, softmax=softmax,
     float=_converter(dtypes.float32), double=_converter(dtypes.float64),
     long=_converter(dtypes.int64), int=_converter(dtypes.int32), bool=_converter(dtypes.bool),
-    __add__=add, __radd__=_reverse(add), __sub__=sub, __rsub__=rsub, __mul__=mul,
-    __rmul__=_reverse(mul), __truediv__=div, __rtruediv__=_rdiv, __floordiv__=floor_divide,
+    __add__=add, __radd__=lambda self, other: add(self, other), __sub__=sub, __rsub__=rsub, __mul__=mul,
+    __rmul__=lambda self, other: mul(self, other), __truediv__=div, __rtruediv__=_rdiv, __floordiv__=floor_divide,
     __rfloordiv__=_reverse(floor_divide), __mod__=remainder, __pow__=pow, __rpow__=_reverse(pow),
     __matmul__=matmul, __rmatmul__=_reverse(matmul), __neg__=neg, __abs__=abs,
     __eq__=eq, __ne__=ne, __lt__=lt, __le__=le, __gt__=gt, __ge__=ge,
