@@ -204,3 +204,16 @@ def test_tests_never_exercise_reftorch(assignment):
     importing = [cell["metadata"].get("nbgrader", {}).get("grade_id", cell.get("id"))
                  for cell in notebook["cells"] if cell["cell_type"] == "code" and "reftorch" in _source(cell)]
     assert not importing, f"cells of {assignment} that use reftorch: {importing}"
+
+
+def test_grading_tools_cell_is_the_same_in_every_assignment():
+    # One copy per notebook keeps each assignment self-contained; they must not drift apart.
+    tools = {}
+    for assignment in ASSIGNMENTS:
+        notebook = json.loads(nbgrader_course.source_notebook(assignment, ROOT).read_text())
+        cells = _cells_by_id(notebook)
+        assert "grading_tools" in cells, f"{assignment} has no grading_tools cell"
+        assert cells["grading_tools"]["metadata"]["nbgrader"]["locked"], f"{assignment}: grading_tools is not locked"
+        tools[assignment] = _source(cells["grading_tools"])
+    different = [a for a in ASSIGNMENTS if tools[a] != tools[ASSIGNMENTS[0]]]
+    assert not different, f"grading_tools differs from {ASSIGNMENTS[0]}'s in {different}"
