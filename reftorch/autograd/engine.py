@@ -258,12 +258,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     run_backward(roots, retain_graph, create_graph, accumulate=False, capture=capture,
                  targets=targets)
     results = []
-    for t, slot in zip(inputs_tuple, slots):
+    for index, (t, slot) in enumerate(zip(inputs_tuple, slots)):
         if not slot:
             if not (allow_unused or materialize_grads):
                 raise RuntimeError(
-                    "One of the differentiated Tensors appears to not have been used in the graph. "
-                    "Set allow_unused=True if this is the desired behavior."
+                    f"The differentiated Tensor at index {index} appears to not have been used "
+                    "in the graph. Set allow_unused=True if this is the desired behavior."
                 )
             if materialize_grads:
                 from ..functions import zeros_like

@@ -5,6 +5,8 @@ recorded), then records one node, ``MyOpBackward``, whose backward calls yours.
 """
 from __future__ import annotations
 
+import builtins
+
 from . import grad_mode
 from .graph import Node
 
@@ -45,13 +47,15 @@ class BackwardCFunction(Node, FunctionCtx):
         result = self._forward_cls.backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
-        expected = len(self.next_functions)
-        if len(result) < expected:
+        expected = len(self.needs_input_grad)  # one per forward argument, tensor or not
+        extra_are_none = builtins.all(g is None for g in result[expected:])  # torch allows these
+        if len(result) < expected or not extra_are_none:
             raise RuntimeError(
                 f"function {self.name()} returned an incorrect number of gradients "
                 f"(expected {expected}, got {len(result)})"
             )
-        return result[:expected]
+        # only tensor arguments have edges in the graph
+        return tuple(result[i] for i in self._tensor_positions)
 
 
 class _FunctionMeta(type):
@@ -81,6 +85,7 @@ class Function(metaclass=_FunctionMeta):
         from ..tensor import Tensor
         ctx = cls._backward_cls()
         tensor_args = [a for a in args if isinstance(a, Tensor)]
+        ctx._tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         with grad_mode.no_grad():
             outputs = cls.forward(ctx, *args, **kwargs)
@@ -93,7 +98,7 @@ class Function(metaclass=_FunctionMeta):
             diff_outs = [o if not any(o is a for a in args) else o.view_as(o) for o in diff_outs]
             ctx.num_outputs = len(diff_outs)
             ctx._output_meta = [(o._shape, o.dtype, o._device) for o in diff_outs]
-            _record(ctx, args, *diff_outs)
+            _record(ctx, tensor_args, *diff_outs)
             ctx.save(*getattr(ctx, "_to_save", ()))
             it = iter(diff_outs)
             outs = tuple(next(it) if isinstance(o, Tensor) and id(o) not in non_diff else o for o in outs)
