@@ -9,6 +9,7 @@ the tensors its backward formula needs (saved tensors). Leaves that require grad
 from __future__ import annotations
 
 import itertools
+import re
 
 from . import grad_mode
 
@@ -57,6 +58,8 @@ class SavedTensor:
             what = f"[{t.type()} [{', '.join(str(n) for n in t.shape)}]]"
             if self.is_output or t.grad_fn is not None:
                 fn = self.node_name if self.is_output else t.grad_fn.name()
+                # torch names the forward op here: ExpBackward0 -> Exp
+                fn = re.sub(r"Backward\d*$", "", fn)
                 where = f"{what}, which is output 0 of {fn},"
             else:
                 where = what
@@ -65,7 +68,7 @@ class SavedTensor:
                 f"inplace operation: {where} is at version {t._version_counter[0]}; expected "
                 f"version {self.version} instead. Hint: enable anomaly detection to find the "
                 "operation that failed to compute its gradient, with "
-                "torch.autograd.set_detect_anomaly(True)."
+                "torch.autograd.set_detect_anomaly(True, check_nan=False)."
             )
         if self.is_output and owner is not None and grad_mode.state.grad_enabled:
             # double backward: the saved output must lead back through its own node again
