@@ -21,6 +21,7 @@ import numpy as np
 
 from . import dtypes
 from .autograd.grad_mode import state as _grad_state
+from .autograd.engine import _sum_to
 from .autograd.graph import Node, gradient_edge
 from .dispatch import canonical, check_same_device, cpu, device as Device, kernel
 from .storage import broadcast_shapes, contiguous_strides, expand_strides, view_strides
@@ -1706,8 +1707,8 @@ def _expand_key(input, key):
     )
     if used > input.dim():
         raise IndexError(f"too many indices for tensor of dimension {input.dim()}")
-    if Ellipsis in [k for k in key if not isinstance(k, Tensor)]:
-        i = [j for j, k in enumerate(key) if not isinstance(k, Tensor) and k is Ellipsis][0]
+    if builtins.any(k is Ellipsis for k in key):  # `in` would compare arrays element-wise
+        i = [j for j, k in enumerate(key) if k is Ellipsis][0]
         key = key[:i] + (slice(None),) * (input.dim() - used) + key[i + 1:]
     return key
 
@@ -1897,8 +1898,12 @@ class CopyBackwards(Node):
 
 
 class CopySlices(Node):
-    """After an in-place write into a view, the base's history: the region written by the
-    view's new op, the rest from the base's old history."""
+    """After an in-place op ``fn`` on a view, the base's history (torch's node of this name).
+
+    Its edges are the base's old history, then ``fn``'s other inputs. In backward, the
+    region the view covers gets ``fn``'s gradient for its old values; the rest of the
+    base's gradient passes through untouched.
+    """
 
     def name(self):
         return "torch::autograd::CopySlices"
@@ -1906,9 +1911,22 @@ class CopySlices(Node):
     def backward(self, grad):
         base_grad = _restride_like_base(grad, self)
         region = as_strided(base_grad, self._view_shape, self._view_stride, self._view_offset)
-        region_grad = region.clone()
-        region._np[...] = 0
-        return base_grad, region_grad
+        fn = self.fn
+        results = fn.backward(region.clone())
+        if not isinstance(results, tuple):
+            results = (results,)
+        grad_view = results[0]
+        if grad_view is None:
+            region._np[...] = 0
+        else:
+            if grad_view._shape != self._view_shape:
+                grad_view = _sum_to(grad_view, self._view_shape, self, 0)
+            region._np[...] = grad_view._np
+        return (base_grad,) + tuple(results[1:])
+
+    def release(self):
+        self.fn.release()
+        super().release()
 
 
 def _restride_like_base(grad, node):
@@ -1951,8 +1969,10 @@ def _inplace(target, compute, others=(), fast=None):
     copy_slices._storage_size = len(base._storage)
     copy_slices._base_shape, copy_slices._base_stride, copy_slices._base_offset = base._shape, base._stride, base._offset
     copy_slices._view_shape, copy_slices._view_stride, copy_slices._view_offset = target._shape, target._stride, target._offset
-    copy_slices.next_functions = (gradient_edge(base), (node, 0))
-    copy_slices._input_meta = ((base._shape, base.dtype, base._device), (target._shape, target.dtype, target._device))
+    copy_slices.fn = node
+    # the view's old history is reached through the base; fn's other inputs keep their edges
+    copy_slices.next_functions = (gradient_edge(base),) + tuple(node.next_functions[1:])
+    copy_slices._input_meta = ((base._shape, base.dtype, base._device),) + tuple(node._input_meta[1:])
     base.grad_fn, base._output_nr, base._requires_grad = copy_slices, 0, True
     as_strided_node = AsStridedBackward0()
     as_strided_node._storage_size = copy_slices._storage_size
@@ -2038,29 +2058,41 @@ def clamp_(input, min=None, max=None):
 clip_ = clamp_
 
 
+class FillBackward2(Node):  # filled with a number: nothing flows back to the old values
+    def backward(self, grad):
+        return (zeros_like(grad),)
+
+
+class ZeroBackward0(FillBackward2):
+    pass
+
+
+class FillBackward3(Node):  # filled with a 0-dim tensor: every element came from it
+    def backward(self, grad):
+        return zeros_like(grad), grad.sum()
+
+
 def zero_(input):
-    return fill_(input, 0)
+    return _fill(input, 0, ZeroBackward0)
 
 
 def fill_(input, value):
+    return _fill(input, value, FillBackward3 if isinstance(value, Tensor) else FillBackward2)
+
+
+def _fill(input, value, node_cls):
+    is_tensor = isinstance(value, Tensor)
+    number = value.item() if is_tensor else value
+
     def compute(old):
-        out = full_like(old, value) if not isinstance(value, Tensor) else expand(value.to(old.dtype), old._shape).clone()
+        out = _wrap(kernel("full", old._device)(old._shape, number, old.dtype.numpy), old._device)
         if _needs_grad(old, value):
-            node = FillBackward()
-            _record(node, (old, value), out)
+            _record(node_cls(), (old, value) if is_tensor else (old,), out)
         return out
 
     def fast():
-        kernel("fill_", input._device)(input._np, value.item() if isinstance(value, Tensor) else value)
-    return _inplace(input, compute, (value,) if isinstance(value, Tensor) else (), fast)
-
-
-class FillBackward(Node):
-    def name(self):
-        return "FillBackward0"
-
-    def backward(self, grad):
-        return zeros_like(grad), grad.sum()
+        kernel("fill_", input._device)(input._np, number)
+    return _inplace(input, compute, (value,) if is_tensor else (), fast)
 
 
 def copy_(input, src, non_blocking=False):
@@ -2078,11 +2110,16 @@ def copy_(input, src, non_blocking=False):
         return src._np if src._device == input._device else np.array(src._np, copy=True)
 
     def compute(old):
-        value = src if isinstance(src, Tensor) else full((), src, dtype=old.dtype)
-        out = _wrap(np.broadcast_to(_array(value.to(old._device) if value._device != old._device else value, old.dtype), old._shape).copy(), old._device)
+        if isinstance(src, Tensor):
+            # torch converts the source first (a ToCopyBackward0 in the graph), then copies
+            source = src if src.dtype is old.dtype and src._device == old._device else \
+                to(src, dtype=old.dtype, device=old._device)
+            out = _wrap(np.broadcast_to(source._np, old._shape).copy(), old._device)
+        else:
+            source = src
+            out = _wrap(kernel("full", old._device)(old._shape, src, old.dtype.numpy), old._device)
         if _needs_grad(old, src):
-            node = CopyBackwards()
-            _record(node, (old, src), out)
+            _record(CopyBackwards(), (old, source), out)
         return out
 
     def fast():

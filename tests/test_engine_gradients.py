@@ -158,7 +158,7 @@ def run_with_grad(lib, program, arrays, layout, grad_seed):
     return out, leaves
 
 
-PER_OP = ENGINE.__class__(ENGINE, max_examples=12)
+PER_OP = ENGINE.__class__(ENGINE, max_examples=max(ENGINE.max_examples * 2 // 5, 4))
 
 
 @pytest.mark.parametrize("op", sorted(OPS))
@@ -189,7 +189,7 @@ GRADCHECK_OPS = sorted(set(OPS) - {"to_float"})
 
 
 @pytest.mark.parametrize("op", GRADCHECK_OPS)
-@ENGINE.__class__(ENGINE, max_examples=4)
+@ENGINE.__class__(ENGINE, max_examples=max(ENGINE.max_examples // 8, 2))
 @given(data=st.data(), seed=seeds)
 def test_gradcheck_passes_on_every_op(op, data, seed):
     """reftorch's own gradients agree with finite differences (float64, small shapes)."""

@@ -1,0 +1,161 @@
+"""In-place safety against torch: saved-tensor versions, leaf and view-of-leaf errors,
+gradients through writes into views (CopySlices) and masked/indexed assignment
+(IndexPutBackward0), and clone versus detach."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+import reftorch
+from engine_support import (
+    ENGINE, LIBS, assert_close_values, float_names, make_array, node_chain, run_both, seeds, shapes,
+)
+
+def _saved_input_program(kind):
+    def program(lib, array):
+        x = lib.tensor(array, requires_grad=True)
+        h = x * 2  # a non-leaf we may modify
+        if kind == "mul_input":
+            y = h * h
+        elif kind == "pow_input":
+            y = h ** 3
+        elif kind == "exp_output":
+            y = h.exp()
+            h = y
+        elif kind == "sigmoid_output":
+            y = lib.sigmoid(h)
+            h = y
+        else:
+            y = lib.tanh(h)
+            h = y
+        h.add_(1)  # moves the version the node saved
+        y.sum().backward()
+    return program
+
+
+@ENGINE
+@given(kind=st.sampled_from(["mul_input", "pow_input", "exp_output", "sigmoid_output", "tanh_output"]),
+       shape=shapes(0, 2), seed=seeds, name=float_names)
+def test_modified_saved_tensor_raises_torchs_error(kind, shape, seed, name):
+    array = make_array(seed, shape, name)
+    errors = []
+    for lib in LIBS:
+        with pytest.raises(RuntimeError) as caught:
+            _saved_input_program(kind)(lib, array)
+        errors.append(str(caught.value))
+    assert errors[0].startswith(
+        "one of the variables needed for gradient computation has been modified by an inplace operation")
+    assert errors[1] == errors[0]
+
+
+@ENGINE
+@given(op=st.sampled_from(["add_", "mul_", "zero_", "fill_", "setitem", "mask", "copy_", "iadd", "exp_"]),
+       shape=shapes(1, 2), seed=seeds, through=st.sampled_from(["leaf", "view", "no_grad"]))
+def test_in_place_on_leaves_raises_like_torch(op, shape, seed, through):
+    array = make_array(seed, shape, "float32")
+
+    def program(lib):
+        x = lib.tensor(array, requires_grad=True)
+        target = x if through != "view" else x[0]
+        steps = {
+            "add_": lambda t: t.add_(1), "mul_": lambda t: t.mul_(2), "zero_": lambda t: t.zero_(),
+            "fill_": lambda t: t.fill_(3), "setitem": lambda t: t.__setitem__(..., 0.5),
+            "mask": lambda t: t.__setitem__(t > 0, 0.0), "copy_": lambda t: t.copy_(lib.ones(t.shape)),
+            "iadd": lambda t: t.__iadd__(1), "exp_": lambda t: t.exp_(),
+        }
+        if through == "no_grad":  # allowed: how optimizers update parameters
+            with lib.no_grad():
+                steps[op](target)
+            return x.detach(), x._version, x.requires_grad, x.is_leaf
+        steps[op](target)
+        return x
+
+    results = run_both(program)
+    if through == "no_grad":
+        (tx, tv, tr, tl), (rx, rv, rr, rl) = results
+        assert_close_values(rx, tx)
+        assert (rv, rr, rl) == (tv, tr, tl)
+        return
+    assert results is None  # both raised the same class
+    errors = []
+    for lib in LIBS:
+        with pytest.raises(RuntimeError) as caught:
+            program(lib)
+        errors.append(str(caught.value))
+    assert errors[1] == errors[0]
+
+
+# writes into a non-leaf: the result's graph (CopySlices, IndexPutBackward0) and gradients
+WRITES = {
+    "slice_copy": lambda lib, y, v: y.__setitem__((slice(None), slice(0, 1)) if y.dim() > 1 else slice(0, 1), v.reshape(-1)[0]),
+    "row_mul_": lambda lib, y, v: y[0].mul_(v.reshape(-1)[0]),
+    "view_add_": lambda lib, y, v: y.view(-1).add_(v.reshape(-1)),
+    "transpose_add_": lambda lib, y, v: y.t().add_(v.t()) if y.dim() == 2 else y.add_(v),
+    "mask_scalar": lambda lib, y, v: y.__setitem__(v > 0, 0.0),
+    "mask_tensor": lambda lib, y, v: y.__setitem__(v > 0, v[v > 0] * 3),
+    "index_rows": lambda lib, y, v: y.__setitem__(lib.tensor([0]), v[0:1] * 2),
+    "whole_exp_": lambda lib, y, v: y.exp_(),
+    "chained": lambda lib, y, v: (y.mul_(v), y.add_(1), y.sigmoid_()),
+    "clamp_": lambda lib, y, v: y.clamp_(-0.5, 0.5),
+    "fill_tensor": lambda lib, y, v: y[0].fill_(v.sum()),
+}
+
+
+@ENGINE
+@given(write=st.sampled_from(sorted(WRITES)), shape=shapes(1, 2, 2, 4), seed=seeds, name=float_names)
+def test_writes_into_non_leaves_have_torchs_graph_and_gradients(write, shape, seed, name):
+    arrays = [make_array(seed, shape, name, away_from_zero=True), make_array(seed + 1, shape, name, away_from_zero=True)]
+    found = []
+    for lib in LIBS:
+        x, v = (lib.tensor(a, requires_grad=True) for a in arrays)
+        y = x * 1.5
+        version = y._version
+        WRITES[write](lib, y, v)
+        out = (y * y).sum()
+        out.backward()
+        found.append((y, node_chain(y.grad_fn), y._version - version, x.grad, v.grad))
+    (ty, t_graph, t_bumps, tgx, tgv), (ry, r_graph, r_bumps, rgx, rgv) = found
+    assert_close_values(ry, ty)
+    assert r_graph == t_graph
+    assert r_bumps == t_bumps
+    for r, t in ((rgx, tgx), (rgv, tgv)):
+        assert (r is None) == (t is None)
+        if t is not None:
+            assert_close_values(r, t)
+
+
+@ENGINE
+@given(shape=shapes(0, 3), seed=seeds, name=float_names)
+def test_clone_copies_and_detach_shares(shape, seed, name):
+    array = make_array(seed, shape, name)
+    facts = []
+    for lib in LIBS:
+        x = lib.tensor(array, requires_grad=True)
+        h = x * 2
+        c, d = h.clone(), h.detach()
+        cloned_chain = node_chain(c.grad_fn)
+        same_memory = (c.data_ptr() == h.data_ptr(), d.data_ptr() == h.data_ptr())
+        before = (h._version, c._version, d._version)
+        d.add_(1)  # through detach: h sees it, and h's version moves
+        after = (h._version, c._version, d._version)
+        seen_in_h = bool((h.detach() == lib.tensor(array) * 2 + 1).all())
+        seen_in_c = bool((c.detach() == lib.tensor(array) * 2 + 1).all()) if h.numel() else False
+        facts.append((cloned_chain, same_memory, before, after, seen_in_h, seen_in_c,
+                      d.requires_grad, d.is_leaf, c.requires_grad, d._is_view()))
+    assert facts[1] == facts[0]
+    assert facts[0][1] == (False, True) and facts[0][3][0] == facts[0][3][2] == 1
+
+
+def test_detached_then_modified_saved_tensor_is_caught():
+    errors = []
+    for lib in LIBS:
+        x = lib.ones(3, requires_grad=True)
+        y = x.exp()
+        y.detach().zero_()  # shares the version counter, so the saved output is stale
+        with pytest.raises(RuntimeError) as caught:
+            y.sum().backward()
+        errors.append(str(caught.value))
+    assert errors[1] == errors[0]
