@@ -189,3 +189,26 @@ def test_to_dtype_and_sim_device_keep_parameter_objects():
     assert all(p.device.type == "sim" for p in m.parameters())
     out = m(reftorch.ones(2, 4, dtype=reftorch.float64, device="sim"))
     assert out.device == reftorch.device("sim:0")
+
+
+def test_printouts_match_torch_for_lists_and_load_results():
+    outputs = []
+    for lib in LIBS:
+        nn = lib.nn
+        m = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 2)])
+        a = nn.Linear(2, 2)
+        outputs.append((repr(m), repr(nn.ModuleList()), repr(a.load_state_dict(a.state_dict())),
+                        repr(a.load_state_dict({"weight": a.weight}, strict=False))))
+    assert outputs[0] == outputs[1]
+
+
+def test_forgetting_super_init_fails_on_call_like_torch():
+    for lib in LIBS:
+        class M(lib.nn.Module):
+            def __init__(self):
+                self.k = 1
+
+            def forward(self, x):
+                return x
+        with pytest.raises(AttributeError, match="'M' object has no attribute '_backward_hooks'"):
+            M()(lib.ones(1))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from .module import Module
+from .module import Module, _indent
 from .parameter import Parameter
 
 
@@ -87,6 +87,23 @@ class ModuleList(Module):
         for module in modules:
             self.append(module)
         return self
+
+    def __repr__(self) -> str:
+        """Like torch: runs of identical children print once, as ``(0-2): 3 x Linear(...)``."""
+        if not self._modules:
+            return self._get_name() + "()"
+        runs = []  # [first index, last index, repr]
+        for i, module in enumerate(self):
+            text = repr(module)
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        lines = []
+        for first, last, text in runs:
+            label = f"({first}): {text}" if first == last else f"({first}-{last}): {last - first + 1} x {text}"
+            lines.append(_indent(label, 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
     def insert(self, index: int, module) -> None:
         items = list(self._modules.values())

@@ -14,7 +14,15 @@ from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
 from .parameter import Parameter
 
-IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What load_state_dict returns; prints like torch's."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return f"_IncompatibleKeys(missing_keys={self.missing_keys}, unexpected_keys={self.unexpected_keys})"
 
 
 def _typename(value) -> str:
@@ -45,6 +53,10 @@ class Module:
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
+        if "_parameters" not in self.__dict__:
+            # torch fails here, on the first attribute __init__ would have made; same words, so a
+            # search for the message finds the answer: call super().__init__()
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '_backward_hooks'")
         return self.forward(*args, **kwargs)
 
     # -- registration ------------------------------------------------------------------
@@ -354,7 +366,7 @@ class Module:
             raise RuntimeError(
                 f"Error(s) in loading state_dict for {self._get_name()}:\n\t" + "\n\t".join(errors)
             )
-        return IncompatibleKeys(missing, unexpected)
+        return _IncompatibleKeys(missing, unexpected)
 
     # -- printing -----------------------------------------------------------------------
     def _get_name(self) -> str:
