@@ -1,0 +1,90 @@
+"""Throughput of `course grade` (sandboxed, parallel) against stock `nbgrader autograde`.
+
+Both grade the same submissions of a released assignment in the same run, each in its
+own copy of a throw-away course (own gradebook), from the command line, start-up
+included. Prints wall times, the throughput ratio, and whether the two agree on scores.
+
+    .venv/bin/python bench/bench_grading.py [--submissions 40] [--assignment 01_tensors] [--workers N]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+from attacks import inject  # noqa: E402 - the same course builder the tests use
+
+
+def _scores(root: Path, assignment: str) -> dict[str, float]:
+    with sqlite3.connect(root / "course" / "gradebook.db") as connection:
+        rows = connection.execute(
+            "select s.student_id, sum(coalesce(g.manual_score, g.auto_score, 0)) "
+            "from submitted_assignment s join assignment a on a.id = s.assignment_id "
+            "join submitted_notebook n on n.assignment_id = s.id join grade g on g.notebook_id = n.id "
+            "where a.name = ? group by s.student_id", (assignment,)).fetchall()
+    return {student: float(score) for student, score in rows}
+
+
+def _timed(command: list[str], cwd: Path) -> float:
+    started = time.perf_counter()
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}")
+    return elapsed
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--submissions", type=int, default=40)
+    parser.add_argument("--assignment", default="01_tensors")
+    parser.add_argument("--workers", type=int, default=os.cpu_count())
+    args = parser.parse_args()
+
+    scratch = Path(tempfile.mkdtemp(prefix="bench-grading-"))
+    try:
+        stock = inject.make_course(scratch / "stock", args.assignment)
+        honest = inject.honest(stock, args.assignment)
+        partial = inject.honest(stock, args.assignment, keep=0.5)
+        blank = inject.released(stock, args.assignment)
+        for number in range(args.submissions):
+            notebook = (honest, partial, blank)[number % 3]
+            inject.submit(stock, args.assignment, f"student{number:03d}", notebook)
+        ours = scratch / "ours"
+        shutil.copytree(stock, ours)
+
+        # nbgrader finds course/nbgrader_config.py on the Jupyter config path.
+        nbgrader = [str(Path(sys.executable).parent / "nbgrader"), "autograde", args.assignment]
+        os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
+        os.environ["JUPYTER_CONFIG_PATH"] = str(stock / "course")
+        stock_seconds = _timed(nbgrader, stock)
+        course = [sys.executable, "-m", "course.cli", "grade", args.assignment, "--root", str(ours),
+                  "--workers", str(args.workers)]
+        our_seconds = _timed(course, REPO)
+
+        stock_scores, our_scores = _scores(stock, args.assignment), _scores(ours, args.assignment)
+        agree = sum(1 for s in stock_scores if stock_scores[s] == our_scores.get(s))
+        n = args.submissions
+        print(f"assignment {args.assignment}, {n} submissions, {os.cpu_count()} cores, "
+              f"course grade --workers {args.workers} (bubblewrap sandbox on)")
+        print(f"stock nbgrader autograde: {stock_seconds:7.1f} s  ({n / stock_seconds:.2f} notebooks/s)")
+        print(f"course grade:             {our_seconds:7.1f} s  ({n / our_seconds:.2f} notebooks/s)")
+        print(f"throughput ratio (course grade / nbgrader autograde): {stock_seconds / our_seconds:.1f}x")
+        print(f"same total score for {agree}/{len(stock_scores)} submissions")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
