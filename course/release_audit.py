@@ -129,10 +129,20 @@ def visible_text(path: Path) -> str:
     return raw
 
 
+_ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+# IPython tracebacks quote source lines as "---> 36 code" or "     35 code".
+_TRACEBACK_PREFIX = re.compile(r"^\s*(-*>)?\s*\d+\s")
+
+
+def _as_source_line(line: str) -> str:
+    line = _ANSI_COLOUR.sub("", line)
+    return _TRACEBACK_PREFIX.sub("", line, count=1).strip()
+
+
 def leaks(text: str, secrets: dict[str, set[str]]) -> list[str]:
-    """Which secret lines (whole lines, stripped) and region markers occur in `text`."""
+    """Which secret lines (whole lines, also when quoted in a traceback) and region markers occur."""
     found = [f"marker: {marker}" for marker in (*SOLUTION_REGION, *HIDDEN_REGION) if marker in text]
-    lines = {line.strip() for line in text.splitlines()}
+    lines = {line.strip() for line in text.splitlines()} | {_as_source_line(line) for line in text.splitlines()}
     for kind, secret in secrets.items():
         found.extend(f"{kind}: {line}" for line in sorted(secret & lines))
     return found

@@ -59,7 +59,7 @@ def test_leaks_reads_outputs_and_html_feedback(tmp_path):
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
     notebook.cells[0].outputs = [nbformat.v4.new_output(
         "error", ename="AssertionError", evalue="",
-        traceback=["Cell In[3], line 2", "for value_under_test in range(-5, 5):"])]
+        traceback=["Cell In[3], line 2", "\x1b[32m---> 36\x1b[39m for value_under_test in range(-5, 5):"])]
     with_output = tmp_path / "with_output.ipynb"
     with_output.write_text(nbformat.writes(notebook))
     assert release_audit.leaks(release_audit.visible_text(with_output), secrets) == [
