@@ -68,7 +68,9 @@ def _entries_from_zip(archive: zipfile.ZipFile) -> list[_Entry]:
 
 
 def _student_and_role(name: str, assignment: str) -> tuple[str | None, str]:
-    parts = [p for p in PurePosixPath(name).parts if p not in ("", ".", "..")]
+    if name.startswith("/") or ".." in PurePosixPath(name).parts or "\\" in name:
+        return None, "path points outside the archive"
+    parts = [p for p in PurePosixPath(name).parts if p not in ("", ".")]
     if any(p.startswith(("__MACOSX", ".")) for p in parts):
         return None, "system file from the archive tool"
     if len(parts) >= 2:
