@@ -14,6 +14,8 @@
     optim.py      SGD and Adam
     viz.py        draw a graph (with saved tensors and their versions)
 """
+import warnings as _warnings
+
 from . import dtypes as _dtypes
 from .dtypes import (  # noqa: F401
     bool, double, dtype, float, float32, float64, get_default_dtype, int, int32, int64, long,
@@ -45,6 +47,9 @@ from . import kernels as _kernels  # noqa: F401  (registers the CPU kernel table
 from . import sim as _sim
 
 autograd.Variable = Tensor
+# torch returns inf/nan silently where NumPy would warn (overflow in exp, 0/0, ...): silence
+# NumPy's RuntimeWarnings raised from reftorch's own code, and only those.
+_warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"reftorch(\.|$)")
 contiguous_format = "contiguous"
 preserve_format = None
 __version__ = "0.1.0"
