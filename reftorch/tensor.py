@@ -203,6 +203,10 @@ class Tensor:
         return builtins.bool(self._np.reshape(-1)[0])
 
     def __float__(self):
+        if self._requires_grad:
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                          "unexpected behavior.\nConsider using tensor.detach() first.",
+                          UserWarning, stacklevel=2)
         return builtins.float(self.item())
 
     def __int__(self):
