@@ -94,7 +94,10 @@ def tensor_repr(t) -> str:
         suffixes.append(f"size={tuple(t._shape)}")
     if t._device.type != "cpu":
         suffixes.append(f"device='{t._device}'")
-    if t.dtype not in (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool):
+    # an empty tensor has no values that would show its dtype, so any non-default one is named
+    implied = (dtypes.get_default_dtype(),) if t.numel() == 0 else \
+        (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool)
+    if t.dtype not in implied:
         suffixes.append(f"dtype={t.dtype!r}")
     if t.grad_fn is not None:
         name = type(t.grad_fn).__name__

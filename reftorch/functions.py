@@ -24,7 +24,10 @@ from .autograd.grad_mode import state as _grad_state
 from .autograd.engine import _sum_to
 from .autograd.graph import Node, gradient_edge
 from .dispatch import canonical, check_same_device, cpu, device as Device, kernel
-from .storage import broadcast_shapes, contiguous_strides, expand_strides, view_strides
+from .storage import (
+    broadcast_shapes, broadcast_strides, contiguous_strides, elementwise_strides, expand_strides,
+    view_strides,
+)
 from .tensor import Size, Tensor, _wrap_dim
 
 _Number = (builtins.int, builtins.float, builtins.bool)
@@ -98,7 +101,34 @@ def _binary(op: str, a, b, result_dtype=None, compute_dtype=None):
         _broadcast_error(a, b)
     if result_dtype is not None and out.dtype != result_dtype.numpy:
         out = out.astype(result_dtype.numpy)
-    return _wrap(out, dev)
+    return _elementwise_result(out, dev, a, b)
+
+
+def _elementwise_result(array, dev, *operands):
+    """Wrap an element-wise result laid out the way torch lays it out.
+
+    NumPy keeps the memory order of its inputs much as torch does, and for contiguous
+    inputs both are row-major; only when an input is non-contiguous do we work out
+    torch's layout (storage.elementwise_strides) and move the values there if NumPy's differs.
+    """
+    tensors = [t for t in operands if isinstance(t, Tensor)]
+    if builtins.all(t.is_contiguous() for t in tensors) or array.ndim < 2:
+        return _wrap(array, dev)
+    shape = array.shape
+    wanted = elementwise_strides(shape, [broadcast_strides(t._shape, t._stride, shape) for t in tensors])
+    if tuple(st // array.itemsize for st in array.strides) == wanted or array.size == 0:
+        return _wrap(array, dev)
+    return _with_strides(array, wanted, dev)
+
+
+def _with_strides(array, strides, dev=cpu):
+    """A new tensor holding ``array``'s values at the given (dense) strides."""
+    span = 1 + builtins.sum((n - 1) * st for n, st in zip(array.shape, strides)) if array.size else 0
+    owner = _wrap(np.empty(span, dtype=array.dtype), dev)
+    out = _view_of(owner, array.shape, strides, 0)
+    out._base, out._version_counter = None, [0]  # a fresh tensor, not a view of ``owner``
+    np.copyto(out._np, array, casting="unsafe")
+    return out
 
 
 class AddBackward0(Node):
@@ -338,9 +368,8 @@ def where(condition, input=None, other=None):
         return nonzero(condition, as_tuple=True)
     dev = _devices(condition, input, other)
     rt = dtypes.result_type(input, other)
-    out = _wrap(kernel("where", dev)(condition._np, _array(input, rt), _array(other, rt)), dev)
-    if out.dtype is not rt:
-        out = _wrap(out._np.astype(rt.numpy), dev)
+    values = kernel("where", dev)(condition._np, _array(input, rt), _array(other, rt))
+    out = _elementwise_result(values.astype(rt.numpy, copy=False), dev, condition, input, other)
     if _needs_grad(input, other):
         node = WhereBackward0()
         node.save(condition)
@@ -355,7 +384,7 @@ def _unary(op, input, floating=True):
     a = input._np
     if floating and not input.dtype.is_floating_point:
         a = a.astype(dtypes.get_default_dtype().numpy)
-    return _wrap(kernel(op, input._device)(a), input._device)
+    return _elementwise_result(kernel(op, input._device)(a), input._device, input)
 
 
 def _simple_unary(op, node_name, formula, saves="input", floating=True):
@@ -438,9 +467,8 @@ def clamp(input, min=None, max=None):
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     # the bounds take part in type promotion: an int tensor clamped at 0.5 is float
     rt = dtypes.result_type(input, *(b for b in (min, max) if b is not None))
-    out = _wrap(kernel("clamp", input._device)(_array(input, rt), min, max), input._device)
-    if out.dtype is not rt:
-        out = _wrap(out._np.astype(rt.numpy), input._device)
+    values = kernel("clamp", input._device)(_array(input, rt), min, max)
+    out = _elementwise_result(values.astype(rt.numpy, copy=False), input._device, input)
     if _needs_grad(input):
         node = ClampBackward1()
         node._saved_min, node._saved_max = min, max
@@ -1797,6 +1825,12 @@ class IndexPutBackward0(Node):
 
 def setitem(input, key, value):
     key = _expand_key(input, _scalar_tensor_keys(key))
+    if isinstance(value, Tensor):  # torch first views the value without its leading 1s
+        shape = value._shape
+        while shape and shape[0] == 1:
+            shape = shape[1:]
+        if shape != value._shape:
+            value = view(value, shape)
     if builtins.all(_is_basic(k) for k in key):
         target = _basic_index(input, key)
         copy_(target, value)
@@ -2257,20 +2291,28 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     return _finish(_wrap(kernel("copy", d)(values) if d.type != "cpu" else values, d), requires_grad)
 
 
-def _check_rectangular(data, dim=0):
-    """Nested lists must be rectangular; torch's errors for ragged data."""
-    if not isinstance(data, (list, tuple)) or not data:
+def _check_rectangular(data):
+    """Nested lists must be rectangular (the first element sets the shape); torch's errors."""
+    shape, first = [], data
+    while isinstance(first, (list, tuple)):
+        shape.append(len(first))
+        if not first:
+            break
+        first = first[0]
+    _check_against(data, shape, 0)
+
+
+def _check_against(data, shape, dim):
+    if dim == len(shape):
+        if isinstance(data, (list, tuple)):
+            raise TypeError(f"'{type(data).__name__}' object cannot be interpreted as an integer")
         return
-    first_is_seq = isinstance(data[0], (list, tuple))
+    if not isinstance(data, (list, tuple)):
+        raise TypeError("not a sequence")
+    if len(data) != shape[dim]:
+        raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(data)})")
     for item in data:
-        if isinstance(item, (list, tuple)) != first_is_seq:
-            raise TypeError("not a sequence" if first_is_seq else
-                            f"'{type(item).__name__}' object cannot be interpreted as an integer")
-        if first_is_seq and len(item) != len(data[0]):
-            raise ValueError(f"expected sequence of length {len(data[0])} at dim {dim + 1} (got {len(item)})")
-    if first_is_seq:
-        for item in data:
-            _check_rectangular(item, dim + 1)
+        _check_against(item, shape, dim + 1)
 
 
 def _infer_dtype(data):
@@ -2291,6 +2333,11 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
     """Always copies ``data`` (a list, number, NumPy array, or tensor)."""
     d = _device_arg(device)
     if isinstance(data, Tensor):
+        import warnings
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+            "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
         out = _wrap(np.array(data._np, dtype=(dtype or data.dtype).numpy, copy=True), data._device)
         return _finish(out if d == out._device else to(out, d), requires_grad)
     if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype, as a 0-dim array
@@ -2329,13 +2376,7 @@ def _copy_keeping_layout(source, dtype):
     preserve_format, what ``torch.tensor(ndarray)`` does), else a row-major copy."""
     if not _non_overlapping_and_dense(source._shape, source._stride):
         return _wrap(np.array(source._np, dtype=dtype.numpy, order="C", copy=True))
-    span = 1 + builtins.sum((n - 1) * st for n, st in zip(source._shape, source._stride)) \
-        if source.numel() else 0
-    owner = _wrap(np.empty(span, dtype=dtype.numpy))
-    out = _view_of(owner, source._shape, source._stride, 0)
-    out._base, out._version_counter = None, [0]  # a fresh tensor, not a view of ``owner``
-    np.copyto(out._np, source._np, casting="unsafe")
-    return out
+    return _with_strides(source._np.astype(dtype.numpy, copy=False), source._stride)
 
 
 def _unwrap_scalars(data):

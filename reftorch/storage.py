@@ -179,3 +179,50 @@ def dense_layout(array: np.ndarray):
     if not in_memory_order.flags.c_contiguous:
         return None
     return in_memory_order.reshape(-1), tuple(s // itemsize for s in array.strides)
+
+
+def elementwise_strides(shape, operand_strides) -> tuple[int, ...]:
+    """The strides torch gives an element-wise result (TensorIterator's rule).
+
+    Dims are ordered from fastest to slowest by the operands' strides: the first operand
+    whose strides differ for two dims decides (broadcast dims, stride 0, have no say; equal
+    strides put the smaller dim first). The result is dense in that order, so a permuted
+    input gives a permuted result. ``operand_strides`` are already broadcast to ``shape``.
+    """
+    ndim = len(shape)
+    order = list(range(ndim - 1, -1, -1))  # fastest first
+
+    def should_swap(d0, d1):
+        for strides in operand_strides:
+            s0, s1 = strides[d0], strides[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    for i in range(1, ndim):  # insertion sort that stops at the first "keep"
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            decision = should_swap(order[d0], order[d1])
+            if decision > 0:
+                order[d0], order[d1] = order[d1], order[d0]
+                d1 = d0
+            elif decision < 0:
+                break
+    strides = [0] * ndim
+    step = 1
+    for d in order:
+        strides[d] = step
+        step *= shape[d]
+    return tuple(strides)
+
+
+def broadcast_strides(shape, strides, target_shape) -> tuple[int, ...]:
+    """An operand's strides seen from the broadcast result: 0 where it repeats."""
+    extra = len(target_shape) - len(shape)
+    return (0,) * extra + tuple(
+        0 if n == 1 and target_shape[extra + d] != 1 else st
+        for d, (n, st) in enumerate(zip(shape, strides)))

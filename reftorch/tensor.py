@@ -64,8 +64,11 @@ class Tensor:
         storage = base._storage
         t = Tensor.__new__(Tensor)
         t._storage = storage
+        # an empty view may start at the very end of the storage (torch allows it); NumPy
+        # checks the offset against the buffer, so an empty array starts at 0 instead
+        np_offset = 0 if 0 in shape else offset * storage.data.itemsize
         t._np = np.ndarray(shape, dtype=storage.data.dtype, buffer=storage.data,
-                           offset=offset * storage.data.itemsize,
+                           offset=np_offset,
                            strides=tuple(s * storage.data.itemsize for s in stride))
         t._shape = tuple(shape)
         t._stride = tuple(stride)

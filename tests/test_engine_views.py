@@ -58,8 +58,8 @@ def _check_write_through(make, make_view):
     for lib in LIBS:
         leaf, t = make(lib)
         v = make_view(t)
-        if v.numel() == 0 or v.stride() and 0 in v.stride():
-            return
+        if v.numel() == 0 or v.stride() and 0 in v.stride() or not v._is_view():
+            return  # nothing to write, a broadcast, or a copy (views were compared already)
         before = leaf.clone()
         v.fill_(1 if v.dtype == lib.bool else 42)
         assert v._version == leaf._version and leaf._version >= 1, lib.__name__
@@ -108,7 +108,7 @@ def test_view_ops_share_storage_with_torch_geometry(op, shape, seed, name, layou
         return VIEW_OPS[op](t)
 
     results = same_program(program, geometry=True)
-    if results is not None and layout != "expanded" and op not in ("chunk", "chunk3", "split", "split_sizes", "unbind"):
+    if results is not None and layout != "expanded" and op not in ("chunk", "chunk3", "split", "split_sizes", "unbind", "diagonal_via_as_strided"):
         _check_write_through(lambda lib: build(lib, array, layout), VIEW_OPS[op])
 
 
