@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("grading_attacks")]
 
 ASSIGNMENT = "03_autograd"
 CODE_ATTACKS = [
-    "patch_comparisons", "patch_check_helpers_late", "tensor_subclass_liar", "shadow_modules",
+    "patch_comparisons", "patch_builtins", "patch_check_helpers_late", "tensor_subclass_liar", "shadow_modules",
     "ipython_hooks", "displayhook_tricks", "read_solutions", "write_gradebook", "network",
 ]
 CRASH_ATTACKS = [
@@ -79,15 +79,21 @@ def batch(tmp_path_factory):
     marker = tmp_path_factory.mktemp("host") / "pwned"
     honest = inject.honest(root, ASSIGNMENT)
     partial = inject.honest(root, ASSIGNMENT, keep=0.5)
-    expected = {"honest": ("max", None), "partial": ("baseline", None), "blank": ("baseline", None)}
+    wrong = inject.wrong(root, ASSIGNMENT)
+    expected = {"honest": ("max", None), "partial": ("baseline", None), "blank": ("baseline", None),
+                "wrong": ("baseline", None)}
     inject.submit(root, ASSIGNMENT, "honest", honest)
     inject.submit(root, ASSIGNMENT, "partial", partial)
+    inject.submit(root, ASSIGNMENT, "wrong", wrong)
     inject.submit(root, ASSIGNMENT, "blank", inject.released(root, ASSIGNMENT))
     for name in CODE_ATTACKS:
         source, place = inject.attack_source(name)
         source = source.replace("PORT", str(listener.port))
         inject.submit(root, ASSIGNMENT, name, inject.insert(partial, source, place))
         expected[name] = ("<=", "partial")
+        # The same attack on answers that return wrong values (no exception to hide behind).
+        inject.submit(root, ASSIGNMENT, f"{name}__wrong", inject.insert(wrong, source, place))
+        expected[f"{name}__wrong"] = ("<=", "wrong")
     for name in CRASH_ATTACKS:
         source, place = inject.attack_source(name)
         notebook = inject.insert(honest, source, place)
@@ -129,9 +135,11 @@ def test_baselines(batch):
     assert rows["honest"].score == rows["honest"].max_score == sum(batch["points"].values())
     assert rows["blank"].score == 0
     assert 0 < rows["partial"].score < rows["partial"].max_score
+    assert rows["wrong"].score == rows["partial"].score
 
 
-@pytest.mark.parametrize("name", CODE_ATTACKS + CRASH_ATTACKS + STRUCTURAL + ["invalid_json", "empty_file"])
+@pytest.mark.parametrize("name", CODE_ATTACKS + [f"{n}__wrong" for n in CODE_ATTACKS] + CRASH_ATTACKS
+                         + STRUCTURAL + ["invalid_json", "empty_file"])
 def test_attack_scores_no_more_than_without_it(batch, name):
     rows = batch["rows"]
     relation, baseline = batch["expected"][name]

@@ -61,6 +61,16 @@ def honest(root: Path, assignment: str, keep: float = 1.0) -> nbformat.NotebookN
     return notebook
 
 
+def wrong(root: Path, assignment: str) -> nbformat.NotebookNode:
+    """Half the answers right; the other half return wrong values instead of raising
+    (stubs' ``raise NotImplementedError()`` become ``pass``): checks fail on values."""
+    notebook = honest(root, assignment, keep=0.5)
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and "raise NotImplementedError()" in cell.source:
+            cell.source = cell.source.replace("raise NotImplementedError()", "pass")
+    return notebook
+
+
 def test_points(root: Path, assignment: str) -> list[tuple[str, float]]:
     notebook = released(root, assignment)
     return [(_grade_id(c), float(c.metadata.nbgrader.get("points", 0))) for c in notebook.cells if _is_test(c)]

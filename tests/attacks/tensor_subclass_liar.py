@@ -1,5 +1,6 @@
-# place: end
-# Every answer function returns a tensor subclass that claims to equal anything.
+# place: after_tools
+# After every cell, every answer function is wrapped to return a tensor subclass that
+# claims to equal anything.
 import functools
 import types
 
@@ -34,7 +35,14 @@ def _lie(function):
     return wrapper
 
 
-for _name, _obj in list(globals().items()):
-    if isinstance(_obj, types.FunctionType) and _obj.__module__ == "__main__" \
-            and not _name.startswith(("_", "expect", "checking", "answer")):
-        globals()[_name] = _lie(_obj)
+def _wrap_all(*args):
+    for name, obj in list(globals().items()):
+        if isinstance(obj, types.FunctionType) and obj.__module__ == "__main__" \
+                and not name.startswith(("_", "expect", "checking", "answer")) \
+                and not getattr(obj, "_lying", False):
+            wrapped = _lie(obj)
+            wrapped._lying = True
+            globals()[name] = wrapped
+
+
+get_ipython().events.register("post_run_cell", _wrap_all)  # noqa: F821
