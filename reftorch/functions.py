@@ -696,6 +696,12 @@ class ExpandBackward0(ViewBackward0):
 
 def expand(input, *sizes):
     sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
+    if len(sizes) < input.dim():
+        raise RuntimeError(
+            f"expand({input.type()}{{{list(input._shape)}}}, size={list(sizes)}): the number of sizes "
+            f"provided ({len(sizes)}) must be greater or equal to the number of dimensions in the "
+            f"tensor ({input.dim()})"
+        )
     shape, strides = expand_strides(input._shape, input._stride, tuple(builtins.int(s) for s in sizes))
     return _make_view(input, shape, strides, input._offset, ExpandBackward0)
 
@@ -1613,7 +1619,7 @@ class CatBackward0(Node):
 def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # torch skips 1-D empty tensors in cat (a legacy rule)
     used = [t for t in tensors if not (t.dim() == 1 and t.numel() == 0)] or tensors[:1]
     d = _wrap_dim(dim, used[0].dim())
@@ -2215,6 +2221,8 @@ def _shape_arg(size, name=None):
 
 def _finish(out, requires_grad):
     if requires_grad:
+        if not out.dtype.is_floating_point:  # factories word this differently from requires_grad_()
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
         out.requires_grad_(True)
     return out
 

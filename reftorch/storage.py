@@ -113,21 +113,26 @@ def view_strides(old_shape, old_strides, new_shape):
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     """Align shapes on the right; each dim must match or be 1."""
-    ndim = max((len(s) for s in shapes), default=0)
-    result = [1] * ndim
+    result: tuple[int, ...] = ()
     for shape in shapes:
-        for i, n in enumerate(shape):
-            d = ndim - len(shape) + i
-            if n == result[d] or n == 1:
-                continue
-            if result[d] == 1:
-                result[d] = n
-                continue
+        result = _broadcast_pair(result, tuple(shape))
+    return result
+
+
+def _broadcast_pair(a, b):
+    # torch checks from the last dim backwards and reports the first clash it meets
+    ndim = max(len(a), len(b))
+    out = [1] * ndim
+    for d in range(ndim - 1, -1, -1):
+        size_a = a[d - ndim + len(a)] if d - ndim + len(a) >= 0 else 1
+        size_b = b[d - ndim + len(b)] if d - ndim + len(b) >= 0 else 1
+        if size_a != size_b and size_a != 1 and size_b != 1:
             raise RuntimeError(
-                f"The size of tensor a ({result[d]}) must match the size of tensor b ({n}) "
-                f"at non-singleton dimension {i}"
+                f"The size of tensor a ({size_a}) must match the size of tensor b ({size_b}) "
+                f"at non-singleton dimension {d}"
             )
-    return tuple(result)
+        out[d] = size_b if size_a == 1 else size_a
+    return tuple(out)
 
 
 def expand_strides(shape, strides, target_shape):

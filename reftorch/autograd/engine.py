@@ -219,7 +219,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         return
     inputs = _as_tuple(inputs)
     if not inputs:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     targets, capture, non_leaves = set(), {}, []
     for t in inputs:
         node, nr = _input_edge(t)
