@@ -23,7 +23,6 @@ def course(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.xdist_group("assignment-02_devices")
 def test_validate_fails_on_the_blank_release_and_reports_every_test():
     result = course("validate", str(RELEASED))
     assert result.returncode == 1, result.stdout + result.stderr
@@ -33,7 +32,6 @@ def test_validate_fails_on_the_blank_release_and_reports_every_test():
     assert "0 of 5 tests passed, 0 of 13 points." in result.stdout
 
 
-@pytest.mark.xdist_group("assignment-02_devices")
 def test_validate_passes_the_solution(tmp_path):
     result = course("validate", str(SOURCE))
     assert result.returncode == 0, result.stdout + result.stderr
@@ -41,7 +39,6 @@ def test_validate_passes_the_solution(tmp_path):
     assert "FAIL" not in result.stdout
 
 
-@pytest.mark.xdist_group("assignment-02_devices")
 def test_validate_fails_when_one_answer_is_wrong(tmp_path):
     notebook = json.loads(SOURCE.read_text())
     for cell in notebook["cells"]:
@@ -73,7 +70,6 @@ def test_release_names_unknown_assignments(capsys):
     assert cli.main(["release", "--all", "01_tensors"]) == 2
 
 
-@pytest.mark.xdist_group("assignment-02_devices")
 def test_release_regenerates_and_check_spots_a_stale_release(tmp_path, monkeypatch, capsys):
     # A scratch copy of the course, so the real assignments/ is never rewritten by tests.
     (tmp_path / "course").mkdir()

@@ -16,6 +16,7 @@ gates were shown to fail on broken inputs).
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -50,8 +51,7 @@ def test_course_has_five_assignments():
 
 
 def per_assignment():
-    # One xdist group per assignment: its tests share one grading run on one worker.
-    return [pytest.param(a, marks=pytest.mark.xdist_group(f"assignment-{a}")) for a in ASSIGNMENTS]
+    return ASSIGNMENTS
 
 
 def _cells_by_id(notebook: dict) -> dict[str, dict]:
@@ -91,27 +91,33 @@ class Graded:
         self.committed_release = ROOT / "assignments" / assignment
         self.fresh_release = course / "assignments" / assignment
         self.notebook_name = f"{assignment}.ipynb"
+        self.students = ("blank", "full", "partial")
+        done = course / "graded.json"
+        if not done.exists():
+            self._grade()
+            done.write_text(json.dumps({"assignment": assignment}))
+        self.scores = nbgrader_course.scores(assignment, course)
+        self.max_points = nbgrader_course.max_points(assignment, course)
 
+    def _grade(self) -> None:
+        course, assignment = self.course, self.assignment
+        shutil.rmtree(course, ignore_errors=True)  # a run interrupted half-way starts over
         shutil.copytree(ROOT / "solutions" / assignment, course / "solutions" / assignment)
-        (course / "course").mkdir()
-        shutil.copy(ROOT / nbgrader_course.CONFIG_RELATIVE_PATH, course / nbgrader_course.CONFIG_RELATIVE_PATH)
+        shutil.copy(ROOT / nbgrader_course.CONFIG_RELATIVE_PATH, _mkdir(course / "course") / "nbgrader_config.py")
         nbgrader_course.generate_release([assignment], course)
 
         release = json.loads((self.fresh_release / self.notebook_name).read_text())
         solution = json.loads(self.source.read_text())
-        self.submissions = {
+        submissions = {
             "blank": release,
             "full": _answered(release, solution),
             "partial": _answered(release, solution, leave_blank=PARTIAL_BLANK_CELL[assignment]),
         }
-        for student, notebook in self.submissions.items():
-            folder = course / "course" / "submitted" / student / assignment
-            folder.mkdir(parents=True)
+        for student, notebook in submissions.items():
+            folder = _mkdir(course / "course" / "submitted" / student / assignment)
             (folder / self.notebook_name).write_text(json.dumps(notebook))
         nbgrader_course.autograde(assignment, course)  # all three students in one nbgrader run
         nbgrader_course.generate_feedback(assignment, course)
-        self.scores = nbgrader_course.scores(assignment, course)
-        self.max_points = nbgrader_course.max_points(assignment, course)
 
     def autograded(self, student: str) -> dict:
         path = self.course / "course" / "autograded" / student / self.assignment / self.notebook_name
@@ -121,14 +127,24 @@ class Graded:
         return sorted((self.course / "course" / "feedback" / student / self.assignment).glob("*.html"))
 
 
-_graded: dict[str, Graded] = {}
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 @pytest.fixture
 def graded(assignment, tmp_path_factory) -> Graded:
-    if assignment not in _graded:
-        _graded[assignment] = Graded(assignment, tmp_path_factory.mktemp(f"course-{assignment}"))
-    return _graded[assignment]
+    """Each assignment is graded once per test run, whichever xdist worker needs it first;
+    a worker that needs it meanwhile waits on a lock instead of grading it again."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's base folder, common to all workers
+    with open(shared / f"graded-{assignment}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            return Graded(assignment, shared / f"graded-{assignment}")
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _points(scores: dict[str, float]) -> float:
@@ -180,7 +196,7 @@ def test_gate4_nothing_secret_in_release_or_feedback(assignment, graded):
     assert secrets["solution"] and secrets["hidden tests"], "found no solution or hidden-test lines to look for"
     places = {graded.committed_release / graded.notebook_name: secrets,
               graded.fresh_release / graded.notebook_name: secrets}
-    for student in graded.submissions:
+    for student in graded.students:
         files = graded.feedback_files(student)
         assert files, f"nbgrader wrote no feedback for {student}"
         # Feedback shows a student's own code: only the blank submission has no solution code.
