@@ -8,6 +8,7 @@ numpy are looked up in ``sys.modules`` when a value needs them.
 """
 from __future__ import annotations
 
+import collections
 import math
 import sys
 
@@ -17,6 +18,7 @@ MAX_DEPTH = 8
 MAX_STR = 20_000
 
 _type = type
+_PLAIN_MAPPINGS = (collections.OrderedDict, collections.defaultdict)
 _isinstance = isinstance
 _len = len
 _id = id
@@ -91,7 +93,7 @@ class Converter:
             items = list(value)[:MAX_ITEMS] if kind in (set, frozenset) else value[:MAX_ITEMS]
             return {"kind": kind.__name__, "items": [self(item, depth + 1) for item in items],
                     "truncated": _len(value) > MAX_ITEMS}
-        if kind is dict:
+        if kind is dict or kind in _PLAIN_MAPPINGS:
             pairs = list(value.items())[:MAX_ITEMS]
             return {"kind": "dict", "items": [[self(k, depth + 1), self(v, depth + 1)] for k, v in pairs]}
         if self.torch is not None:

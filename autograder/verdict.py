@@ -103,6 +103,9 @@ _COMPARE = {
     ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
 }
 _SINGLETONS = (type(None), bool)
+# Builtins whose result on an object is decided by that object's own methods.
+PROTOCOL_BUILTINS = set("len list tuple set dict sorted str repr bool int float abs round sum min max "
+                        "all any enumerate zip range divmod pow".split())
 
 
 class _Evaluator:
@@ -177,8 +180,12 @@ class _Evaluator:
                         return self.recorded(node, runs), runs
                     result = same if isinstance(op, ast.Is) else not same
                 else:
-                    if not (is_data(left) and is_data(right)):
-                        return self.recorded(node, runs), runs
+                    if not is_data(left) and not is_data(right):
+                        return self.recorded(node, runs), runs  # the student's own classes decide
+                    if isinstance(op, (ast.In, ast.NotIn)) and not is_data(right):
+                        return self.recorded(node, runs), runs  # a student container's __contains__
+                    # A plain value compared with a student object: Python's rules on the host
+                    # (an object that claims to equal anything does not).
                     result = _COMPARE[type(op)](left, right)
                 if len(node.ops) == 1:
                     return result, runs  # a tensor comparison stays a tensor
@@ -188,8 +195,10 @@ class _Evaluator:
             return result, runs
         if isinstance(node, ast.BinOp):
             (left, right), runs = self.eval_all([node.left, node.right])
-            if not (is_data(left) and is_data(right)):
+            if not is_data(left) and not is_data(right):
                 return self.recorded(node, runs), runs
+            if not (is_data(left) and is_data(right)):
+                raise Missing()  # arithmetic between a student object and a plain value
             return _BINOPS[type(node.op)](left, right), runs
         if isinstance(node, ast.UnaryOp):
             operand, runs = self.eval(node.operand)
@@ -230,7 +239,13 @@ class _Evaluator:
             receiver = [] if is_function else [node.func.value]
             values, runs = self.eval_all([*receiver, *node.args, *(k.value for k in node.keywords)])
             if not all(is_data(v) for v in values):
-                return self.recorded(node, runs), runs
+                if is_function and name in PROTOCOL_BUILTINS:
+                    return self.recorded(node, runs), runs  # len(obj), list(obj): the object's protocol
+                if not is_function and not is_data(values[0]) and all(is_data(v) for v in values[1:]):
+                    return self.recorded(node, runs), runs  # a method of the student's object
+                if name == "isinstance":
+                    return _isinstance(*values), runs
+                raise Missing()  # library/instructor code is never trusted on a student object
             if is_function:
                 function = self.tools[name] if name in self.tools else _resolve(name)
             else:

@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("grading_attacks")]
 ASSIGNMENT = "03_autograd"
 CODE_ATTACKS = [
     "patch_comparisons", "patch_builtins", "patch_check_helpers_late", "tensor_subclass_liar", "shadow_modules",
-    "ipython_hooks", "displayhook_tricks", "read_solutions", "write_gradebook", "network",
+    "object_liar", "ipython_hooks", "displayhook_tricks", "read_solutions", "write_gradebook", "network",
 ]
 CRASH_ATTACKS = [
     "exit_os", "exit_sys", "segfault", "loop_ignoring_sigint", "memory_bomb", "fork_bomb",

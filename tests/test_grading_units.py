@@ -224,3 +224,36 @@ def test_sandbox_limits_processes(sandbox):
     forked = dict((number, value) for number, value in taps)[1]
     assert 0 < forked < 100
     assert outcome.end["how"] == "exit"
+
+
+OPAQUE = {"kind": "opaque", "mro": ["__main__.Anything", "builtins.object"], "id": 7}
+
+
+@pytest.mark.parametrize("source, student", [
+    # library comparison applied to a student object: the run's True is not taken
+    ("expect(torch.allclose(f(x), expected), 'f')", {0: None, 1: True, 2: OPAQUE, 3: _tensor([1.0])}),
+    # arithmetic between a student object and a plain value
+    ("assert abs(f(x) - 1.0) < 1e-6", {0: True, 1: 0.0, 2: 0.0, 3: OPAQUE}),
+    # an object that claims to equal anything
+    ("assert f(x) == 1.0", {0: True, 1: OPAQUE}),
+])
+def test_student_objects_cannot_vouch_for_themselves(source, student):
+    checks = checks_for_test_cell("t", source, check_functions_defined_in(TOOLS))
+    site = checks.sites[0]
+    honest = {k: (_tensor([1.0]) if v == OPAQUE and "allclose" in source else (1.0 if v == OPAQUE else v))
+              for k, v in student.items()}
+    if "abs" in source:
+        honest = {0: True, 1: 0.0, 2: 0.0, 3: 1.0}
+    rebuilt = {k: rebuild(v, "s") for k, v in student.items()}
+    reference = {k: rebuild(v, "r") for k, v in honest.items()}
+    assert judge_site(site, rebuilt, reference, _tools())[0] is False
+    assert judge_site(site, {k: rebuild(v, "s") for k, v in honest.items()}, reference, _tools())[0] is True
+
+
+def test_a_student_container_answers_membership_itself():
+    checks = checks_for_test_cell("t", "expect('w' in layer._parameters, 'registered')",
+                                  check_functions_defined_in(TOOLS))
+    student = {0: None, 1: True, 2: OPAQUE, 3: "registered"}
+    passed, _ = judge_site(checks.sites[0], {k: rebuild(v, "s") for k, v in student.items()},
+                           {k: rebuild(v, "r") for k, v in student.items()}, _tools())
+    assert passed
