@@ -79,14 +79,21 @@ def validate_notebook(path: str | Path, out=sys.stdout) -> int:
         print(f"course validate: {shown} has no graded test cells to check", file=sys.stderr)
         return EXIT_UNUSABLE
 
+    # Read-only cells edited in this copy: their result says nothing about the real tests.
+    edited = {cell["source"] for cell in results.get("changed", [])}
     width = max(len(_cell_id(cell)) for cell in graded)
     failed, score_total, max_total = 0, 0.0, 0.0
     for cell in validator.executed.cells:
         error = _error_line(cell)
         if utils.is_grade(cell) and cell.cell_type == "code":
             score, max_score = utils.determine_grade(cell)
-            score_total += score
             max_total += max_score
+            if cell.source.strip() in edited:
+                failed += 1
+                print(f"  EDIT  {_cell_id(cell):<{width}}  ?/{max_score:g}  this test cell was edited; "
+                      "the autograder runs the original", file=out)
+                continue
+            score_total += score
             verdict = "PASS" if error is None and score == max_score else "FAIL"
             failed += verdict == "FAIL"
             line = f"  {verdict}  {_cell_id(cell):<{width}}  {score:g}/{max_score:g}"
@@ -100,9 +107,12 @@ def validate_notebook(path: str | Path, out=sys.stdout) -> int:
             print(f"  ERROR cell {_cell_id(cell)} raised {error}", file=out)
 
     changed = results.get("changed", [])
+    graded_sources = {cell.source.strip() for cell in graded}
     for cell in changed:
+        if cell["source"] in graded_sources:
+            continue  # reported above
         first_line = cell["source"].splitlines()[0] if cell["source"] else ""
-        print(f"  CHANGED  a read-only cell was edited (it starts with {first_line!r}); "
+        print(f"  EDIT  a read-only cell was edited (it starts with {first_line!r}); "
               "the autograder uses the original", file=out)
 
     print(f"{len(graded) - failed} of {len(graded)} tests passed, "

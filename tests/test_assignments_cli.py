@@ -23,11 +23,19 @@ def course(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
-def test_validate_fails_on_the_blank_release_and_reports_every_test():
-    result = course("validate", str(RELEASED))
+def test_validate_fails_on_the_blank_release_and_reports_every_test(tmp_path):
+    # A student who "fixes" a test by editing it is told the autograder runs the original.
+    notebook = json.loads(RELEASED.read_text())
+    for cell in notebook["cells"]:
+        if cell["metadata"].get("nbgrader", {}).get("grade_id") == "test_returns_self":
+            cell["source"] = "pass  # edited by the student"
+    copy = tmp_path / RELEASED.name
+    copy.write_text(json.dumps(notebook))
+    result = course("validate", str(copy))
     assert result.returncode == 1, result.stdout + result.stderr
     for grade_id in GRADE_CELLS:
-        assert f"FAIL  {grade_id}" in result.stdout, result.stdout
+        verdict = "EDIT" if grade_id == "test_returns_self" else "FAIL"
+        assert f"{verdict}  {grade_id}" in result.stdout, result.stdout
     assert "TestFailure: parse_device('cpu'): not implemented yet" in result.stdout
     assert "0 of 5 tests passed, 0 of 13 points." in result.stdout
 
