@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -1290,7 +1291,12 @@ def _spread(input, dim, correction, keepdim, which):
     dims = _reduce_dims(input, dim)
     n = input.numel() if dims is None else math.prod(input._shape[d] for d in dims)
     divisor = builtins.max(n - correction, 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    if divisor == 0:
+        warnings.warn(
+            f"{which}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's own note on the same thing
         values = np.var(input._np, axis=dims, ddof=correction, keepdims=keepdim)
         if which == "std":
             values = np.sqrt(values)

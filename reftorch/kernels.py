@@ -16,8 +16,11 @@ CPU_KERNELS: dict = {}
 
 def cpu_kernel(name):
     def decorate(fn):
-        CPU_KERNELS[name] = fn
-        return register_kernel(name, "cpu")(fn)
+        # torch computes inf/nan silently; NumPy would warn on overflow, 0/0, log(0), ...
+        quiet = np.errstate(all="ignore")(fn)
+        CPU_KERNELS[name] = quiet
+        register_kernel(name, "cpu")(quiet)
+        return fn
     return decorate
 
 
