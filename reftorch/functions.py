@@ -648,7 +648,25 @@ def permute(input, *dims):
                       input._offset, PermuteBackward0, _saved_dims=dims)
 
 
+_warned_once = set()  # torch gives some warnings once per process (TORCH_WARN_ONCE)
+
+
+def _warn_once(key, message):
+    if key not in _warned_once:
+        _warned_once.add(key)
+        warnings.warn(message, UserWarning, stacklevel=3)
+
+
 def _T(input):
+    if input.dim() == 0:
+        _warn_once("T_0d", "Tensor.T is deprecated on 0-D tensors. This function is the identity "
+                           "in these cases.")
+    elif input.dim() != 2:
+        _warn_once("T_not_2d", (
+            "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is "
+            "deprecated and it will throw an error in a future release. Consider `x.mT` to "
+            "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to "
+            "reverse the dimensions of a tensor."))
     return permute(input, tuple(range(input.dim() - 1, -1, -1)))
 
 
@@ -1294,7 +1312,7 @@ def _spread(input, dim, correction, keepdim, which):
     if divisor == 0:
         warnings.warn(
             f"{which}(): degrees of freedom is <= 0. Correction should be strictly less than the "
-            "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=3)
+            "reduction factor (input numel divided by output numel).", UserWarning, stacklevel=4)
     with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's own note on the same thing
         values = np.var(input._np, axis=dims, ddof=correction, keepdims=keepdim)

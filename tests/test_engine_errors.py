@@ -159,3 +159,33 @@ def test_broadcast_errors_match_for_any_shapes(a, b, seed):
         except RuntimeError as error:
             messages.append(str(error))
     assert messages[1] == messages[0]
+
+
+# -- warnings: the same UserWarnings (text up to torch's "(Triggered internally ...)" note),
+# and none where torch is silent (overflow to inf, 0/0 to nan) ------------------------------
+WARNINGS = {
+    "T_1d": lambda lib: lib.ones(3).T,
+    "T_3d": lambda lib: lib.ones(2, 3, 4).T,
+    "T_0d": lambda lib: lib.tensor(1.0).T,
+    "T_2d_silent": lambda lib: lib.ones(2, 3).T,
+    "var_one_element": lambda lib: lib.ones(1).var(),
+    "std_one_row": lambda lib: lib.ones(2, 1).std(1),
+    "non_leaf_grad": lambda lib: (lib.ones(2, requires_grad=True) * 2).grad,
+    "overflow_silent": lambda lib: lib.exp(lib.tensor([1000.0])) * lib.tensor([1e38]),
+    "zero_by_zero_silent": lambda lib: lib.zeros(2) / lib.zeros(2),
+    "log_zero_silent": lambda lib: lib.log(lib.zeros(2)),
+}
+
+
+def _user_warnings(program, lib):
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        program(lib)
+    return [(w.category.__name__, str(w.message).split(" (Triggered internally")[0]) for w in caught]
+
+
+@pytest.mark.parametrize("case", sorted(WARNINGS))
+def test_warnings_match_torch(case):
+    theirs, mine = (_user_warnings(WARNINGS[case], lib) for lib in LIBS)
+    assert mine == theirs

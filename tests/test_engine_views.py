@@ -302,3 +302,33 @@ def test_repr_of_dtypes_devices_and_sizes_matches_torch():
     assert repr(reftorch.zeros(0, 3)) == repr(torch.zeros(0, 3))
     assert repr(reftorch.tensor(3.5)) == repr(torch.tensor(3.5))
     assert repr(reftorch.tensor([], dtype=reftorch.int32)) == repr(torch.tensor([], dtype=torch.int32))
+
+
+SIM_PROGRAMS = {
+    "arith": lambda lib, x, y: (x * y + 2) / (y * y + 1) - x.exp(),
+    "reduce": lambda lib, x, y: (x.sum(0), x.max(-1).values, x.mean()),
+    "matmul": lambda lib, x, y: x @ y.t(),
+    "views": lambda lib, x, y: (x.t().contiguous(), x[:, ::2], x.reshape(-1)[1:]),
+    "index": lambda lib, x, y: (x[x > 0], x[lib.tensor([0, 0])]),
+    "grad": lambda lib, x, y: _sim_grad(lib, x, y),
+}
+
+
+def _sim_grad(lib, x, y):
+    x = x.detach().requires_grad_()
+    (lib.tanh(x @ y.t()) * 2).sum().backward()
+    return x.grad
+
+
+@ENGINE
+@given(program=st.sampled_from(sorted(SIM_PROGRAMS)), n=st.integers(1, 4), m=st.integers(2, 4), seed=seeds)
+def test_sim_device_computes_what_torch_computes_on_cpu(program, n, m, seed):
+    x, y = make_array(seed, (n, m), "float32"), make_array(seed + 1, (n, m), "float32")
+    theirs = SIM_PROGRAMS[program](torch, torch.tensor(x), torch.tensor(y))
+    before = reftorch.sim.kernel_launches()
+    mine = SIM_PROGRAMS[program](reftorch, reftorch.tensor(x, device="sim"), reftorch.tensor(y, device="sim"))
+    assert reftorch.sim.kernel_launches() > before  # the work ran on the device's kernels
+    for r in (mine if isinstance(mine, tuple) else (mine,)):
+        assert r.device.type == "sim"
+    assert_same(tuple(t.cpu() for t in mine) if isinstance(mine, tuple) else mine.cpu(), theirs)
+    assert reftorch.sim.memory_allocated() > 0
