@@ -168,12 +168,12 @@ class Grader:
         from .gradebook_writer import GradebookWriter
 
         students = self.submissions()
-        pending = [s for s in students if not self._done_already(s)]
+        writer = GradebookWriter(self.course, self.assignment, self.spec)
+        pending = [s for s in students if not (self._done_already(s) and writer.has_submission(s))]
         rows: dict[str, SubmissionRow] = {}
         for student in students:
             if student not in pending:
                 rows[student] = load_row(self.course, self.assignment, student)
-        writer = GradebookWriter(self.course, self.assignment, self.spec)
         if not pending:
             writer.close()
             return [rows[s] for s in students]
@@ -193,8 +193,12 @@ class Grader:
             bar = ProgressBar(len(pending), f"grading {self.assignment}", progress_stream)
             for _ in pending:
                 row = results.get()
-                writer.record(row)
-                self._save_state(row)
+                try:
+                    writer.record(row)
+                except Exception as error:  # noqa: BLE001 - reported; no state file, so a re-run retries
+                    row.status = row.message = f"gradebook write failed: {type(error).__name__}: {error}"[:300]
+                else:
+                    self._save_state(row)
                 rows[row.student] = row
                 bar.advance()
             for thread in threads:

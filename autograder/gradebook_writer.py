@@ -7,9 +7,11 @@ comments that an instructor entered in formgrader are left alone.
 """
 from __future__ import annotations
 
+import time
 import warnings
 
 from nbgrader.api import Gradebook, MissingEntry
+from sqlalchemy.exc import OperationalError
 
 from .course import Course
 from .plan import AssignmentSpec
@@ -27,15 +29,29 @@ class GradebookWriter:
                 f"assignment {assignment!r} (notebook {spec.notebook!r}) is not in the gradebook "
                 f"{course.db_url}: run `course release {assignment}` first") from None
 
-    def record(self, row) -> None:
+    def record(self, row, attempts: int = 20) -> None:
+        """Write one submission's grades; a locked SQLite file (formgrader open) is retried."""
         from .grade import write_autograded_notebook
 
-        gradebook = self.gradebook
-        with warnings.catch_warnings():
-            # nbgrader's add_submission trips SQLAlchemy's autoflush warnings; they are harmless.
-            warnings.simplefilter("ignore")
-            self._record(gradebook, row)
+        for attempt in range(attempts):
+            try:
+                with warnings.catch_warnings():
+                    # nbgrader's add_submission trips SQLAlchemy autoflush warnings; harmless.
+                    warnings.simplefilter("ignore")
+                    self._record(self.gradebook, row)
+                break
+            except OperationalError as error:
+                if "locked" not in str(error) or attempt == attempts - 1:
+                    raise
+                time.sleep(0.1 * (attempt + 1))
         write_autograded_notebook(self.course, self.spec, row.student)
+
+    def has_submission(self, student: str) -> bool:
+        try:
+            self.gradebook.find_submission(self.assignment, student)
+        except MissingEntry:
+            return False
+        return True
 
     def _record(self, gradebook, row) -> None:
         try:

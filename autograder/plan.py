@@ -15,6 +15,9 @@ import nbformat
 from .checks import TestCellChecks, check_functions_defined_in, checks_for_test_cell
 
 
+MAX_NOTEBOOK_BYTES = 64 * 1024**2
+
+
 class UnreadableNotebook(ValueError):
     """The submitted file is not a notebook we can run."""
 
@@ -93,6 +96,8 @@ def load_spec(name: str, notebook: str, source_path) -> AssignmentSpec:
 
 def read_submission(path) -> nbformat.NotebookNode:
     try:
+        if path.stat().st_size > MAX_NOTEBOOK_BYTES:
+            raise UnreadableNotebook(f"unreadable notebook: larger than {MAX_NOTEBOOK_BYTES // 2**20} MiB")
         raw = path.read_bytes()
     except OSError as error:
         raise UnreadableNotebook(f"unreadable notebook: {error.strerror}") from None

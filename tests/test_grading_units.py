@@ -257,3 +257,15 @@ def test_a_student_container_answers_membership_itself():
     passed, _ = judge_site(checks.sites[0], {k: rebuild(v, "s") for k, v in student.items()},
                            {k: rebuild(v, "r") for k, v in student.items()}, _tools())
     assert passed
+
+
+@pytest.mark.slow
+def test_exercises_that_forbid_torch_run_without_it():
+    from autograder.sandbox import Limits, Sandbox
+    source = ("try:\n    import torch\n    probe = 'imported'\nexcept ImportError as error:\n"
+              "    probe = type(error).__name__\nimport sys\nprobe = [probe, 'torch' in sys.modules and "
+              "sys.modules['torch'] is not None]")
+    with Sandbox(Limits(wall_seconds=10, cpu_seconds=10), with_torch=False) as box:
+        outcome, taps = _run(box, source)
+    values = dict((number, value) for number, value in taps)
+    assert values[1]["items"] == ["ModuleNotFoundError", False]
