@@ -49,7 +49,7 @@ class Snapshot:
                "numpy", "numpy.testing", "math", "random", "operator", "builtins", "json")
 
     def __init__(self):
-        self.modules = {name: sys.modules[name] for name in self.MODULES if name in sys.modules}
+        self.modules = {name: sys.modules[name] for name in self.MODULES if sys.modules.get(name) is not None}
         self.attributes = {name: dict(vars(module)) for name, module in self.modules.items()}
         self.classes = []
         torch = self.modules.get("torch")
