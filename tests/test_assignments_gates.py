@@ -2,7 +2,8 @@
 
 Per assignment, in a temporary course (a copy of solutions/ and course/nbgrader_config.py):
 nbgrader generates the release, then autogrades three submissions in one run -- the blank
-release, the solution, and the solution with one answer blanked -- and writes feedback.
+release, the release with every answer written (the solution's code), and the same with one
+answer left blank -- and writes feedback for all three.
 
   gate 1  the source notebook passes its own tests       (pytest --nbval-lax, subprocess)
   gate 2  the blank release scores 0, every test cell fails on it
@@ -48,10 +49,6 @@ PARTIAL_BLANK_CELL = {
 def test_course_has_five_assignments():
     assert ASSIGNMENTS == ["01_tensors", "02_devices", "03_autograd", "04_inplace_clone", "05_modules"]
     assert set(PARTIAL_BLANK_CELL) == set(ASSIGNMENTS)
-
-
-def per_assignment():
-    return ASSIGNMENTS
 
 
 def _cells_by_id(notebook: dict) -> dict[str, dict]:
@@ -151,7 +148,7 @@ def _points(scores: dict[str, float]) -> float:
     return sum(scores.values())
 
 
-@pytest.mark.parametrize("assignment", per_assignment())
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_gate1_source_notebook_passes_its_own_tests(assignment, tmp_path):
     notebook = nbgrader_course.source_notebook(assignment, ROOT)
     completed = subprocess.run(
@@ -163,7 +160,7 @@ def test_gate1_source_notebook_passes_its_own_tests(assignment, tmp_path):
     assert " passed" in completed.stdout and " failed" not in completed.stdout
 
 
-@pytest.mark.parametrize("assignment", per_assignment())
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_gate2_blank_release_scores_zero_and_every_test_cell_fails(assignment, graded):
     scores = graded.scores["blank"]
     assert set(scores) == set(graded.max_points) and graded.max_points, "no graded cells were recorded"
@@ -175,7 +172,7 @@ def test_gate2_blank_release_scores_zero_and_every_test_cell_fails(assignment, g
     assert not without_error, f"test cells of {assignment} that do not fail on the blank release: {without_error}"
 
 
-@pytest.mark.parametrize("assignment", per_assignment())
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_gate3_solution_scores_full_marks(assignment, graded):
     lost = {cell: (graded.scores["full"].get(cell), maximum)
             for cell, maximum in graded.max_points.items() if graded.scores["full"].get(cell) != maximum}
@@ -183,14 +180,14 @@ def test_gate3_solution_scores_full_marks(assignment, graded):
     assert _points(graded.max_points) >= 10
 
 
-@pytest.mark.parametrize("assignment", per_assignment())
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_partial_submission_scores_strictly_between(assignment, graded):
     total, maximum = _points(graded.scores["partial"]), _points(graded.max_points)
     assert 0 < total < maximum, (
         f"{assignment} with answer cell {PARTIAL_BLANK_CELL[assignment]!r} blanked scores {total} of {maximum}")
 
 
-@pytest.mark.parametrize("assignment", per_assignment())
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_gate4_nothing_secret_in_release_or_feedback(assignment, graded):
     secrets = release_audit.secret_lines(graded.source)
     assert secrets["solution"] and secrets["hidden tests"], "found no solution or hidden-test lines to look for"
@@ -208,13 +205,13 @@ def test_gate4_nothing_secret_in_release_or_feedback(assignment, graded):
     assert not leaked, f"secret text reached students: {leaked}"
 
 
-@pytest.mark.parametrize("assignment", per_assignment())
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_gate5_committed_release_equals_fresh_generation(assignment, graded):
     differences = release_audit.release_differences(graded.committed_release, graded.fresh_release)
     assert not differences, "assignments/ is stale; run `course release --all`:\n" + "\n".join(differences)
 
 
-@pytest.mark.parametrize("assignment", per_assignment())
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_tests_never_exercise_reftorch(assignment):
     notebook = json.loads(nbgrader_course.source_notebook(assignment, ROOT).read_text())
     importing = [cell["metadata"].get("nbgrader", {}).get("grade_id", cell.get("id"))
