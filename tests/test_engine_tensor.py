@@ -351,3 +351,42 @@ def test_inplace_type_rules_match(shape, seed, other, name):
     same_program(lambda lib: lib.tensor(x).add_(lib.tensor(y)))
     same_program(lambda lib: lib.tensor(x).mul_(2.5))
     same_program(lambda lib: lib.tensor(x).copy_(lib.tensor(y)))
+
+
+# -- conversions and identity ------------------------------------------------------------
+@ENGINE
+@given(shape=shapes(0, 3), seed=seeds, source=dtype_names, target=dtype_names, layout=layouts)
+def test_dtype_conversions_match(shape, seed, source, target, layout):
+    array = make_array(seed, shape, source, low=-5.0, high=5.0)
+
+    def program(lib):
+        t = build_tensor(lib, array, layout)
+        converted = t.to(getattr(lib, target))
+        same = converted is t
+        return converted, same, t.float(), t.long(), t.int(), t.bool(), t.double(), t.type()
+
+    same_program(program)
+
+
+def build_tensor(lib, array, layout):
+    from engine_support import build
+    return build(lib, array, layout)[1]
+
+
+@ENGINE
+@given(shape=shapes(1, 3), seed=seeds, layout=layouts)
+def test_views_know_their_base_and_data_pointer(shape, seed, layout):
+    array = make_array(seed, shape, "float64")
+    facts = []
+    for lib in LIBS:
+        from engine_support import build
+        leaf, t = build(lib, array, layout)
+        v = t[..., -1:]
+        w = v.unsqueeze(0)
+        facts.append((
+            v._base is leaf if v._is_view() else None, w._base is leaf, t._base is (leaf if t is not leaf else None),
+            (v.data_ptr() - leaf.data_ptr()) // v.element_size(), v.storage_offset(),
+            len({leaf, t, v, w}), hash(v) == id(v), leaf.untyped_storage().nbytes() if hasattr(
+                leaf.untyped_storage(), "nbytes") else None,
+        ))
+    assert facts[1] == facts[0]
