@@ -68,6 +68,12 @@ class GradebookWriter:
                     continue  # a cell the gradebook does not know: nothing to record
                 grade.auto_score = float(test["points"])
                 grade.needs_manual_grade = False
+            autograded = {test["grade_id"] for test in row.tests}
+            notebook = gradebook.find_submission_notebook(self.spec.notebook, self.assignment, row.student)
+            for grade in notebook.grades:
+                # Written answers and other manually graded cells: flag them for formgrader.
+                if grade.name not in autograded and grade.manual_score is None:
+                    grade.needs_manual_grade = True
             gradebook.db.commit()
         except Exception:
             gradebook.db.rollback()

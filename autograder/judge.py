@@ -76,7 +76,11 @@ class RunView:
 def describe_end(outcome: RunOutcome, view: RunView, plan: Plan) -> str:
     """'ok' or why the run stopped early, naming the cell (1-based, code cells)."""
     def where():
-        return f" at cell {view.last_started + 1}" if view.last_started is not None else ""
+        if view.last_started is None:
+            return ""
+        cells = [c for c in plan.cells if c["index"] == view.last_started]
+        named = f" ({cells[0]['grade_id']})" if cells and cells[0].get("grade_id") else ""
+        return f" at cell {view.last_started + 1}{named}"
     if outcome.overflow:
         return "output limit: too much data sent from the notebook"
     end = outcome.end
