@@ -267,6 +267,11 @@ def checks_for_test_cell(grade_id: str, source: str,
     hidden_lines = [lines[n - 1].strip() for n in sorted(hidden)
                     if n - 1 < len(lines) and len(lines[n - 1].strip()) >= 6
                     and not HIDDEN_BEGIN.match(lines[n - 1]) and not HIDDEN_END.match(lines[n - 1])]
+    # The sandbox gets the instrumented form: redact its lines too.
+    for statement in tree.body:
+        if statement.lineno in hidden:
+            hidden_lines += [line.strip() for line in ast.unparse(statement).splitlines()
+                             if len(line.strip()) >= 12]
     return TestCellChecks(grade_id=grade_id, sandbox_source=ast.unparse(tree),
                           sites=finder.sites, hidden_lines=hidden_lines)
 

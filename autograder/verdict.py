@@ -302,24 +302,45 @@ def judge_site(site, student: dict[int, object], reference: dict[int, object],
         return False, f"the reference solution fails this check ({type(error).__name__})"
     checked = 0
     for choice in _combinations(site.leaves):
-        try:
-            ok = holds(site, values, choice, tools)
-        except Mixed:
-            continue
-        except Missing:
+        verdict = _try(site, values, choice, tools)
+        if verdict is None:
             if all(run == "s" for run in choice.values()):
                 return False, "the check could not be evaluated from the recorded values"
             continue
-        except AssertionError as error:
-            return False, _first_line(str(error)) or "assertion failed"
-        except Exception as error:  # noqa: BLE001 - any error while checking means "failed"
-            return False, f"{type(error).__name__}: {_first_line(str(error))}"
-        if not ok:
-            return False, "assertion failed"
+        passed, why = verdict
+        if not passed:
+            if site.hidden:
+                why = _message_for_hidden(site, values, choice, tools)
+            return False, why
         checked += 1
     if checked == 0:
         return False, "the check could not be evaluated from the recorded values"
     return True, "passed"
+
+
+def _try(site, values, choice, tools) -> tuple[bool, str] | None:
+    """(passed, why) for one mix of runs; None when the mix cannot be evaluated."""
+    try:
+        ok = holds(site, values, choice, tools)
+    except (Mixed, Missing):
+        return None
+    except AssertionError as error:
+        return False, _first_line(str(error)) or "assertion failed"
+    except Exception as error:  # noqa: BLE001 - any error while checking means "failed"
+        return False, f"{type(error).__name__}: {_first_line(str(error))}"
+    return (True, "passed") if ok else (False, "assertion failed")
+
+
+def _message_for_hidden(site, values, choice, tools) -> str:
+    """A hidden check's failure message with every text leaf taken from the reference run,
+    so the student's process cannot smuggle text (say, the hidden source) into feedback."""
+    text_leaves = {leaf for leaf in site.leaves
+                   if isinstance(values["s"].get(leaf), str) or isinstance(values["r"].get(leaf), str)}
+    safe = {leaf: ("r" if leaf in text_leaves else run) for leaf, run in choice.items()}
+    verdict = _try(site, values, safe, tools)
+    if verdict is not None and not verdict[0]:
+        return verdict[1]
+    return "assertion failed"
 
 
 def _first_line(text: str) -> str:
