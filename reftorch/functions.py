@@ -423,16 +423,10 @@ reciprocal, ReciprocalBackward0 = _simple_unary(
     "reciprocal", "ReciprocalBackward0", lambda g, r: -g * r * r, saves="output")
 
 
-def sign(input):
-    return _unary("sign", input, floating=False)
-
-
-def floor(input):
-    return _unary("floor", input, floating=False)
-
-
-def ceil(input):
-    return _unary("ceil", input, floating=False)
+# piecewise constant: the gradient is zero almost everywhere, but torch still records a node
+sign, SignBackward0 = _simple_unary("sign", "SignBackward0", lambda g: zeros_like(g), saves=None, floating=False)
+floor, FloorBackward0 = _simple_unary("floor", "FloorBackward0", lambda g: zeros_like(g), saves=None, floating=False)
+ceil, CeilBackward0 = _simple_unary("ceil", "CeilBackward0", lambda g: zeros_like(g), saves=None, floating=False)
 
 
 def isnan(input):

@@ -34,11 +34,22 @@ for _name, _ufunc in {
     "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
     "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
     "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
-    "sin": np.sin, "cos": np.cos, "tanh": np.tanh, "sign": np.sign,
+    "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
     "reciprocal": np.reciprocal, "logical_not": np.logical_not, "bitwise_not": np.invert,
     "floor": np.floor, "ceil": np.ceil, "isnan": np.isnan,
 }.items():
     cpu_kernel(_name)(_ufunc)
+
+
+@cpu_kernel("sign")
+def sign(a, out=None):
+    if a.dtype != np.bool_:
+        return np.sign(a, out=out)
+    # NumPy has no sign for bool; a bool is its own sign
+    if out is None:
+        return a.copy()
+    out[...] = a
+    return out
 
 
 @cpu_kernel("relu")

@@ -129,6 +129,7 @@ OPS = {
     "chunk": (at_least(1), "any", lambda lib, a: sum(c.sum() * (i + 1) for i, c in enumerate(a.chunk(2, -1)))),
     "unbind": (at_least(1), "any", lambda lib, a: a.unbind(0)[0] * 3),
     "clone": (same_shape(1), "any", lambda lib, a: a.clone() * 2),
+    "piecewise_constant": (same_shape(1), "away", lambda lib, a: (a * 1.5).floor() + (a * 1.5).ceil() + lib.sign(a) + a),
     "to_double": (same_shape(1), "any", lambda lib, a: a.to(lib.float64) * 2),
     "to_float": (same_shape(1), "any", lambda lib, a: a.float() * 2),
     "narrow": (at_least(1), "any", lambda lib, a: a.narrow(0, 0, 1) * 2),
