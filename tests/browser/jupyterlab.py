@@ -23,7 +23,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def isolated_env(course: Path, home: Path, user: str) -> dict[str, str]:
+def isolated_env(course: Path, home: Path) -> dict[str, str]:
     """Environment of a person working in `course`: own HOME and Jupyter dirs, the course's
     config on JUPYTER_CONFIG_PATH (as in `make lab`), the course's packages importable."""
     home.mkdir(parents=True, exist_ok=True)
@@ -33,8 +33,6 @@ def isolated_env(course: Path, home: Path, user: str) -> dict[str, str]:
     }
     env.update(
         HOME=str(home),
-        USER=user,
-        LOGNAME=user,
         JUPYTER_CONFIG_DIR=str(home / ".jupyter"),
         JUPYTER_DATA_DIR=str(home / ".local/share/jupyter"),
         JUPYTER_RUNTIME_DIR=str(home / ".local/share/jupyter/runtime"),
@@ -76,10 +74,10 @@ class LabServer:
                 self.process.wait()
 
 
-def start_lab(course: Path, home: Path, user: str, log_path: Path,
+def start_lab(course: Path, home: Path, log_path: Path,
               timeout: float = 60.0) -> LabServer:
     """Start JupyterLab on `course` and wait until its API answers with the token."""
-    env = isolated_env(course, home, user)
+    env = isolated_env(course, home)
     port, token = free_port(), secrets.token_hex(16)
     command = [
         str(VENV_BIN / "jupyter"), "lab",
