@@ -43,12 +43,13 @@ $(LAB_SETTINGS)/overrides.json: course/lab/overrides.json
 lab-check: $(STAMP) $(LAB_SETTINGS)/overrides.json
 	$(LAB_ENV) $(PY) -m tests.browser.lab_check
 
-# Two runs: the test suite, then every lesson re-executed and compared with its stored
+# Two runs: the test suite (one file per worker: with pytest 9.2, xdist_group marks are not
+# applied, and every group here lives in one file), then every lesson re-executed and compared with its stored
 # outputs (nbval; one notebook per worker, since its cells share one kernel).
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with lessons/nbval_sanitize.cfg
 
 test: $(STAMP) sysdeps
-	$(PY) -m pytest -n 2 --dist loadgroup tests
+	$(PY) -m pytest -n 2 --dist loadfile tests
 	$(PY) -m pytest -n 2 --dist loadfile $(NBVAL) lessons
 
 # Re-execute every lesson and store its outputs (what nbval then compares against).

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import warnings
+import weakref
 
 import numpy as np
 
@@ -295,9 +296,15 @@ class Tensor:
         self._grad = value
 
     def _grad_accumulator(self) -> AccumulateGrad:
-        if self._accumulator is None:
-            self._accumulator = AccumulateGrad(self)
-        return self._accumulator
+        """The leaf's AccumulateGrad node, one per leaf while a graph uses it.
+
+        Held weakly, as torch does: the node points at the tensor (``variable``), and a strong
+        link back would make a cycle that only the garbage collector could free."""
+        node = self._accumulator() if self._accumulator is not None else None
+        if node is None:
+            node = AccumulateGrad(self)
+            self._accumulator = weakref.ref(node)
+        return node
 
     def retain_grad(self):
         if self.grad_fn is None:
