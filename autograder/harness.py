@@ -183,6 +183,7 @@ def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Con
     for cell in job["cells"]:
         if cell["kind"] == "test":
             compiled[cell["index"]] = _compile(cell["source"], f"<test {cell['grade_id']}>", "exec")
+            cell["source"] = ""  # no test source text left lying around for student code to find
     _write_files(job.get("files", []))
     os.chdir(WORK_DIR)
     namespace = shell.user_ns

@@ -8,6 +8,7 @@ network and file system come out untouched, and no process outlives the batch.
 from __future__ import annotations
 
 import hashlib
+import html
 import pickle
 import socket
 import sqlite3
@@ -23,7 +24,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("grading_attacks")]
 ASSIGNMENT = "03_autograd"
 CODE_ATTACKS = [
     "patch_comparisons", "patch_builtins", "patch_check_helpers_late", "tensor_subclass_liar", "shadow_modules",
-    "object_liar", "ipython_hooks", "displayhook_tricks", "read_solutions", "write_gradebook", "network",
+    "object_liar", "leak_hidden_tests", "ipython_hooks", "displayhook_tricks", "read_solutions", "write_gradebook", "network",
 ]
 CRASH_ATTACKS = [
     "exit_os", "exit_sys", "segfault", "loop_ignoring_sigint", "memory_bomb", "fork_bomb",
@@ -207,3 +208,21 @@ def test_nothing_outlives_the_batch(batch):
     from autograder.sandbox import processes_in
     assert batch["grader"].pid_namespaces
     assert processes_in(batch["grader"].pid_namespaces) == []
+
+
+def test_feedback_never_shows_hidden_test_source(batch):
+    from autograder.course import Course
+    from autograder.feedback import write_feedback
+    from autograder.plan import load_spec
+
+    spec = load_spec(ASSIGNMENT, ASSIGNMENT, batch["root"] / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    hidden = [line for checks in spec.checks.values() for line in checks.hidden_lines if len(line) > 20]
+    assert hidden
+    pages = write_feedback(Course.load(batch["root"]), ASSIGNMENT, release=False)
+    assert len(pages) == len(batch["rows"])
+    leak = batch["rows"]["leak_hidden_tests"]
+    assert "ValueError" in " ".join(t["message"] for t in leak.tests), "the leak attempt did run"
+    for page in pages:
+        text = html.unescape(page.read_text())
+        shown = [line for line in hidden if line in " ".join(text.split())]
+        assert not shown, f"{page.parent.parent.name}: {shown[:2]}"
