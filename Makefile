@@ -49,7 +49,7 @@ lab-check: $(STAMP) $(LAB_SETTINGS)/overrides.json
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with lessons/nbval_sanitize.cfg
 
 test: $(STAMP) sysdeps
-	$(PY) -m pytest -n 2 --dist loadfile tests
+	$(PY) -m pytest -n 2 --dist loadfile --durations=15 tests
 	$(PY) -m pytest -n 2 --dist loadfile $(NBVAL) lessons
 
 # Re-execute every lesson and store its outputs (what nbval then compares against).
