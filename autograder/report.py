@@ -15,6 +15,7 @@ def write_report(course: Course, assignment: str) -> str:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     folder = course.reports_root() / assignment
     folder.mkdir(parents=True, exist_ok=True)
@@ -44,6 +45,8 @@ def write_report(course: Course, assignment: str) -> str:
         axis.set_title(f"{question} (max {maxima[question]:g})", fontsize=9)
         axis.set_xlabel("points")
         axis.set_ylabel("submissions")
+        axis.yaxis.set_major_locator(MaxNLocator(integer=True))
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
     for axis in list(axes.flat)[len(questions):]:
         axis.set_visible(False)
     figure.suptitle(f"{assignment}: score distribution per question")
