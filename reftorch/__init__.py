@@ -28,7 +28,7 @@ from .functions import (  # noqa: F401
     abs, add, addmm, all, allclose, amax, amin, any, arange, argmax, argmin, as_strided,
     as_tensor, bmm, broadcast_tensors, broadcast_to, cat, chunk, clamp, clip, clone, concat,
     concatenate, contiguous, cos, count_nonzero, detach, div, dot, empty, empty_like, eq, equal,
-    exp, expand, eye, flatten, floor_divide, from_numpy, full, full_like, gather, ge, gt,
+    exp, expand, eye, flatten, floor, ceil, floor_divide, from_numpy, full, full_like, gather, ge, gt,
     hstack, inner, isclose, isnan, le, linspace, log, log_softmax, logical_and, logical_not,
     logical_or, lt, masked_fill, matmul, max, maximum, mean, min, minimum, mm, mul, mv, narrow,
     ne, neg, nonzero, norm, ones, ones_like, outer, permute, pow, prod, ravel, reciprocal, relu,

@@ -2049,9 +2049,8 @@ def _snapshot(target):
     """The target's current value as a separate tensor with the same place in the graph."""
     old = _wrap(np.array(target._np, copy=True), target._device)
     old.grad_fn, old._output_nr = target.grad_fn, target._output_nr
+    # (a leaf that requires grad never gets here: _check_inplace refuses it first)
     old._requires_grad = target._requires_grad
-    if target.grad_fn is None and target._requires_grad:
-        old._accumulator = target._grad_accumulator()
     return old
 
 
