@@ -151,8 +151,12 @@ def student_lesson(lab: Lab, server) -> None:
                          if {"image/png", "image/svg+xml"} & set(output.get("data", {})))
     assert fresh_pictures >= max(stored_pictures, 1), (
         f"Run All produced {fresh_pictures} pictures, the stored lesson has {stored_pictures}")
-    page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output img").first \
-        .evaluate("image => image.scrollIntoView({block: 'center'})")
+    # Show a drawn graph (graphviz: storage diagrams, autograd graphs) rather than a chart.
+    picture_cells = [cell for cell in state["cells"] for output in cell["outputs"]
+                     if {"image/png", "image/svg+xml"} & set(output.get("data", {}))]
+    graphs = [cell for cell in picture_cells
+              if re.search(r"diagram|draw_graph|make_dot|graphviz", cell["source"])]
+    lab.show_output_picture((graphs or picture_cells)[0]["index"])
     images = lab.rendered_images()
     broken = [image for image in images if not image["complete"] or not image["width"]]
     assert len(images) >= fresh_pictures and not broken, (
@@ -192,7 +196,7 @@ def student_assignment(lab: Lab, server, course: Path) -> None:
     page.keyboard.press("Control+a")
     page.keyboard.insert_text(answer)
     page.keyboard.press("Escape")
-    page.keyboard.press("Control+s")
+    # No explicit save: Validate saves the notebook first, as a student would rely on.
 
     page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .validate-button").click()
     dialog = lab.dialog(timeout=150_000)

@@ -100,6 +100,18 @@ class Lab:
         raise AssertionError(f"Run All Cells did not finish within {timeout:.0f}s "
                              f"(kernel {state['kernelStatus']}, cells still running: {pending})")
 
+    def show_output_picture(self, index: int) -> None:
+        """Select a cell and bring its first output picture to the middle of the view."""
+        self.page.evaluate("""async (index) => {
+            const notebook = window.jupyterapp.shell.currentWidget.content;
+            notebook.activeCellIndex = index;
+            await notebook.scrollToItem(index, 'start');
+            const picture = notebook.widgets[index].node.querySelector(
+                '.jp-OutputArea-output img, .jp-RenderedSVG svg');
+            if (picture) picture.scrollIntoView({block: 'center'});
+        }""", index)
+        self.page.wait_for_timeout(500)  # let the scroll settle before a screenshot
+
     def rendered_images(self) -> list[dict]:
         """Every picture in the notebook's outputs, and whether the browser decoded it."""
         return self.page.evaluate("""() => Array.from(document.querySelectorAll(
