@@ -127,11 +127,13 @@ class Grader:
     def grade_one(self, sandbox: Sandbox, student: str, reference) -> SubmissionRow:
         folder = self.course.submitted_root / student / self.assignment
         path = folder / f"{self.spec.notebook}.ipynb"
-        raw = path.read_bytes() if path.is_file() else b""
+        raw = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
         digest = _digest(raw, self.spec_digest.encode())
         tests_zero = [TestResult(c.grade_id, 0.0, c.points, False, "") for c in self.spec.tests]
         try:
-            if not path.is_file():
+            if folder.is_symlink() or folder.parent.is_symlink():
+                raise UnreadableNotebook("unreadable notebook: the submission folder is a symbolic link")
+            if not path.is_file() and not path.is_symlink():
                 raise UnreadableNotebook(f"no submitted notebook {path.name}")
             submission = read_submission(path)
         except UnreadableNotebook as error:

@@ -95,6 +95,9 @@ def load_spec(name: str, notebook: str, source_path) -> AssignmentSpec:
 
 
 def read_submission(path) -> nbformat.NotebookNode:
+    if path.is_symlink():
+        # A link could point at the instructor's notebook; the grader reads only real files.
+        raise UnreadableNotebook("unreadable notebook: it is a symbolic link, not a file")
     try:
         if path.stat().st_size > MAX_NOTEBOOK_BYTES:
             raise UnreadableNotebook(f"unreadable notebook: larger than {MAX_NOTEBOOK_BYTES // 2**20} MiB")

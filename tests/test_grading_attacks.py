@@ -108,6 +108,10 @@ def batch(tmp_path_factory):
     for name in STRUCTURAL:
         inject.submit(root, ASSIGNMENT, name, getattr(inject, name)(partial))
         expected[name] = ("==", "partial")
+    linked = inject.submit(root, ASSIGNMENT, "symlink_to_solution", raw=b"")
+    linked.unlink()
+    linked.symlink_to(root / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    expected["symlink_to_solution"] = ("==", "blank")
     inject.submit(root, ASSIGNMENT, "invalid_json", raw=b'{"cells": [')
     inject.submit(root, ASSIGNMENT, "empty_file", raw=b"")
     expected["invalid_json"] = expected["empty_file"] = ("==", "blank")
@@ -140,7 +144,7 @@ def test_baselines(batch):
 
 
 @pytest.mark.parametrize("name", CODE_ATTACKS + [f"{n}__wrong" for n in CODE_ATTACKS] + CRASH_ATTACKS
-                         + STRUCTURAL + ["invalid_json", "empty_file"])
+                         + STRUCTURAL + ["invalid_json", "empty_file", "symlink_to_solution"])
 def test_attack_scores_no_more_than_without_it(batch, name):
     rows = batch["rows"]
     relation, baseline = batch["expected"][name]
@@ -175,6 +179,7 @@ def test_points_before_a_crash_are_kept(batch, name):
     ("memory_bomb", "memory limit at cell"),
     ("invalid_json", "unreadable notebook"),
     ("empty_file", "unreadable notebook: the file is empty"),
+    ("symlink_to_solution", "symbolic link"),
     ("duplicated_tests", "duplicated"),
     ("deleted_tests", "deleted: restored"),
     ("edited_tests", "edited: restored"),
