@@ -11,6 +11,7 @@ import time
 import warnings
 
 from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.utils import parse_utc
 from sqlalchemy.exc import OperationalError
 
 from .course import Course
@@ -82,10 +83,10 @@ class GradebookWriter:
     def _timestamp(self, student: str):
         path = self.course.submitted_root / student / self.assignment / "timestamp.txt"
         try:
-            text = path.read_text().strip()
-        except OSError:
-            return None
-        return text or None
+            text = path.read_text()[:100].strip()
+            return parse_utc(text) if text else None
+        except (OSError, ValueError, TypeError, OverflowError):
+            return None  # an unreadable timestamp must not block the grade
 
     def close(self) -> None:
         self.gradebook.close()
