@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import queue
+import resource
 import secrets
 import threading
 from dataclasses import asdict, dataclass
@@ -180,6 +181,7 @@ class Grader:
             writer.close()
             return [rows[s] for s in students]
         sandboxes = [Sandbox(self.limits, self.with_torch) for _ in range(min(self.workers, len(pending)))]
+        previous_limit = _cap_own_memory()
         try:
             sandboxes[0].start()
             reference = self.reference(sandboxes[0])
@@ -210,6 +212,7 @@ class Grader:
                 box.close()
                 self.pid_namespaces |= box.pid_namespaces - {""}
             writer.close()
+            resource.setrlimit(resource.RLIMIT_AS, previous_limit)
         return [rows[s] for s in students]
 
     def _check_reference(self, reference) -> None:
@@ -243,6 +246,21 @@ class Grader:
         temporary = folder / (STATE_FILE + ".tmp")
         temporary.write_text(json.dumps(asdict(row), indent=1))
         os.replace(temporary, folder / STATE_FILE)
+
+
+def _cap_own_memory(headroom: int = 8 * 1024**3) -> tuple[int, int]:
+    """Judging recomputes checks on values the runs sent; a value built to blow up (a huge
+    outer product) must fail that check with a MemoryError, not take the host down.
+    Only the soft limit is lowered, so the sandboxes can still set their own."""
+    previous = resource.getrlimit(resource.RLIMIT_AS)
+    with open("/proc/self/status") as handle:
+        size = next(int(line.split()[1]) * 1024 for line in handle if line.startswith("VmSize:"))
+    soft = size + headroom
+    if previous[1] != resource.RLIM_INFINITY:
+        soft = min(soft, previous[1])
+    if previous[0] == resource.RLIM_INFINITY or previous[0] > soft:
+        resource.setrlimit(resource.RLIMIT_AS, (soft, previous[1]))
+    return previous
 
 
 def load_row(course: Course, assignment: str, student: str) -> SubmissionRow:

@@ -78,6 +78,7 @@ def _resolve(name: str):
     overrides = {
         "isinstance": _isinstance, "torch.allclose": _allclose, "torch.isclose": _isclose,
         "torch.equal": _equal, "torch.testing.assert_close": _assert_close,
+        "range": _range, "pow": _pow,
     }
     if name in overrides:
         return overrides[name]
@@ -90,11 +91,45 @@ def _resolve(name: str):
     return obj
 
 
+MAX_SEQUENCE = 10**6
+
+
+class TooLarge(ArithmeticError):
+    """A value the student's run sent would make the host compute for too long or too big."""
+
+
+def _pow(base, exponent):
+    if isinstance(base, int) and isinstance(exponent, int) and abs(base) > 1 and abs(exponent) > 4096:
+        raise TooLarge("power too large to judge")
+    return operator.pow(base, exponent)
+
+
+def _mul(a, b):
+    for sequence, count in ((a, b), (b, a)):
+        if isinstance(sequence, (str, bytes, list, tuple)) and isinstance(count, int) \
+                and len(sequence) * count > MAX_SEQUENCE:
+            raise TooLarge("repetition too large to judge")
+    return operator.mul(a, b)
+
+
+def _lshift(a, b):
+    if isinstance(b, int) and b > 65536:
+        raise TooLarge("shift too large to judge")
+    return operator.lshift(a, b)
+
+
+def _range(*args):
+    result = range(*args)
+    if len(result) > MAX_SEQUENCE:
+        raise TooLarge("range too large to judge")
+    return result
+
+
 _BINOPS = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: _mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: _pow,
     ast.MatMult: operator.matmul, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
-    ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+    ast.BitXor: operator.xor, ast.LShift: _lshift, ast.RShift: operator.rshift,
 }
 _UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert, ast.Not: operator.not_}
 _COMPARE = {

@@ -270,3 +270,18 @@ def test_exercises_that_forbid_torch_run_without_it():
         outcome, taps = _run(box, source)
     values = dict((number, value) for number, value in taps)
     assert values[1]["items"] == ["ModuleNotFoundError", False]
+
+
+@pytest.mark.parametrize("source, student", [
+    ("assert f(x) ** n == 1", {0: True, 1: 1, 2: 10, 3: 10**9}),
+    ("assert len(list(range(f(x)))) == 3", {0: True, 1: 3, 2: [0, 1, 2], 3: range(3), 4: 10**15}),
+    ("assert f(x) * n == 'aaa'", {0: True, 1: "aaa", 2: "a", 3: 10**12}),
+])
+def test_values_built_to_stall_the_host_fail_fast(source, student):
+    import time
+    checks = checks_for_test_cell("t", source)
+    site = checks.sites[0]
+    started = time.monotonic()
+    values = {k: (v if not isinstance(v, range) else list(v)) for k, v in student.items()}
+    passed, why = judge_site(site, values, values, {})
+    assert not passed and time.monotonic() - started < 2, why
