@@ -1384,6 +1384,17 @@ class MmBackward0(Node):
                 a.t().mm(grad) if a is not _UNSAVED else None)
 
 
+def _matrix_product(node_cls, a, b):
+    """The product in one kernel; each side is saved only for the other side's gradient."""
+    dev = _devices(a, b)
+    out = _wrap(kernel("matmul", dev)(a._np, b._np), dev)
+    if _needs_grad(a, b):
+        node = node_cls()
+        node.save(_save_for_other(a, _requires(b)), _save_for_other(b, _requires(a)))
+        _record(node, (a, b), out)
+    return out
+
+
 def mm(input, mat2):
     if input.dim() != 2:
         raise RuntimeError("self must be a matrix")
@@ -1395,13 +1406,7 @@ def mm(input, mat2):
             f"mat1 and mat2 shapes cannot be multiplied ({input._shape[0]}x{input._shape[1]} "
             f"and {mat2._shape[0]}x{mat2._shape[1]})"
         )
-    dev = _devices(input, mat2)
-    out = _wrap(kernel("matmul", dev)(input._np, mat2._np), dev)
-    if _needs_grad(input, mat2):
-        node = MmBackward0()
-        node.save(_save_for_other(input, _requires(mat2)), _save_for_other(mat2, _requires(input)))
-        _record(node, (input, mat2), out)
-    return out
+    return _matrix_product(MmBackward0, input, mat2)
 
 
 class MvBackward0(Node):
@@ -1426,13 +1431,7 @@ def mv(input, vec):
             f"size mismatch, got input ({input._shape[0]}), mat ({input._shape[0]}x{input._shape[1]}), "
             f"vec ({vec._shape[0]})"
         )
-    dev = _devices(input, vec)
-    out = _wrap(kernel("matmul", dev)(input._np, vec._np), dev)
-    if _needs_grad(input, vec):
-        node = MvBackward0()
-        node.save(_save_for_other(input, _requires(vec)), _save_for_other(vec, _requires(input)))
-        _record(node, (input, vec), out)
-    return out
+    return _matrix_product(MvBackward0, input, vec)
 
 
 class DotBackward0(Node):
@@ -1483,13 +1482,7 @@ def bmm(input, mat2):
             f"Expected size for first two dimensions of batch2 tensor to be: "
             f"[{input._shape[0]}, {input._shape[2]}] but got: [{mat2._shape[0]}, {mat2._shape[1]}]."
         )
-    dev = _devices(input, mat2)
-    out = _wrap(kernel("matmul", dev)(input._np, mat2._np), dev)
-    if _needs_grad(input, mat2):
-        node = BmmBackward0()
-        node.save(_save_for_other(input, _requires(mat2)), _save_for_other(mat2, _requires(input)))
-        _record(node, (input, mat2), out)
-    return out
+    return _matrix_product(BmmBackward0, input, mat2)
 
 
 class AddmmBackward0(Node):

@@ -56,6 +56,16 @@ class Optimizer:
     def step(self):
         raise NotImplementedError
 
+    @staticmethod
+    def _gradient(p, group):
+        """The gradient the update uses: negated to maximize, plus weight decay (L2)."""
+        g = p._grad
+        if group["maximize"]:
+            g = -g
+        if group["weight_decay"]:
+            g = g.add(p, alpha=group["weight_decay"])
+        return g
+
 
 class SGD(Optimizer):
     """p -= lr * g, where g may add weight decay and momentum:
@@ -78,13 +88,9 @@ class SGD(Optimizer):
         for group in self.param_groups:
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             for p in group["params"]:
-                g = p._grad
-                if g is None:
+                if p._grad is None:
                     continue
-                if group["maximize"]:
-                    g = -g
-                if group["weight_decay"]:
-                    g = g.add(p, alpha=group["weight_decay"])
+                g = self._gradient(p, group)
                 if momentum:
                     buf = self.state.setdefault(p, {}).get("momentum_buffer")
                     if buf is None:
@@ -117,13 +123,9 @@ class Adam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             for p in group["params"]:
-                g = p._grad
-                if g is None:
+                if p._grad is None:
                     continue
-                if group["maximize"]:
-                    g = -g
-                if group["weight_decay"]:
-                    g = g.add(p, alpha=group["weight_decay"])
+                g = self._gradient(p, group)
                 state = self.state.setdefault(p, {})
                 if not state:
                     from .functions import zeros_like
