@@ -31,6 +31,8 @@ from .sandbox import Limits, RunOutcome, Sandbox, SandboxError
 STATE_FILE = "grading.json"
 MAX_EXTRA_FILES_BYTES = 64 * 1024**2
 GRADER_VERSION = "1"
+# Outcomes that may be the grader's own trouble rather than the notebook's: not final.
+RETRY_STATUSES = ("sandbox stopped responding", "grader error")
 
 
 @dataclass
@@ -42,6 +44,7 @@ class SubmissionRow:
     message: str
     tests: list[dict]
     digest: str = ""
+    final: bool = True
 
 
 class GradingError(RuntimeError):
@@ -165,7 +168,7 @@ class Grader:
             raw = path.read_bytes() if path.is_file() else b""
         except (OSError, ValueError):
             return False
-        return recorded.get("digest") == _digest(raw, self.spec_digest.encode())
+        return recorded.get("final", True) and recorded.get("digest") == _digest(raw, self.spec_digest.encode())
 
     def run(self, progress_stream=None) -> list[SubmissionRow]:
         from .gradebook_writer import GradebookWriter
@@ -202,6 +205,8 @@ class Grader:
                 except Exception as error:  # noqa: BLE001 - reported; no state file, so a re-run retries
                     row.status = row.message = f"gradebook write failed: {type(error).__name__}: {error}"[:300]
                 else:
+                    # Trouble that may be the grader's own is recorded but tried again next run.
+                    row.final = not row.status.startswith(RETRY_STATUSES)
                     self._save_state(row)
                 rows[row.student] = row
                 bar.advance()
