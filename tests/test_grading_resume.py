@@ -70,6 +70,17 @@ def test_kill_mid_batch_then_resume(course_root):
     assert len(rows) == STUDENTS and all(count == 1 for _, count in rows)
     assert grades == STUDENTS * cells
 
+    # A forced re-grade of everything updates the same rows: still one per student.
+    forced = subprocess.run(_course(course_root, "grade", ASSIGNMENT, "--workers", "2", "--force"), cwd=REPO,
+                            capture_output=True, text=True, timeout=300)
+    assert forced.returncode == 0, forced.stderr
+    assert "gradebook write failed" not in forced.stdout
+    with sqlite3.connect(course_root / "course" / "gradebook.db") as connection:
+        again_rows = connection.execute("select student_id, count(*) from submitted_assignment "
+                                        "group by student_id").fetchall()
+        assert connection.execute("select count(*) from grade").fetchone()[0] == grades
+    assert sorted(again_rows) == sorted(rows)
+
     # Nothing left to do: a third run changes no score and grades nobody again.
     before = {p: p.stat().st_mtime_ns for p in (course_root / "course" / "autograded").rglob("grading.json")}
     again = subprocess.run(_course(course_root, "grade", ASSIGNMENT), cwd=REPO,
