@@ -2,8 +2,6 @@
 cell restoration, LMS collection, and the sandbox's walls."""
 from __future__ import annotations
 
-import io
-import json
 import zipfile
 
 import nbformat
