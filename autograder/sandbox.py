@@ -26,6 +26,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 GRADER_MOUNT = "/opt/course"
+SITE_MOUNT = "/opt/site-packages"
 NOBODY = 65534
 
 
@@ -109,13 +110,15 @@ def bwrap_command(control_fd: int, limits: Limits, with_torch: bool) -> list[str
             command += ["--ro-bind", etc, etc]
     for prefix in prefixes:
         command += ["--ro-bind", prefix, prefix]
-    site_packages = _site_packages()
-    for directory in site_packages:
-        command += ["--ro-bind", directory, directory]
-    if not with_torch:
-        for directory in site_packages:
-            if os.path.isdir(os.path.join(directory, "torch")):
-                command += ["--tmpfs", os.path.join(directory, "torch")]
+    # Packages go to fixed places inside: the checkout (and its .venv) may live under /tmp,
+    # which the sandbox replaces with its own empty tmpfs below.
+    site_packages = []
+    for index, directory in enumerate(_site_packages()):
+        inside = f"{SITE_MOUNT}/{index}"
+        site_packages.append(inside)
+        command += ["--ro-bind", directory, inside]
+        if not with_torch and os.path.isdir(os.path.join(directory, "torch")):
+            command += ["--tmpfs", f"{inside}/torch"]
     for package in ("autograder", "reftorch"):
         if (REPO / package).is_dir():
             command += ["--ro-bind", str(REPO / package), f"{GRADER_MOUNT}/{package}"]

@@ -283,3 +283,19 @@ def test_values_built_to_stall_the_host_fail_fast(source, student):
     values = {k: (v if not isinstance(v, range) else list(v)) for k, v in student.items()}
     passed, why = judge_site(site, values, values, {})
     assert not passed and time.monotonic() - started < 2, why
+
+
+
+def test_sandbox_sees_packages_wherever_the_checkout_lives(monkeypatch, tmp_path):
+    """A checkout (and its .venv) under /tmp must not vanish under the sandbox's own /tmp."""
+    from autograder import sandbox as sandbox_module
+    fake_site = tmp_path / ".venv" / "lib" / "python3.11" / "site-packages"
+    (fake_site / "torch").mkdir(parents=True)
+    monkeypatch.setattr(sandbox_module, "_site_packages", lambda: [str(fake_site)])
+    for with_torch in (True, False):
+        command = sandbox_module.bwrap_command(3, sandbox_module.Limits(), with_torch)
+        bound_to = [command[i + 2] for i, word in enumerate(command) if word in ("--ro-bind", "--bind")]
+        assert str(fake_site) in command
+        assert not any(d.startswith("/tmp") for d in bound_to), bound_to
+        search_path = command[command.index("COURSE_SITE_PACKAGES") + 1]
+        assert search_path and not search_path.startswith("/tmp"), search_path
