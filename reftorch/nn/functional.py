@@ -51,6 +51,17 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return F.mul_(input, scaled) if inplace else input * scaled
 
 
+def _reduce(losses: np.ndarray, reduction: str) -> np.ndarray:
+    """Per-element losses -> what ``reduction`` asks for ('mean', 'sum' or 'none')."""
+    if reduction == "mean":
+        return np.asarray(losses.mean(dtype=losses.dtype))
+    if reduction == "sum":
+        return np.asarray(losses.sum(dtype=losses.dtype))
+    if reduction == "none":
+        return losses
+    raise ValueError(f"{reduction} is not a valid value for reduction")
+
+
 class MseLossBackward0(Node):
     def backward(self, grad):
         input, target = self.saved_values
@@ -68,16 +79,7 @@ def mse_loss(input, target, reduction="mean"):
             f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
             "Please ensure they have the same size.", UserWarning, stacklevel=2)
     diff = input._np - target._np
-    squared = diff * diff
-    if reduction == "mean":
-        value = squared.mean(dtype=squared.dtype)
-    elif reduction == "sum":
-        value = squared.sum(dtype=squared.dtype)
-    elif reduction == "none":
-        value = squared
-    else:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    out = _wrap(np.asarray(value), input.device)
+    out = _wrap(_reduce(diff * diff, reduction), input.device)
     if _needs_grad(input, target):
         node = MseLossBackward0()
         node._reduction = reduction
@@ -113,16 +115,7 @@ def nll_loss(input, target, reduction="mean"):
     t = target._np
     if n and (t.min() < 0 or t.max() >= c):
         raise IndexError(f"Target {int(t.max() if t.max() >= c else t.min())} is out of bounds.")
-    picked = -input._np[np.arange(n), t]
-    if reduction == "mean":
-        value = picked.mean(dtype=picked.dtype)
-    elif reduction == "sum":
-        value = picked.sum(dtype=picked.dtype)
-    elif reduction == "none":
-        value = picked
-    else:
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    out = _wrap(np.asarray(value), input.device)
+    out = _wrap(_reduce(-input._np[np.arange(n), t], reduction), input.device)
     if _needs_grad(input):
         node = NllLossBackward0()
         node._shape, node._reduction = (n, c), reduction
