@@ -111,6 +111,24 @@ def generate_release(assignments: list[str], root: Path | str | None = None) -> 
     return [release_notebook(a, root) for a in assignments]
 
 
+def publish_to_exchange(assignment_id: str, root: Path | str | None = None) -> Path:
+    """Put the release of ``assignment_id`` in nbgrader's exchange (its ReleaseAssignment), so
+    students can fetch it from JupyterLab's Assignment List. A re-publish replaces it."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default import ExchangeReleaseAssignment
+
+    config = copy.deepcopy(course_config(root))
+    logger = _quiet_logger()
+    coursedir = CourseDirectory(config=config, log=logger)
+    coursedir.assignment_id = assignment_id
+    releaser = ExchangeReleaseAssignment(coursedir=coursedir, authenticator=Authenticator(config=config),
+                                         config=config, log=logger)
+    releaser.force = True
+    releaser.start()
+    return Path(releaser.dest_path)
+
+
 def autograde(assignment_id: str, root: Path | str | None = None, student_id: str = "*") -> None:
     """Run nbgrader's Autograde over ``course/submitted/<student>/<a>/`` (all students by default)."""
     from nbgrader.converters import Autograde

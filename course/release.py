@@ -29,6 +29,9 @@ def register(subparsers) -> None:
     release.add_argument("--all", action="store_true", help="release every assignment in solutions/")
     release.add_argument("--check", action="store_true",
                          help="write nothing; exit 1 when the committed release differs from a fresh one")
+    release.add_argument("--exchange", action="store_true",
+                         help="also publish the release to the course's nbgrader exchange, where "
+                              "students fetch it (Assignment List in JupyterLab)")
     release.set_defaults(func=run_release)
 
     validate = subparsers.add_parser(
@@ -45,6 +48,9 @@ def run_release(args) -> int:
     if args.all and args.assignments:
         print("course release: give assignment names or --all, not both", file=sys.stderr)
         return 2
+    if args.check and args.exchange:
+        print("course release: --check writes nothing, so it cannot go with --exchange", file=sys.stderr)
+        return 2
     try:
         names = nbgrader_course.assignment_ids() if args.all else args.assignments
         if not names:
@@ -53,6 +59,7 @@ def run_release(args) -> int:
         if args.check:
             return _check_releases(names)
         written = nbgrader_course.generate_release(names)
+        published = [nbgrader_course.publish_to_exchange(name) for name in names] if args.exchange else []
     except nbgrader_course.CourseError as error:
         print(f"course release: {error}", file=sys.stderr)
         return 2
@@ -61,6 +68,8 @@ def run_release(args) -> int:
         return 1
     for path in written:
         print(f"released {nbgrader_course.relative(path)}")
+    for path in published:
+        print(f"published to the exchange: {path}")
     return 0
 
 

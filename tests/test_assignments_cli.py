@@ -97,3 +97,17 @@ def test_release_regenerates_and_check_spots_a_stale_release(tmp_path, monkeypat
     released.write_text(json.dumps(notebook))
     assert cli.main(["release", "--check", ASSIGNMENT]) == 1
     assert "cell 0 differs from a fresh release in source" in capsys.readouterr().out
+
+
+def test_release_publishes_to_the_exchange(tmp_path, monkeypatch, capsys):
+    (tmp_path / "course").mkdir()
+    shutil.copy(REPO / nbgrader_course.CONFIG_RELATIVE_PATH, tmp_path / nbgrader_course.CONFIG_RELATIVE_PATH)
+    shutil.copytree(REPO / "solutions" / ASSIGNMENT, tmp_path / "solutions" / ASSIGNMENT)
+    monkeypatch.setattr(nbgrader_course, "REPO_ROOT", tmp_path)
+
+    assert cli.main(["release", "--check", "--exchange", ASSIGNMENT]) == 2
+    assert cli.main(["release", "--exchange", ASSIGNMENT]) == 0
+    assert "published to the exchange" in capsys.readouterr().out
+    outbound = next((tmp_path / "course" / "exchange").glob(f"*/outbound/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"))
+    assert json.loads(outbound.read_text()) == json.loads(
+        (tmp_path / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())

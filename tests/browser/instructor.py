@@ -30,9 +30,4 @@ class Instructor:
 
     def release_to_exchange(self, assignment: str) -> str:
         """Regenerate the release (registers it in the gradebook), then publish it."""
-        out = self.course_cli("release", assignment)
-        # `course` has no exchange subcommand yet: nbgrader's own release_assignment, which
-        # reads course/nbgrader_config.py through JUPYTER_CONFIG_PATH like the lab does.
-        out += self.run(str(Path(sys.executable).parent / "nbgrader"),
-                        "release_assignment", assignment)
-        return out
+        return self.course_cli("release", assignment, "--exchange")
