@@ -45,12 +45,13 @@ lab-check: $(STAMP) $(LAB_SETTINGS)/overrides.json
 
 # Two runs: the test suite (one file per worker: with pytest 9.2, xdist_group marks are not
 # applied, and every group here lives in one file), then every lesson re-executed and compared with its stored
-# outputs (nbval; one notebook per worker, since its cells share one kernel).
+# outputs (nbval, in one process: kernels started at the same instant by two workers can race
+# for the same TCP port and one never answers).
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with lessons/nbval_sanitize.cfg
 
 test: $(STAMP) sysdeps
 	$(PY) -m pytest -n 2 --dist loadfile --durations=15 tests
-	$(PY) -m pytest -n 2 --dist loadfile $(NBVAL) lessons
+	$(PY) -m pytest -p no:xdist $(NBVAL) lessons
 
 # Re-execute every lesson and store its outputs (what nbval then compares against).
 lessons: $(STAMP)
