@@ -31,10 +31,10 @@ def op_cases():
         def noncontiguous(lib, m=m, n=n):
             a = lib.rand(n, m).t()
             return lambda: a.exp().sum(0)
-        cases += [(f"elementwise (a*b+a).relu()", label, elementwise),
-                  (f"reduction sum(dim=1)", label, reduction),
-                  (f"matmul a @ b", label, matmul),
-                  (f"exp+sum on a transposed view", label, noncontiguous)]
+        cases += [("elementwise (a*b+a).relu()", label, elementwise),
+                  ("reduction sum(dim=1)", label, reduction),
+                  ("matmul a @ b", label, matmul),
+                  ("exp+sum on a transposed view", label, noncontiguous)]
     return cases
 
 

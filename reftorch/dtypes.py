@@ -41,7 +41,6 @@ int = int64  # noqa: A001
 long = int64
 float = float32  # noqa: A001
 double = float64
-half_precision_unsupported = ("float16", "bfloat16")
 
 _BY_RANK = (bool, int32, int64, float32, float64)
 _FROM_NUMPY = {d.numpy: d for d in _BY_RANK}

@@ -24,14 +24,13 @@ from . import dtypes
 from .autograd.grad_mode import state as _grad_state
 from .autograd.engine import _sum_to
 from .autograd.graph import Node, gradient_edge
-from .dispatch import canonical, check_same_device, cpu, device as Device, kernel
+from .dispatch import canonical, check_same_device, cpu, kernel
 from .storage import (
     broadcast_shapes, broadcast_strides, contiguous_strides, elementwise_strides, expand_strides,
     view_strides,
 )
 from .tensor import Size, Tensor, _wrap_dim
 
-_Number = (builtins.int, builtins.float, builtins.bool)
 _wrap = Tensor._wrap
 _view_of = Tensor._view_of
 

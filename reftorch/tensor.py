@@ -14,8 +14,8 @@ import numpy as np
 from . import dtypes
 from .autograd import grad_mode
 from .autograd.graph import AccumulateGrad
-from .dispatch import cpu, device as Device
-from .storage import Storage, contiguous_strides, dense_layout
+from .dispatch import cpu
+from .storage import Storage, dense_layout
 from .storage import is_contiguous as _is_contiguous
 
 _NON_LEAF_GRAD_WARNING = (
@@ -202,7 +202,7 @@ class Tensor:
     def __bool__(self) -> bool:
         if self.numel() != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with more than one value is ambiguous"
+                "Boolean value of Tensor with more than one value is ambiguous"
             )
         return builtins.bool(self._np.reshape(-1)[0])
 

@@ -38,28 +38,32 @@ class _Mode:
     _args: tuple = ()
 
 
-class no_grad(_Mode):
+class _SetGradEnabled(_Mode):
+    """Within the block, grad mode is ``enabled``; the previous mode comes back after it."""
+
+    enabled: bool
+
     def __init__(self):
         self._args = ()
 
     def __enter__(self):
         self._prev = state.grad_enabled
-        state.grad_enabled = False
+        state.grad_enabled = self.enabled
 
     def __exit__(self, *exc):
         state.grad_enabled = self._prev
 
 
-class enable_grad(_Mode):
-    def __init__(self):
-        self._args = ()
+class no_grad(_SetGradEnabled):
+    """Operations inside record no graph (and so save nothing for backward)."""
 
-    def __enter__(self):
-        self._prev = state.grad_enabled
-        state.grad_enabled = True
+    enabled = False
 
-    def __exit__(self, *exc):
-        state.grad_enabled = self._prev
+
+class enable_grad(_SetGradEnabled):
+    """Turns recording back on, e.g. inside a ``no_grad`` block."""
+
+    enabled = True
 
 
 class set_grad_enabled(_Mode):

@@ -17,7 +17,6 @@ class GradcheckError(RuntimeError):
 
 
 def _numerical(func, inputs, k, eps):
-    from ..functions import tensor
     x = inputs[k]
     flat = x._np.reshape(-1)  # writes go into x's own storage (x is contiguous here)
     columns = []

@@ -10,9 +10,9 @@ import numpy as np
 
 from .. import functions as F
 from ..autograd.graph import Node
-from ..functions import _needs_grad, _record, _wrap, addmm, log_softmax, softmax  # noqa: F401
+from ..functions import _needs_grad, _record, _wrap, addmm
+from ..functions import log_softmax, softmax  # noqa: F401  (public as nn.functional.softmax, ...)
 from ..random import bernoulli_mask
-from ..tensor import Tensor
 
 
 def linear(input, weight, bias=None):
