@@ -36,6 +36,9 @@ from .functions import (  # noqa: F401
     square, squeeze, stack, std, sub, sum, t, tanh, tensor, tile, topk, transpose, true_divide,
     unbind, unflatten, unsqueeze, var, vstack, where, zeros, zeros_like,
 )
+from .functions import (  # noqa: F401
+    _broadcast_shapes_api as broadcast_shapes, flip, moveaxis, movedim,
+)
 from .random import (  # noqa: F401
     initial_seed, manual_seed, rand, rand_like, randint, randn, randn_like, randperm, seed,
 )

@@ -641,6 +641,38 @@ def permute(input, *dims):
                       input._offset, PermuteBackward0, _saved_dims=dims)
 
 
+def movedim(input, source, destination):
+    """Move the dims ``source`` to the positions ``destination``; the others keep their order.
+
+    A permute underneath (PermuteBackward0), so the result is a view.
+    """
+    source = [source] if isinstance(source, builtins.int) else list(source)
+    destination = [destination] if isinstance(destination, builtins.int) else list(destination)
+    if len(source) != len(destination):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({source} dims) should contain "
+            f"the same number of dims as destination ({destination} dims)"
+        )
+    n = input.dim()
+    src = [_wrap_dim(d, n) for d in source]
+    dst = [_wrap_dim(d, n) for d in destination]
+    if len(set(src)) != len(src):
+        raise RuntimeError(f"movedim: repeated dim in `source` ({source})")
+    if len(set(dst)) != len(dst):
+        raise RuntimeError(f"movedim: repeated dim in `destination` ({destination})")
+    if n == 0:  # nothing to move: torch returns an alias
+        return _make_view(input, (), (), input._offset, AliasBackward0)
+    order = [None] * n
+    for s_dim, d_dim in zip(src, dst):
+        order[d_dim] = s_dim
+    rest = iter(d for d in range(n) if d not in src)  # the other dims, in their order
+    order = [d if d is not None else next(rest) for d in order]
+    return permute(input, order)
+
+
+moveaxis = movedim
+
+
 _warned_once = set()  # torch gives some warnings once per process (TORCH_WARN_ONCE)
 
 
@@ -729,6 +761,39 @@ def broadcast_to(input, shape):
 def broadcast_tensors(*tensors):
     shape = broadcast_shapes(*(t._shape for t in tensors))
     return tuple(expand(t, shape) for t in tensors)
+
+
+def _broadcast_shapes_api(*shapes):
+    """``torch.broadcast_shapes``: the shape tensors of these shapes broadcast to, as a Size.
+
+    Ints count as 1-D shapes. Unlike broadcasting two tensors, this names the argument that
+    does not fit (torch words it differently, so the internal helper is not reused).
+    """
+    shapes = tuple((s,) if isinstance(s, builtins.int) else s for s in shapes if s is not None)
+    for shape in shapes:
+        if not isinstance(shape, (tuple, list)):
+            raise RuntimeError(
+                f"Input shapes should be of type ints, a tuple of ints, or a list of ints, got {shape}"
+            )
+    common = [1] * builtins.max((len(s) for s in shapes), default=0)
+    for index, shape in enumerate(shapes):
+        for d in range(-1, -1 - len(shape), -1):
+            if shape[d] == common[d]:
+                continue
+            if common[d] == 1:
+                if shape[d] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[d] = shape[d]
+            if shape[d] != 1 and shape[d] != common[d]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {shape[d]} at {d}! Mismatching "
+                    f"argument at index {index} had {shape}; but expected shape should be "
+                    f"broadcastable to {common}"
+                )
+    return Size(common)
+
+
+_broadcast_shapes_api.__name__ = _broadcast_shapes_api.__qualname__ = "broadcast_shapes"
 
 
 class _EmbedInZeros(Node):
@@ -872,6 +937,52 @@ def as_strided(input, size, stride, storage_offset=None):
     return _view_of(input, tuple(size), tuple(stride), offset)
 
 
+class UnfoldBackward0(Node):
+    def backward(self, grad):
+        return (_unfold_backward(grad, self._saved_self_sym_sizes, self._saved_dimension,
+                                 self._saved_size, self._saved_step),)
+
+
+class UnfoldBackwardBackward0(Node):
+    def backward(self, grad):
+        return (unfold(grad, self._saved_dim, self._saved_size, self._saved_step),)
+
+
+def _unfold_backward(grad, shape, dim, size, step):
+    """Each input element gets the sum of the gradients of every window it appears in."""
+    out = zeros(shape, dtype=grad.dtype, device=grad._device)
+    windows = unfold(out.detach(), dim, size, step) if shape else out.detach().reshape(size)
+    # windows overlap when step < size: add.at adds one element at a time, so none is lost
+    kernel("index_put_", grad._device)(windows._np, (...,), grad._np, True)
+    if _needs_grad(grad):
+        node = UnfoldBackwardBackward0()
+        node._saved_dim, node._saved_size, node._saved_step = dim, size, step
+        _record(node, (grad,), out)
+    return out
+
+
+def unfold(input, dimension, size, step):
+    """Every window of ``size`` elements along ``dimension``, ``step`` apart, as a new last dim.
+
+    A view: the windows share the input's memory (overlapping when ``step < size``).
+    >>> torch.arange(5.).unfold(0, 2, 1)   # rows [0, 1], [1, 2], [2, 3], [3, 4]
+    """
+    dim = _wrap_dim(dimension, input.dim())
+    length = input._shape[dim] if input._shape else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {dim} is {length} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    shape, stride = list(input._shape) + [size], list(input._stride) + [input._stride[dim] if input._shape else 1]
+    if input._shape:
+        shape[dim] = (length - size) // step + 1
+        stride[dim] *= step
+    return _make_view(input, tuple(shape), tuple(stride), input._offset, UnfoldBackward0,
+                      _saved_dimension=dim, _saved_size=size, _saved_step=step)
+
+
 # ===================================================================================
 # Copies: clone, contiguous, detach, dtype and device conversion
 # ===================================================================================
@@ -888,6 +999,35 @@ def clone(input, *, memory_format=None):
     if _needs_grad(input):
         _record(CloneBackward0(), (input,), out)
     return out
+
+
+class FlipBackward0(Node):
+    def backward(self, grad):
+        return (flip(grad, self._saved_dims),)
+
+
+def flip(input, dims):
+    """A copy with the order of elements reversed along ``dims`` (torch has no negative strides,
+    so unlike NumPy's flip this is never a view)."""
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"flip(): argument 'dims' (position 2) must be tuple of ints, not {type(dims).__name__}")
+    wrapped = [_wrap_dim(d, input.dim()) for d in dims]
+    for d in wrapped:
+        if wrapped.count(d) > 1:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    axes = tuple(d for d in wrapped if d < input.dim())  # a 0-dim tensor has nothing to reverse
+    array = kernel("copy", input._device)(np.flip(input._np, axes) if axes else input._np)
+    out = _elementwise_result(array, input._device, input)  # laid out like the input, as torch
+    if _needs_grad(input):
+        node = FlipBackward0()
+        node._saved_dims = tuple(wrapped)
+        _record(node, (input,), out)
+    return out
+
+
+def _flip_method(input, *dims):
+    # the method also takes the dims one by one: x.flip(0, 1)
+    return flip(input, list(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else list(dims))
 
 
 def contiguous(input, memory_format=None):
@@ -1896,7 +2036,7 @@ def masked_fill(input, mask, value):
             f"{value.dim()} dimension(s)."
         )
     if mask.dtype is not dtypes.bool:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}")
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {_TORCH_SCALAR_NAMES.get(mask.dtype.name, mask.dtype.name)}")
     fill = value._np.astype(input.dtype.numpy) if isinstance(value, Tensor) else value
     dev = _devices(input, mask)
     out = _wrap(kernel("where", dev)(mask._np, np.asarray(fill, dtype=input.dtype.numpy), input._np), dev)
@@ -1905,6 +2045,34 @@ def masked_fill(input, mask, value):
         node.save(mask)
         _record(node, (input, value) if isinstance(value, Tensor) else (input,), out)
     return out
+
+
+def masked_fill_(input, mask, value):
+    """In place: write ``value`` wherever ``mask`` (broadcast to ``input``'s shape) is True."""
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError(
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{value.dim()} dimension(s)."
+        )
+    if mask.dtype is not dtypes.bool:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {_TORCH_SCALAR_NAMES.get(mask.dtype.name, mask.dtype.name)}")
+    shape = broadcast_shapes(input._shape, mask._shape)
+    if shape != input._shape:
+        raise RuntimeError(
+            f"output with shape {list(input._shape)} doesn't match the broadcast shape {list(shape)}"
+        )
+    if builtins.any(st == 0 and n > 1 for n, st in zip(input._shape, input._stride)):
+        warnings.warn(
+            "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor "
+            "before performing this operation. This also applies to advanced indexing e.g. "
+            "tensor[mask] = scalar", UserWarning, stacklevel=2)
+
+    def fast():
+        number = value._np.astype(input.dtype.numpy) if isinstance(value, Tensor) else value
+        kernel("index_put_", _devices(input, mask))(
+            input._np, np.broadcast_to(mask._np, input._shape), number, False)
+    return _inplace(input, lambda old: masked_fill(old, mask, value),
+                    (value,) if isinstance(value, Tensor) else (), fast)
 
 
 def gather(input, dim, index):
@@ -2496,6 +2664,7 @@ _METHODS = dict(
     sqrt_=sqrt_, neg_=neg_, relu_=relu_, sigmoid_=sigmoid_, tanh_=tanh_, abs_=abs_,
     clamp_=clamp_, clip_=clamp_, zero_=zero_, fill_=fill_, copy_=copy_,
     log_softmax=log_softmax, softmax=softmax,
+    masked_fill_=masked_fill_, unfold=unfold, movedim=movedim, moveaxis=movedim, flip=_flip_method,
     float=_converter(dtypes.float32), double=_converter(dtypes.float64),
     long=_converter(dtypes.int64), int=_converter(dtypes.int32), bool=_converter(dtypes.bool),
     __add__=add, __radd__=lambda self, other: add(self, other), __sub__=sub, __rsub__=rsub, __mul__=mul,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins
 import warnings
 import weakref
+from collections import OrderedDict
 
 import numpy as np
 
@@ -142,6 +143,22 @@ class Tensor:
 
     def element_size(self) -> int:
         return self.dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the elements would take (numel * itemsize): an expanded tensor counts every
+        element, though its storage holds fewer."""
+        return self.numel() * self.dtype.itemsize
+
+    def get_device(self) -> int:
+        """The device index; -1 for a CPU tensor."""
+        if self._device.type == "cpu":
+            return -1
+        return self._device.index or 0
 
     @property
     def device(self):
@@ -325,8 +342,24 @@ class Tensor:
         from .autograd.engine import backward
         backward(self, gradient, retain_graph, create_graph, inputs)
 
+    _backward_hooks = None  # an OrderedDict once a hook is registered
+
     def register_hook(self, hook):
-        raise NotImplementedError("tensor hooks are not part of reftorch")
+        """Call ``hook(grad)`` each time this tensor's gradient is computed; if the hook returns a
+        tensor, that replaces the gradient. Returns a handle: ``handle.remove()`` takes it off.
+
+        >>> h = y.register_hook(lambda g: print(g))   # watch the gradient flowing into y
+        """
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        from .utils.hooks import RemovableHandle
+        if self._backward_hooks is None:
+            self._backward_hooks = OrderedDict()
+            if self.grad_fn is not None:  # a leaf's hooks are found through AccumulateGrad
+                self.grad_fn._register_hook_dict(self)
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
 
     @property
     def data(self) -> "Tensor":

@@ -117,6 +117,8 @@ def run_backward(roots, retain_graph, create_graph, *, accumulate=True, capture=
         while ready:
             _, _, node = heapq.heappop(ready)
             grads = buffers.pop(node)
+            if node._hook_dicts is not None:  # tensor hooks see the summed gradient first
+                _call_tensor_hooks(node._hook_dicts, grads)
             if node._retained is not None and accumulate:
                 for nr, tensor in node._retained.items():
                     if grads[nr] is not None:
@@ -153,6 +155,37 @@ def run_backward(roots, retain_graph, create_graph, *, accumulate=True, capture=
                     heapq.heappush(ready, (-child._sequence_nr, id(child), child))
     finally:
         grad_mode.state.grad_enabled = previous_mode
+
+
+def _call_tensor_hooks(hook_dicts, grads):
+    """Run ``register_hook`` hooks on the gradients arriving at a node, in place in ``grads``.
+
+    Each hook gets the gradient summed over every path (so it runs once per backward); a
+    hook that returns a tensor replaces the gradient for the hooks after it and for the node.
+    """
+    for nr, hooks in hook_dicts.items():
+        grad = grads[nr]
+        if grad is None or not hooks:
+            continue
+        for hook in tuple(hooks.values()):  # a hook may remove itself while running
+            result = hook(grad)
+            if result is not None:
+                _check_hook_result(hook, grad, result)
+                grad = result
+        grads[nr] = grad
+
+
+def _check_hook_result(hook, grad, result):
+    from ..tensor import Tensor
+    name = getattr(hook, "__name__", "<unknown>")
+    if not isinstance(result, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
+    if result.dtype is not grad.dtype or result._device != grad._device:
+        raise RuntimeError(
+            f"hook '{name}' has changed the type of value (was {grad.type()} got {result.type()})"
+        )
+    if result._shape != grad._shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
 
 
 def _accumulate_into(tensor, grad, create_graph):

@@ -82,6 +82,7 @@ class Node:
     """Base of every backward function. Subclasses implement ``backward(*grads)``."""
 
     num_outputs = 1
+    _hook_dicts = None  # output index -> the hooks of the tensor that is that output
 
     def __init__(self):
         self.next_functions: tuple = ()
@@ -123,6 +124,11 @@ class Node:
     def register_hook(self, fn):
         raise NotImplementedError("hooks are not part of reftorch")
 
+    def _register_hook_dict(self, tensor):
+        """Let ``tensor.register_hook`` hooks see the gradient of the output it is."""
+        self._hook_dicts = dict(self._hook_dicts or {})
+        self._hook_dicts[tensor._output_nr] = tensor._backward_hooks
+
 
 class AccumulateGrad(Node):
     """The end of the line for a leaf: adds the incoming gradient into ``variable.grad``."""
@@ -133,6 +139,12 @@ class AccumulateGrad(Node):
 
     def backward(self, grad):  # the engine calls accumulate() instead
         return ()
+
+    @property
+    def _hook_dicts(self):
+        # a leaf's hooks stay on the tensor: this node is held weakly and may be rebuilt
+        hooks = self.variable._backward_hooks
+        return {0: hooks} if hooks else None
 
 
 def gradient_edge(tensor):
