@@ -146,6 +146,12 @@ class ModuleDict(Module):
     def values(self):
         return self._modules.values()
 
+    def pop(self, key: str):
+        """Remove the module under ``key`` and return it (KeyError if there is none)."""
+        module = self[key]
+        del self[key]
+        return module
+
     def update(self, modules):
         items = modules.items() if hasattr(modules, "items") else modules
         for key, module in items:

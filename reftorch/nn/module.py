@@ -1,17 +1,20 @@
 """Module: the base of every layer and model.
 
 A module keeps three ordered dicts: ``_parameters``, ``_buffers`` and ``_modules``.
-Assigning an attribute routes the value: a Parameter goes into ``_parameters``, a Module
-into ``_modules``, anything else (a plain tensor too!) stays an ordinary attribute and is
-*not* registered. Everything else (``parameters()``, ``state_dict()``, ``to()``,
+Assigning an attribute routes the value: a Parameter goes into ``_parameters``, an
+``nn.Buffer`` into ``_buffers``, a Module into ``_modules``; anything else (a plain tensor
+too!) stays an ordinary attribute and is *not* registered. Everything else (``parameters()``, ``state_dict()``, ``to()``,
 ``train()``) walks those dicts recursively.
 """
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict, namedtuple
 
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor
+from ..utils.hooks import RemovableHandle
+from .buffer import Buffer
 from .parameter import Parameter
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -48,6 +51,9 @@ class Module:
         object.__setattr__(self, "_buffers", OrderedDict())
         object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", OrderedDict())
+        for hooks in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
+                      "_forward_hooks_with_kwargs", "_forward_hooks_always_called"):
+            object.__setattr__(self, hooks, OrderedDict())
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -57,7 +63,87 @@ class Module:
             # torch fails here, on the first attribute __init__ would have made; same words, so a
             # search for the message finds the answer: call super().__init__()
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '_backward_hooks'")
+        if self._forward_pre_hooks or self._forward_hooks:
+            return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
+
+    # -- forward hooks ----------------------------------------------------------------
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False):
+        """``hook(module, args)`` runs before forward; returning a value replaces the inputs
+        (a non-tuple becomes a 1-tuple). With ``with_kwargs``: ``hook(module, args, kwargs)``
+        returning None or ``(args, kwargs)``."""
+        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
+        self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False):
+        """``hook(module, args, output)`` runs after forward; returning a value replaces the
+        output. With ``with_kwargs``: ``hook(module, args, kwargs, output)``. With
+        ``always_call`` it also runs when forward raises.
+
+        >>> handle = model[0].register_forward_hook(lambda m, args, out: seen.append(out))
+        """
+        handle = RemovableHandle(self._forward_hooks, extra_dict=[
+            self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
+        self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def _call_with_hooks(self, args, kwargs):
+        result = None
+        called = set()  # always_call hooks already run, not to be run again on an error
+        try:
+            for hook_id, hook in tuple(self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    new = hook(self, args, kwargs)
+                    if new is not None:
+                        if not (isinstance(new, tuple) and len(new) == 2):
+                            raise RuntimeError(
+                                "forward pre-hook must return None or a tuple of (new_args, "
+                                f"new_kwargs), but got {new}."
+                            )
+                        args, kwargs = new
+                else:
+                    new = hook(self, args)
+                    if new is not None:
+                        args = new if isinstance(new, tuple) else (new,)
+            result = self.forward(*args, **kwargs)
+            for hook_id, hook in tuple(self._forward_hooks.items()):
+                if hook_id in self._forward_hooks_always_called:
+                    called.add(hook_id)
+                if hook_id in self._forward_hooks_with_kwargs:
+                    new = hook(self, args, kwargs, result)
+                else:
+                    new = hook(self, args, result)
+                if new is not None:
+                    result = new
+            return result
+        except Exception:
+            for hook_id, hook in tuple(self._forward_hooks.items()):
+                if hook_id not in self._forward_hooks_always_called or hook_id in called:
+                    continue
+                try:
+                    if hook_id in self._forward_hooks_with_kwargs:
+                        new = hook(self, args, kwargs, result)
+                    else:
+                        new = hook(self, args, result)
+                    if new is not None:
+                        result = new
+                except Exception as error:  # noqa: BLE001  (the first error is the one raised)
+                    warnings.warn(
+                        "module forward hook with ``always_call=True`` raised an exception that "
+                        f"was silenced as another error was raised in forward: {error}", stacklevel=2)
+            raise
 
     # -- registration ------------------------------------------------------------------
     def _check_name(self, kind: str, name):
@@ -145,13 +231,15 @@ class Module:
             modules[name] = None
             return
         buffers = self.__dict__.get("_buffers")
-        if buffers is not None and name in buffers:
+        if isinstance(value, Buffer) or buffers is not None and name in buffers:
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(
                     f"cannot assign '{_typename(value)}' as buffer '{name}' "
-                    "(torch.Tensor or None expected)"
+                    "(torch.nn.Buffer, torch.Tensor or None expected)"
                 )
-            buffers[name] = value
+            # an nn.Buffer says whether it is saved; a plain tensor keeps the old setting
+            persistent = value.persistent if isinstance(value, Buffer) else name not in self._non_persistent_buffers
+            self.register_buffer(name, value, persistent)
             return
         object.__setattr__(self, name, value)
 
