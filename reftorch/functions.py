@@ -1011,13 +1011,17 @@ def flip(input, dims):
     so unlike NumPy's flip this is never a view)."""
     if not isinstance(dims, (tuple, list)):
         raise TypeError(f"flip(): argument 'dims' (position 2) must be tuple of ints, not {type(dims).__name__}")
-    wrapped = [_wrap_dim(d, input.dim()) for d in dims]
-    for d in wrapped:
-        if wrapped.count(d) > 1:
+    wrapped = []
+    for d in dims:  # torch checks one dim at a time, so the first bad one is reported
+        d = _wrap_dim(d, input.dim())
+        if d in wrapped:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        wrapped.append(d)
     axes = tuple(d for d in wrapped if d < input.dim())  # a 0-dim tensor has nothing to reverse
-    array = kernel("copy", input._device)(np.flip(input._np, axes) if axes else input._np)
-    out = _elementwise_result(array, input._device, input)  # laid out like the input, as torch
+    # the result is laid out as torch's empty_like(input) lays it out (preserve_format)
+    strides = input._stride if _non_overlapping_and_dense(input._shape, input._stride) else \
+        elementwise_strides(input._shape, [input._stride])
+    out = _with_strides(np.flip(input._np, axes) if axes else input._np, strides, input._device)
     if _needs_grad(input):
         node = FlipBackward0()
         node._saved_dims = tuple(wrapped)
@@ -1027,6 +1031,8 @@ def flip(input, dims):
 
 def _flip_method(input, *dims):
     # the method also takes the dims one by one: x.flip(0, 1)
+    if not dims:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
     return flip(input, list(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else list(dims))
 
 
@@ -2037,9 +2043,12 @@ def masked_fill(input, mask, value):
         )
     if mask.dtype is not dtypes.bool:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {_TORCH_SCALAR_NAMES.get(mask.dtype.name, mask.dtype.name)}")
+    broadcast_shapes(mask._shape, input._shape)  # torch expands the mask first: it is "tensor a"
     fill = value._np.astype(input.dtype.numpy) if isinstance(value, Tensor) else value
     dev = _devices(input, mask)
-    out = _wrap(kernel("where", dev)(mask._np, np.asarray(fill, dtype=input.dtype.numpy), input._np), dev)
+    # torch fills a row-major clone, whatever the input's layout
+    out = _wrap(np.asarray(
+        kernel("where", dev)(mask._np, np.asarray(fill, dtype=input.dtype.numpy), input._np), order="C"), dev)
     if _needs_grad(input, value):
         node = MaskedFillBackward1() if isinstance(value, Tensor) else MaskedFillBackward0()
         node.save(mask)
