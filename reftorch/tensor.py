@@ -212,9 +212,12 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self.dim() == 0 and spec:
+        # torch formats a plain 0-dim tensor as its number, even with no spec: f"{t}" == "1.0"
+        if self.dim() == 0 and type(self) is Tensor:
             return format(self.item(), spec)
-        return repr(self)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return str(self)
 
     def __bool__(self) -> bool:
         if self.numel() != 1:

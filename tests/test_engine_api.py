@@ -606,3 +606,16 @@ def test_optimizer_state_dict_keeps_the_optimizers_own_tensors_like_torch():
                                  {"state": {}}])
 def test_optimizer_load_state_dict_errors_match_torch(bad):
     same_error(lambda lib: lib.optim.SGD(_model(lib).parameters(), lr=0.1).load_state_dict(bad))
+
+
+# ======================================================================================
+# f-strings of tensors (hooks print gradients with them; a root gradient is 0-dim)
+# ======================================================================================
+@pytest.mark.parametrize("case", ["0d_float", "0d_int", "0d_spec", "0d_requires_grad", "1d", "1d_spec"])
+def test_tensor_format_matches_torch(case):
+    def program(lib):
+        t = {"0d_float": lib.tensor(1.0), "0d_int": lib.tensor(2), "0d_spec": lib.tensor(1.25),
+             "0d_requires_grad": lib.tensor(1.5, requires_grad=True), "1d": lib.tensor([1.0, 2.0]),
+             "1d_spec": lib.tensor([1.0, 2.0])}[case]
+        return f"{t:.1f}" if case.endswith("spec") else f"{t}"
+    same_outcome(program)

@@ -30,14 +30,15 @@ SYLLABUS_CODE = {
                     ".backward(", "gradient=", "retain_grad(", "zero_", "inputs=", "retain_graph=True",
                     "autograd.grad(", "grad_outputs", "create_graph=True", "hessian", "no_grad",
                     "enable_grad", "inference_mode", "autograd.Function", "save_for_backward",
-                    "saved_tensors", ".apply(", "gradcheck", "make_dot", "is_grads_batched"],
+                    "saved_tensors", ".apply(", "gradcheck", "make_dot", "is_grads_batched",
+                    "register_hook("],
     "04_inplace": ["_version", "zero_()", "exp_()", "+=", "torch.where", "x > 0.5"],
     "05_clone_detach": [".clone()", ".detach()", "detach().clone()", ".item()", ".copy()", "make_dot"],
     "06_modules": ["super().__init__()", "def forward", "register_parameter", "register_buffer",
                    "register_module", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict",
                    "Sequential", "named_parameters(", "buffers(", "children(", "modules(",
                    "requires_grad_(", ".to(", ".train(", ".eval(", "state_dict(", "load_state_dict(",
-                   "numel()", "optim.SGD", "optim.Adam"],
+                   "numel()", "optim.SGD", "optim.Adam", "register_forward_hook(", "nn.Buffer("],
 }
 
 
