@@ -255,6 +255,71 @@ SNIPPETS = {
             opt.step()
         print(round(w.item(), 3), round(b.item(), 3), round(loss.item(), 6))
     """,
+    "tensor hooks": """
+        x = torch.tensor([1., -2., 3.], requires_grad=True)
+        h = x * x
+        h.register_hook(lambda grad: print('into h:', grad))
+        halve = x.register_hook(lambda grad: grad / 2)
+        out = (h.relu() * torch.tensor([1., 2., 3.])).sum() + h.sum()
+        out.register_hook(lambda grad: print(f'root gradient {grad}'))
+        out.backward()
+        print(x.grad)
+        halve.remove()
+        x.grad = None
+        (x * x).sum().backward()
+        print(x.grad, type(halve).__name__)
+    """,
+    "hook on a tensor without grad": """
+        torch.ones(2).register_hook(lambda grad: grad)
+    """,
+    "forward hooks capture activations": """
+        net = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU(), torch.nn.Linear(3, 1))
+        with torch.no_grad():
+            for p in net.parameters():
+                p.copy_(torch.arange(p.numel(), dtype=torch.float32).view(p.shape) - 2)
+        seen = {}
+        handles = [m.register_forward_hook(lambda m, args, out, name=name: seen.update({name: out}))
+                   for name, m in net.named_children()]
+        net[0].register_forward_pre_hook(lambda m, args: args[0] * 2)
+        print(net(torch.tensor([[1., -1.], [0.5, 2.]])))
+        print(seen['1'], seen['2'].grad_fn.name())
+        for handle in handles:
+            handle.remove()
+        seen.clear()
+        net(torch.ones(1, 2))
+        print(seen)
+    """,
+    "nn.Buffer": """
+        class Stats(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mean = torch.nn.Buffer(torch.zeros(2))
+                self.cache = torch.nn.Buffer(torch.ones(1), persistent=False)
+        stats = Stats()
+        print(list(stats.state_dict()), [n for n, _ in stats.named_buffers()], type(stats.mean).__name__)
+        print(isinstance(stats.mean, torch.nn.Buffer), stats.to(torch.float64).mean.dtype)
+    """,
+    "unfold, movedim, flip, masked_fill_": """
+        x = torch.arange(6.)
+        w = x.unfold(0, 3, 2)
+        print(w, w.stride(), w.data_ptr() == x.data_ptr())
+        m = torch.arange(24).view(2, 3, 4)
+        print(m.movedim(0, -1).shape, torch.movedim(m, (0, 1), (2, 0)).stride(), torch.flip(m, (0, 2))[0, 0])
+        y = torch.zeros(2, 3)
+        print(y.masked_fill_(torch.tensor([True, False, True]), 5.), y._version)
+        print(torch.broadcast_shapes((2, 1), (3,)), x.nbytes, x.itemsize, x.get_device())
+    """,
+    "optimizer state_dict": """
+        w = torch.nn.Parameter(torch.tensor([1., 2.]))
+        opt = torch.optim.SGD([w], lr=0.1, momentum=0.9)
+        (w * w).sum().backward()
+        opt.step()
+        state = opt.state_dict()
+        print(state)
+        fresh = torch.optim.SGD([w], lr=0.5)
+        fresh.load_state_dict(state)
+        print(fresh.param_groups[0]['lr'], fresh.state[w])
+    """,
 }
 
 
