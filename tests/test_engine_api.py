@@ -113,6 +113,25 @@ def test_tensor_hooks_run_once_with_the_summed_gradient_and_in_autograd_grad():
     same_program(program)
 
 
+def test_tensor_hooks_on_outputs_of_one_node_see_none_where_no_gradient_came():
+    def program(lib):
+        x = lib.arange(6.0, requires_grad=True)
+        a, b, c = (x * 1).split(2)
+        seen = []
+        b.register_hook(lambda g: seen.append(("b", g)) or g * 10)
+        c.register_hook(lambda g: seen.append(("c", g)))  # c is unused: its hook gets None
+        (a.sum() + (b * b).sum()).backward()
+        return seen, x.grad
+    same_program(program)
+
+    def replace_none(lib):
+        x = lib.arange(6.0, requires_grad=True)
+        a, b, c = (x * 1).split(2)
+        c.register_hook(lambda g: lib.ones(2))
+        a.sum().backward()
+    same_error(replace_none)
+
+
 def test_tensor_hook_handles_remove_and_work_as_context_managers():
     def program(lib):
         x = lib.tensor([1.0, 2.0], requires_grad=True)

@@ -164,8 +164,8 @@ def _call_tensor_hooks(hook_dicts, grads):
     hook that returns a tensor replaces the gradient for the hooks after it and for the node.
     """
     for nr, hooks in hook_dicts.items():
-        grad = grads[nr]
-        if grad is None or not hooks:
+        grad = grads[nr]  # None for an output of a multi-output node that got no gradient
+        if not hooks:
             continue
         for hook in tuple(hooks.values()):  # a hook may remove itself while running
             result = hook(grad)
@@ -178,6 +178,8 @@ def _call_tensor_hooks(hook_dicts, grads):
 def _check_hook_result(hook, grad, result):
     from ..tensor import Tensor
     name = getattr(hook, "__name__", "<unknown>")
+    if grad is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
     if not isinstance(result, Tensor):
         raise TypeError(f"expected Variable, but hook returned '{type(result).__name__}'")
     if result.dtype is not grad.dtype or result._device != grad._device:
