@@ -2042,7 +2042,8 @@ def masked_fill(input, mask, value):
             f"{value.dim()} dimension(s)."
         )
     if mask.dtype is not dtypes.bool:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {_TORCH_SCALAR_NAMES.get(mask.dtype.name, mask.dtype.name)}")
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_TORCH_SCALAR_NAMES.get(mask.dtype.name, mask.dtype.name)}")
     broadcast_shapes(mask._shape, input._shape)  # torch expands the mask first: it is "tensor a"
     fill = value._np.astype(input.dtype.numpy) if isinstance(value, Tensor) else value
     dev = _devices(input, mask)
@@ -2064,7 +2065,8 @@ def masked_fill_(input, mask, value):
             f"{value.dim()} dimension(s)."
         )
     if mask.dtype is not dtypes.bool:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {_TORCH_SCALAR_NAMES.get(mask.dtype.name, mask.dtype.name)}")
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{_TORCH_SCALAR_NAMES.get(mask.dtype.name, mask.dtype.name)}")
     shape = broadcast_shapes(input._shape, mask._shape)
     if shape != input._shape:
         raise RuntimeError(

@@ -31,7 +31,8 @@ def same_error(program):
             program(lib)
         caught.append(info.value)
     theirs, mine = caught
-    assert type(mine) is type(theirs), f"reftorch raised {type(mine).__name__}: {mine}; torch {type(theirs).__name__}: {theirs}"
+    assert type(mine) is type(theirs), (
+        f"reftorch raised {type(mine).__name__}: {mine}; torch {type(theirs).__name__}: {theirs}")
     assert str(mine) == str(theirs), f"\n reftorch: {mine}\n torch:    {theirs}"
 
 
@@ -271,7 +272,8 @@ def test_masked_fill_on_an_expanded_tensor_warns_like_torch():
 def test_masked_fill_errors_match_torch(case):
     programs = {
         "int_mask": lambda lib: lib.zeros(2, 3).masked_fill_(lib.tensor([1, 0, 1]), 1.0),
-        "vector_value": lambda lib: lib.zeros(2, 3).masked_fill_(lib.tensor([True, False, True]), lib.tensor([1.0, 2.0])),
+        "vector_value": lambda lib: lib.zeros(2, 3).masked_fill_(lib.tensor([True, False, True]),
+                                                                 lib.tensor([1.0, 2.0])),
         "mask_too_big": lambda lib: lib.zeros(2, 3).masked_fill_(lib.ones(2, 2, 3, dtype=lib.bool), 1.0),
         "mask_mismatch": lambda lib: lib.zeros(2, 3).masked_fill_(lib.tensor([True, False]), 1.0),
         "leaf": lambda lib: lib.zeros(2, requires_grad=True).masked_fill_(lib.tensor([True, False]), 1.0),

@@ -3,8 +3,8 @@
 A module keeps three ordered dicts: ``_parameters``, ``_buffers`` and ``_modules``.
 Assigning an attribute routes the value: a Parameter goes into ``_parameters``, an
 ``nn.Buffer`` into ``_buffers``, a Module into ``_modules``; anything else (a plain tensor
-too!) stays an ordinary attribute and is *not* registered. Everything else (``parameters()``, ``state_dict()``, ``to()``,
-``train()``) walks those dicts recursively.
+too!) stays an ordinary attribute and is *not* registered. Everything else
+(``parameters()``, ``state_dict()``, ``to()``, ``train()``) walks those dicts recursively.
 """
 from __future__ import annotations
 
