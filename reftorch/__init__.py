@@ -18,8 +18,9 @@ import warnings as _warnings
 
 from . import dtypes as _dtypes
 from .dtypes import (  # noqa: F401
-    bool, double, dtype, float, float32, float64, get_default_dtype, int, int32, int64, long,
-    promote_types, result_type, set_default_dtype,
+    bfloat16, bool, double, dtype, float, float16, float32, float64, get_default_dtype, half,
+    int, int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short,
+    uint8,
 )
 from .dispatch import device  # noqa: F401
 from .tensor import Size, Tensor, is_tensor  # noqa: F401
@@ -37,8 +38,10 @@ from .functions import (  # noqa: F401
     unbind, unflatten, unsqueeze, var, vstack, where, zeros, zeros_like,
 )
 from .random import (  # noqa: F401
-    initial_seed, manual_seed, rand, rand_like, randint, randn, randn_like, randperm, seed,
+    Generator, get_rng_state, initial_seed, manual_seed, normal, rand, rand_like, randint, randn,
+    randn_like, randperm, seed, set_rng_state,
 )
+from .random import default_generator_for as _default_generator_for
 from . import autograd  # noqa: F401
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
@@ -50,6 +53,7 @@ autograd.Variable = Tensor
 # torch returns inf/nan silently where NumPy would warn (overflow in exp, 0/0, ...): silence
 # NumPy's RuntimeWarnings raised from reftorch's own code, and only those.
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"reftorch(\.|$)")
+default_generator = _default_generator_for("cpu")
 contiguous_format = "contiguous"
 preserve_format = None
 __version__ = "0.1.0"

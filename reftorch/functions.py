@@ -2049,8 +2049,7 @@ def _snapshot(target):
 def _binary_inplace(op, functional):
     def apply(input, other, **kwargs):
         rt = dtypes.result_type(input, other)
-        if rt._rank > input.dtype._rank and (rt.is_floating_point != input.dtype.is_floating_point
-                                             or input.dtype is dtypes.bool):
+        if rt._category > input.dtype._category:  # float into int, or anything into bool
             raise RuntimeError(
                 f"result type {_scalar_name(rt)} can't be cast to the desired output type "
                 f"{_scalar_name(input.dtype)}"

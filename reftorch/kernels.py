@@ -233,24 +233,3 @@ def scatter_add(shape, dtype, indices, values, dim):
     grid[dim] = indices
     np.add.at(out, tuple(grid), values)
     return out
-
-
-# random numbers: the generator lives with the device ----------------------------
-@cpu_kernel("uniform")
-def uniform(generator, shape, dtype):
-    return generator.random(shape, dtype=np.float64).astype(dtype, copy=False)
-
-
-@cpu_kernel("normal")
-def normal(generator, shape, dtype):
-    return generator.standard_normal(shape).astype(dtype, copy=False)
-
-
-@cpu_kernel("randint")
-def randint(generator, low, high, shape, dtype):
-    return generator.integers(low, high, size=shape).astype(dtype, copy=False)
-
-
-@cpu_kernel("bernoulli")
-def bernoulli(generator, shape, p, dtype):
-    return (generator.random(shape) < p).astype(dtype)
