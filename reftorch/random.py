@@ -14,8 +14,8 @@ exactly as torch's CPU kernels do:
     randint    draw % (high - low) + low, with two draws when the range is 2**28 or more
     randperm   i = 0 .. n-2: swap element i with i + draw % (n - i)
 
-A default generator per device, seeded with torch's default seed, so even an unseeded
-process prints torch's numbers.
+A default generator per device, seeded from the operating system until ``manual_seed`` (as
+torch's is); a new ``Generator()`` starts from torch's default seed.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from . import _cpu_float, dtypes
 from .autograd.graph import Node
 from .dispatch import kernel
 
-DEFAULT_SEED = 67280421310721  # torch's default_rng_seed_val
+DEFAULT_SEED = 67280421310721  # torch's default_rng_seed_val, where a new Generator starts
 _STATE_SIZE = 5056  # bytes in torch's get_rng_state(): the legacy THGeneratorState layout
 _MT_N = 624
 
@@ -87,7 +87,8 @@ class Generator:
         struct.pack_into("<QiiQ", raw, 0, self._initial_seed, left, 1, next_index)
         raw[24:24 + 8 * _MT_N] = state["key"].astype("<u8").tobytes()
         if self._next_normal is not None:
-            struct.pack_into("<di", raw, 5024, self._next_normal, 1)  # normal_y, normal_is_valid
+            struct.pack_into("<d", raw, 5024, self._next_normal)  # the legacy normal_y
+            struct.pack_into("<i", raw, 5040, 1)  # ... and normal_is_valid
         return from_numpy(np.frombuffer(bytes(raw), dtype=np.uint8).copy())
 
     def set_state(self, new_state) -> "Generator":
@@ -107,7 +108,7 @@ class Generator:
         self._engine.state = {"bit_generator": "MT19937",
                               "state": {"key": key, "pos": _MT_N - left + 1}}
         self._drawn = next_index != 0
-        normal_y, valid = struct.unpack_from("<di", raw, 5024)
+        (normal_y,), (valid,) = struct.unpack_from("<d", raw, 5024), struct.unpack_from("<i", raw, 5040)
         self._next_normal = normal_y if valid else None
         return self
 
@@ -148,13 +149,19 @@ class Generator:
         np_dtype = np.dtype(np_dtype)
         if n < 16 or not contiguous:
             return np.array([self._one_normal(mean, std) for _ in range(n)]).astype(np_dtype)
+        ragged = n % 16 != 0
         if np_dtype == np.float64:
             uniforms = self.unit_uniform(n, np_dtype)
-            return _blocks_of_16(uniforms, self.unit_uniform(16, np_dtype) if n % 16 else None,
-                                 lambda u: _box_muller_16_float64(u, mean, std))
-        # float32, and float16/bfloat16 (computed in float32, then rounded)
-        uniforms = self.unit_uniform(n, np.float32)
-        tail = self.unit_uniform(16, np.float32) if n % 16 else None
+            tail = self.unit_uniform(16, np_dtype) if ragged else None
+            return _blocks_of_16(uniforms, tail, lambda u: _box_muller_16_float64(u, mean, std))
+        if np_dtype == np.float32:
+            # a uniform for every value first (the ragged end's ones are drawn, then replaced)
+            uniforms = self.unit_uniform(n, np.float32)
+        else:
+            # float16/bfloat16 go through a float32 buffer 16 at a time: no draws for the end
+            uniforms = np.zeros(n, np.float32)
+            uniforms[:n - n % 16] = self.unit_uniform(n - n % 16, np.float32)
+        tail = self.unit_uniform(16, np.float32) if ragged else None
         values = _blocks_of_16(uniforms, tail, lambda u: _box_muller_16_float32(u, mean, std))
         return values.astype(np_dtype)
 
@@ -227,7 +234,9 @@ _default_generators: dict[str, Generator] = {}
 def default_generator_for(device_type: str) -> Generator:
     g = _default_generators.get(device_type)
     if g is None:
+        # as in torch, a process that never seeds gets fresh numbers each run
         g = _default_generators[device_type] = Generator(device_type)
+        g.seed()
     return g
 
 
