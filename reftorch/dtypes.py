@@ -52,6 +52,10 @@ float = float32  # noqa: A001
 double = float64
 half = float16
 
+# 16-bit floats are stored in 16 bits but computed in float32 (torch's "opmath" type on CPU)
+REDUCED_FLOATS = (float16, bfloat16)
+_REDUCED_NUMPY = tuple(d.numpy for d in REDUCED_FLOATS)
+
 _ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 _FROM_NUMPY = {d.numpy: d for d in _ALL}
 
@@ -67,6 +71,23 @@ def set_default_dtype(d: dtype) -> None:
     if not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     _default_dtype = d
+
+
+def is_reduced_float(np_dtype) -> builtins.bool:
+    """float16 or bfloat16 (as NumPy dtypes): values torch computes in float32."""
+    return np_dtype in _REDUCED_NUMPY
+
+
+def cast(values, d: dtype) -> np.ndarray:
+    """``values`` (an array or nested numbers) as a new array of dtype ``d``.
+
+    torch converts a double or an integer to a 16-bit float through float32 (c10::Half and
+    c10::BFloat16 are built from a float), and rounding twice can differ from rounding once:
+    so do we.
+    """
+    if d in REDUCED_FLOATS:
+        values = np.asarray(values, dtype=np.float32)
+    return np.array(values, dtype=d.numpy)
 
 
 def from_numpy_dtype(np_dtype) -> dtype:
