@@ -13,6 +13,8 @@
     nn/           Module, Parameter, containers, layers, losses
     optim.py      SGD and Adam
     viz.py        draw a graph (with saved tensors and their versions)
+    random.py     the generator and its samplers (torch's numbers for a seed)
+    amp.py        autocast: which op runs in which precision
 """
 import warnings as _warnings
 
@@ -64,3 +66,9 @@ _sim._register()
 from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
+
+# autocast goes in front of the ops it lists, as torch's Autocast dispatch key does
+from . import amp  # noqa: E402
+from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402,F401
+
+amp._install()
