@@ -126,6 +126,35 @@ def test_conversions_round_like_torch(x, dtype):
     assert_bitwise(back[1], back[0])
 
 
+def test_conversions_round_twice_like_torch_at_16_bit_midpoints():
+    # a double just above the midpoint of two 16-bit values: float32 drops the "just above",
+    # leaving a tie that goes to the even neighbour; rounding the double once would go up
+    for dtype, mantissa_bits in (("float16", 10), ("bfloat16", 7)):
+        steps = np.arange(1, 200, dtype=np.float64)
+        midpoints = 1 + (2 * steps + 1) * 2.0 ** -(mantissa_bits + 1)
+        doubles = (midpoints * (1 + 2.0 ** -40)).tolist()
+        for make in (lambda lib: lib.tensor(doubles, dtype=getattr(lib, dtype)),
+                     lambda lib: lib.tensor(doubles, dtype=lib.float64).to(getattr(lib, dtype)),
+                     lambda lib: lib.full((2,), doubles[0], dtype=getattr(lib, dtype)),
+                     lambda lib: lib.zeros(2, dtype=getattr(lib, dtype)).fill_(doubles[2])):
+            assert_bitwise(make(reftorch), make(torch))
+
+
+def test_add_and_sub_round_a_number_to_16_bits_first_mul_and_div_do_not():
+    # torch's add kernel converts the number to the tensor's dtype before adding in float32;
+    # its mul and div kernels keep the number in float32
+    for dtype, below in (("float16", 2.0 ** -11 + 2.0 ** -22), ("bfloat16", 2.0 ** -8 + 2.0 ** -19)):
+        for fn in (lambda t: t + below, lambda t: t - (-below), lambda t: below + t,
+                   lambda t: t * (1 + below), lambda t: t / (1 / (1 + below)),
+                   lambda t: (t - 1) - 1e-38, lambda t: t + reftorch_or_torch(t).tensor(below)):
+            assert_bitwise(fn(reftorch.ones(3, dtype=getattr(reftorch, dtype))),
+                           fn(torch.ones(3, dtype=getattr(torch, dtype))))
+
+
+def reftorch_or_torch(t):
+    return reftorch if isinstance(t, reftorch.Tensor) else torch
+
+
 BINARY = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
           "div": lambda a, b: a / b}
 
