@@ -14,11 +14,18 @@ exactly as torch's CPU kernels do:
     randint    draw % (high - low) + low, with two draws when the range is 2**28 or more
     randperm   i = 0 .. n-2: swap element i with i + draw % (n - i)
 
+Which kernels torch runs depends on the CPU (ATen picks AVX512, AVX2 or its default build
+at start-up, see ``CPU_CAPABILITY``): the AVX2 build has the vectorised float32 Box-Muller,
+the others call libm's logf/cosf/sinf; every build but the default one fuses multiply-adds.
+
 A default generator per device, seeded from the operating system until ``manual_seed`` (as
 torch's is); a new ``Generator()`` starts from torch's default seed.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 import math
 import os
 import struct
@@ -32,6 +39,35 @@ from .dispatch import kernel
 DEFAULT_SEED = 67280421310721  # torch's default_rng_seed_val, where a new Generator starts
 _STATE_SIZE = 5056  # bytes in torch's get_rng_state(): the legacy THGeneratorState layout
 _MT_N = 624
+
+
+def _cpu_capability() -> str:
+    """The kernel build torch picks on this CPU, as ATen's compute_cpu_capability does:
+    "avx512", "avx2" or "default" (ATEN_CPU_CAPABILITY may ask for a lower one)."""
+    flags: set = set()
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            flags = next((set(line.split(":", 1)[1].split()) for line in cpuinfo
+                          if line.startswith("flags")), set())
+    except OSError:
+        pass
+    order = ["default", "avx2", "avx512"]
+    best = "avx512" if {"avx512vl", "avx512bw", "avx512dq", "fma"} <= flags else \
+        "avx2" if {"avx2", "fma"} <= flags else "default"
+    requested = os.environ.get("ATEN_CPU_CAPABILITY", "").lower()
+    return requested if requested in order and order.index(requested) < order.index(best) else best
+
+
+CPU_CAPABILITY = _cpu_capability()
+_FUSED = CPU_CAPABILITY != "default"  # GCC contracts x * w + a into one FMA where FMA exists
+
+
+def _multiply_add32(a, b, c):
+    return _cpu_float.fma32(a, b, c) if _FUSED else np.float32(a) * np.float32(b) + np.float32(c)
+
+
+def _multiply_add64(a, b, c):
+    return _cpu_float.fma64(a, b, c) if _FUSED else np.float64(a) * b + c
 
 
 def _seeded_key(seed: int) -> np.ndarray:
@@ -137,10 +173,10 @@ class Generator:
         np_dtype = np.dtype(np_dtype)
         x = self.unit_uniform(n, np_dtype)
         if np_dtype == np.float64:
-            values = _cpu_float.fma64(x, high - low, low)
+            values = _multiply_add64(x, high - low, low)
         else:  # computed in float32, then rounded to the storage type
             low32, high32 = np.float32(low), np.float32(high)
-            values = _cpu_float.fma32(x, high32 - low32, low32).astype(np_dtype)
+            values = _multiply_add32(x, high32 - low32, low32).astype(np_dtype)
         # a value that rounded up to `high` becomes `low`, so the range stays [low, high)
         values[values == np_dtype.type(high)] = np_dtype.type(low)
         return values
@@ -162,7 +198,8 @@ class Generator:
             uniforms = np.zeros(n, np.float32)
             uniforms[:n - n % 16] = self.unit_uniform(n - n % 16, np.float32)
         tail = self.unit_uniform(16, np.float32) if ragged else None
-        values = _blocks_of_16(uniforms, tail, lambda u: _box_muller_16_float32(u, mean, std))
+        box_muller = _box_muller_16_float32 if CPU_CAPABILITY == "avx2" else _box_muller_16_libm_float32
+        values = _blocks_of_16(uniforms, tail, lambda u: box_muller(u, mean, std))
         return values.astype(np_dtype)
 
     def _one_normal(self, mean: float, std: float) -> float:
@@ -175,7 +212,7 @@ class Generator:
             theta = 2.0 * math.pi * float(u1)
             self._next_normal = radius * math.sin(theta)
             value = radius * math.cos(theta)
-        return float(_cpu_float.fma64(value, std, mean))
+        return float(_multiply_add64(value, std, mean))
 
     def randint(self, n: int, low: int, high: int) -> np.ndarray:
         span = high - low
@@ -213,6 +250,17 @@ def _box_muller_16_float32(u, mean, std):
                            _cpu_float.fma32(radius * sin, std32, mean32)], axis=1)
 
 
+def _box_muller_16_libm_float32(u, mean, std):
+    """float32 blocks of 16 through libm's logf, cosf and sinf (torch's builds other than AVX2)."""
+    u1 = np.float32(1) - u[:, :8]
+    radius = np.sqrt(np.float32(-2) * _libm(_libm_float("logf"), u1, np.float32))
+    theta = (2.0 * math.pi * u[:, 8:].astype(np.float64)).astype(np.float32)
+    mean32, std32 = np.float32(mean), np.float32(std)
+    return np.concatenate([_cpu_float.fma32(radius * _libm(_libm_float("cosf"), theta, np.float32), std32, mean32),
+                           _cpu_float.fma32(radius * _libm(_libm_float("sinf"), theta, np.float32), std32, mean32)],
+                          axis=1)
+
+
 def _box_muller_16_float64(u, mean, std):
     """float64 blocks of 16 through libm's log, cos and sin (what std::log etc. call)."""
     u1 = 1.0 - u[:, :8]
@@ -222,9 +270,17 @@ def _box_muller_16_float64(u, mean, std):
                            _cpu_float.fma64(radius * _libm(math.sin, theta), std, mean)], axis=1)
 
 
-def _libm(fn, a):
-    # NumPy's float64 log/sin/cos may be its own SIMD code; Python's math calls the C library
-    return np.array([fn(v) for v in a.reshape(-1).tolist()]).reshape(a.shape)
+def _libm(fn, a, np_dtype=np.float64):
+    # NumPy's log/sin/cos may be its own SIMD code; Python's math (and ctypes) call the C library
+    return np.array([fn(v) for v in a.reshape(-1).tolist()], dtype=np_dtype).reshape(a.shape)
+
+
+@functools.cache
+def _libm_float(name: str):
+    """libm's float32 function ``name`` (what std::log(float) and friends call)."""
+    fn = getattr(ctypes.CDLL(ctypes.util.find_library("m")), name)
+    fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
+    return fn
 
 
 # -- the default generators ------------------------------------------------------------

@@ -8,6 +8,7 @@ too few shows up in every call after it. The generator state is compared at the 
 from __future__ import annotations
 
 import math
+import os
 import subprocess
 import sys
 
@@ -188,6 +189,26 @@ def test_unseeded_generators_behave_as_torchs():
     generators = [lib.Generator() for lib in LIBS]
     assert generators[1].initial_seed() == generators[0].initial_seed() == 67280421310721
     assert_same(reftorch.rand(6, generator=generators[1]), torch.rand(6, generator=generators[0]))
+
+
+CAPABILITY_PROGRAM = """
+import hashlib, sys
+lib = __import__(sys.argv[1])
+lib.manual_seed(5)
+values = [lib.randn(16 * 40 + 5), lib.randn(3), lib.empty(100).uniform_(-0.3, 0.75),
+          lib.empty(50, dtype=lib.float64).uniform_(-2.5, 0.1), lib.empty(37).normal_(0.5, 2.0),
+          lib.randn(40, dtype=lib.float16), lib.nn.Linear(50, 30).weight]
+print([hashlib.sha1(v.detach().float().tolist().__repr__().encode()).hexdigest() for v in values])
+"""
+
+
+def test_torchs_default_cpu_build_gives_the_same_numbers_too():
+    # without AVX2 torch calls libm's logf/cosf/sinf for randn and does not fuse multiply-adds;
+    # ATEN_CPU_CAPABILITY=default makes torch (and reftorch) use that build on any x86 CPU
+    env = dict(os.environ, ATEN_CPU_CAPABILITY="default")
+    outputs = [subprocess.run([sys.executable, "-c", CAPABILITY_PROGRAM, name], env=env, check=True,
+                              capture_output=True, text=True).stdout for name in ("torch", "reftorch")]
+    assert outputs[0] == outputs[1]
 
 
 ERRORS = {
