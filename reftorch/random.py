@@ -6,11 +6,11 @@ exactly as torch's CPU kernels do:
 
     rand       float32/16/bf16: the low 24 bits of one draw * 2**-24;
                float64: the low 53 bits of two draws (high word first) * 2**-53
-    uniform_   that value * (to - from) + from, as one fused multiply-add
-    randn      16 or more contiguous values: draw all the uniforms first, then Box-Muller on
-               blocks of 16 (u1 = first 8, u2 = next 8); a ragged end redraws the last 16
-               fewer, or a strided tensor: Box-Muller one pair at a time in float64, the
-               second value of the pair cached in the generator for the next call
+    uniform_   that value * (to - from) + from, one fused multiply-add
+    randn      16 or more contiguous values: uniforms first, then Box-Muller on blocks of 16
+               (u1 = first 8, u2 = next 8); a ragged end takes 16 fresh uniforms and rewrites
+               the last 16 values. Fewer values, or a strided tensor: Box-Muller one pair at
+               a time in float64, the pair's second value kept in the generator for later
     randint    draw % (high - low) + low, with two draws when the range is 2**28 or more
     randperm   i = 0 .. n-2: swap element i with i + draw % (n - i)
 
@@ -129,13 +129,13 @@ class Generator:
 
     def set_state(self, new_state) -> "Generator":
         from .tensor import Tensor
-        if not isinstance(new_state, Tensor) or new_state.dtype is not dtypes.uint8:
-            raise TypeError("expected a torch.ByteTensor, but got "
-                            f"{type(new_state).__name__}")
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+        if new_state.dtype is not dtypes.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
         if new_state.numel() != _STATE_SIZE:
-            raise RuntimeError("Expected either a THGeneratorState of size 5048 or a "
-                               "CPUGeneratorImplState of size 5056 but found the input RNG "
-                               f"state size to be {new_state.numel()}")
+            raise RuntimeError("Expected a CPUGeneratorImplState of size 5056 but found the input "
+                               f"RNG state size to be {new_state.numel()}")
         raw = new_state._np.tobytes()
         seed, left, _, next_index = struct.unpack_from("<QiiQ", raw, 0)
         key = np.frombuffer(raw, dtype="<u8", count=_MT_N, offset=24).astype(np.uint32)
@@ -252,12 +252,13 @@ def _box_muller_16_float32(u, mean, std):
 
 def _box_muller_16_libm_float32(u, mean, std):
     """float32 blocks of 16 through libm's logf, cosf and sinf (torch's builds other than AVX2)."""
+    logf, cosf, sinf = (_libm_float(name) for name in ("logf", "cosf", "sinf"))
     u1 = np.float32(1) - u[:, :8]
-    radius = np.sqrt(np.float32(-2) * _libm(_libm_float("logf"), u1, np.float32))
-    theta = (2.0 * math.pi * u[:, 8:].astype(np.float64)).astype(np.float32)
+    radius = np.sqrt(np.float32(-2) * _libm(logf, u1, np.float32))
+    theta = (2.0 * math.pi * u[:, 8:].astype(np.float64)).astype(np.float32)  # in double, then float
     mean32, std32 = np.float32(mean), np.float32(std)
-    return np.concatenate([_cpu_float.fma32(radius * _libm(_libm_float("cosf"), theta, np.float32), std32, mean32),
-                           _cpu_float.fma32(radius * _libm(_libm_float("sinf"), theta, np.float32), std32, mean32)],
+    return np.concatenate([_cpu_float.fma32(radius * _libm(cosf, theta, np.float32), std32, mean32),
+                           _cpu_float.fma32(radius * _libm(sinf, theta, np.float32), std32, mean32)],
                           axis=1)
 
 

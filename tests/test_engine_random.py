@@ -220,6 +220,9 @@ ERRORS = {
     "randn of longs": lambda lib: lib.randn(3, dtype=lib.int64),
     "seed overflow": lambda lib: lib.manual_seed(2**64),
     "leaf requiring grad": lambda lib: lib.ones(3, requires_grad=True).uniform_(),
+    "state size": lambda lib: lib.set_rng_state(lib.zeros(10, dtype=lib.uint8)),
+    "state dtype": lambda lib: lib.set_rng_state(lib.zeros(5056)),
+    "state type": lambda lib: lib.set_rng_state([1, 2]),
 }
 
 
