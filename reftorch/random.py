@@ -219,6 +219,22 @@ class Generator:
         draws = self.random64(n) if span >= 1 << 28 else self.random32(n)
         return ((draws % np.uint64(span)).astype(np.int64) + low) if n else np.zeros(0, np.int64)
 
+    def random_integers(self, n: int, np_dtype) -> np.ndarray:
+        """``random_()`` with no range: every value the dtype holds exactly, from 0 up
+        (a float type: 0 .. 2**mantissa_bits; bool: the draw's lowest bit)."""
+        np_dtype = np.dtype(np_dtype)
+        if np_dtype == np.bool_:
+            return (self.random32(n) & np.uint64(1)).astype(np.bool_)
+        if np_dtype in (np.int64, np.float64):
+            draws = self.random64(n)
+        else:
+            draws = self.random32(n)
+        if np_dtype.kind in "iu":
+            modulus = int(np.iinfo(np_dtype).max) + 1
+        else:
+            modulus = (1 << {np.float64: 53, np.float32: 24, np.float16: 11}.get(np_dtype.type, 8)) + 1
+        return (draws % np.uint64(modulus)).astype(np.int64).astype(np_dtype)
+
     def randperm(self, n: int) -> np.ndarray:
         perm = list(range(n))
         remaining = np.arange(n, 1, -1, dtype=np.uint64)  # n - i for i = 0 .. n-2
@@ -359,6 +375,10 @@ class NormalBackward0(_RandomFillBackward):
     pass
 
 
+class RandomBackward0(_RandomFillBackward):
+    pass
+
+
 def _fill(tensor, sample, node_class):
     """Write the sampled values into `tensor` in place, in memory order."""
     from .functions import _inplace, _record, _wrap
@@ -402,6 +422,19 @@ def normal_(tensor, mean=0.0, std=1.0, *, generator=None):
     g = _pick(generator, tensor._device)
     return _fill(tensor, lambda n, dt, contiguous: g.normal(n, dt, mean, std, contiguous),
                  NormalBackward0)
+
+
+def random_(tensor, from_=None, to=None, *, generator=None):
+    """Fill with integers: uniform on [from, to), [0, to) with one bound, or with none every
+    integer the dtype holds exactly."""
+    g = _pick(generator, tensor._device)
+    if from_ is None:
+        return _fill(tensor, lambda n, dt, contiguous: g.random_integers(n, dt), RandomBackward0)
+    low, high = (0, from_) if to is None else (from_, to)
+    low, high = int(low), int(high)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    return _fill(tensor, lambda n, dt, contiguous: g.randint(n, low, high).astype(dt), RandomBackward0)
 
 
 def _new(size, dtype, device, requires_grad, name):
@@ -479,11 +512,12 @@ def bernoulli_mask(shape, p, dtype, device):
     return Tensor._wrap(kernel("copy", device)(keep.astype(dtype.numpy)), device)
 
 
-# Tensor methods, attached here beside their sampler (x.uniform_(a, b), x.normal_(m, s))
+# Tensor methods, attached here beside their samplers (x.uniform_(a, b), x.normal_(m, s), ...)
 def _attach_methods():
     from .tensor import Tensor
     Tensor.uniform_ = uniform_
     Tensor.normal_ = normal_
+    Tensor.random_ = random_
 
 
 _attach_methods()

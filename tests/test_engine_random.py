@@ -62,6 +62,8 @@ def call_strategy():
         st.tuples(st.just("normal_"), sizes, float_dtypes, st.floats(-5, 5), st.floats(0, 4)),
         st.tuples(st.just("normal_transposed"), st.integers(2, 9), st.integers(2, 9)),
         st.tuples(st.just("rand_like"), sizes),
+        st.tuples(st.just("random_"), sizes, st.sampled_from(("int64", "int32", "uint8", "bool") + FLOATS)),
+        st.tuples(st.just("random_range"), sizes, st.integers(-50, 50), st.integers(1, 2**40)),
     )
 
 
@@ -87,6 +89,12 @@ def run_call(lib, call, generator=None):
         return lib.empty(rows, cols).t().normal_(**extra)
     if kind == "rand_like":
         return lib.rand_like(lib.zeros(args[0]))
+    if kind == "random_":  # no range: every integer the dtype holds exactly
+        size, dtype = args
+        return lib.empty(size, dtype=getattr(lib, dtype)).random_(**extra)
+    if kind == "random_range":
+        size, low, span = args
+        return lib.empty(size, dtype=lib.int64).random_(low, low + span, **extra)
     raise ValueError(kind)
 
 
