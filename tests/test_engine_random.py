@@ -148,6 +148,19 @@ def test_linear_default_init_matches_torch(seed, features, bias):
         assert_same(ours.bias, theirs.bias)
 
 
+def test_dataloader_shuffles_and_draws_like_torch():
+    # each epoch draws a worker base seed, and a shuffling loader a sampler seed, from the
+    # default generator: the numbers drawn after the loop agree too
+    seen = []
+    for lib in LIBS:
+        lib.manual_seed(11)
+        data = lib.utils.data.TensorDataset(lib.arange(23))
+        batches = [b[0].tolist() for shuffle in (True, False, True)
+                   for b in lib.utils.data.DataLoader(data, batch_size=5, shuffle=shuffle)]
+        seen.append((batches, lib.rand(3).tolist()))
+    assert seen[1] == seen[0]
+
+
 def test_init_functions_match_torch():
     for lib in LIBS:
         lib.manual_seed(7)
