@@ -30,15 +30,19 @@ def _two_sum(a, b):
 
 
 def fma32(a, b, c):
-    """float32 ``a * b + c`` with one rounding (``_mm256_fmadd_ps``, ``std::fma``)."""
+    """float32 ``a * b + c`` with one rounding (``_mm256_fmadd_ps``, ``std::fma``).
+
+    ``a`` and ``b`` hold float32 values (``a`` may be an integer array of them)."""
     total = np.multiply(a, b, dtype=np.float64)  # exact: 24 + 24 bits < 53
     total += c
     result = total.astype(np.float32)
     # Rounding twice (to float64, then float32) only goes wrong when the float64 lands exactly
     # halfway between two float32s: its 29 extra bits are 1000...0. Redo those exactly.
-    halfway = (total.view(np.int64) & 0x1FFFFFFF) == 0x10000000
+    low_bits = total.view(np.int64)
+    low_bits &= 0x1FFFFFFF  # (total is not needed any more: reuse its memory)
+    halfway = low_bits == 0x10000000
     if halfway.any():
-        a, b, c = (np.broadcast_to(np.asarray(x, np.float64), total.shape)[halfway] for x in (a, b, c))
+        a, b, c = (np.broadcast_to(np.asarray(x, np.float64), result.shape)[halfway] for x in (a, b, c))
         high, low = _two_sum(a * b, c)
         result[halfway] = _round_to_odd(high, low).astype(np.float32)
     return result

@@ -164,19 +164,24 @@ class Generator:
     def unit_uniform(self, n: int, np_dtype) -> np.ndarray:
         """Uniform on [0, 1): float64 from 53 bits, every other float type from 24 (float32)."""
         if np_dtype == np.float64:
-            bits = self.random64(n).view(np.int64) & ((1 << 53) - 1)
-            return bits.astype(np.float64) * 2.0 ** -53
-        bits = self.random32(n).view(np.int64) & ((1 << 24) - 1)
-        return bits.astype(np.float32) * np.float32(2.0 ** -24)
+            return self._low_bits(self.random64(n), 53).astype(np.float64) * 2.0 ** -53
+        return self._low_bits(self.random32(n), 24).astype(np.float32) * np.float32(2.0 ** -24)
+
+    @staticmethod
+    def _low_bits(draws, bits) -> np.ndarray:
+        draws &= np.uint64((1 << bits) - 1)
+        return draws
 
     def uniform(self, n: int, np_dtype, low: float, high: float) -> np.ndarray:
         np_dtype = np.dtype(np_dtype)
-        x = self.unit_uniform(n, np_dtype)
         if np_dtype == np.float64:
-            values = _multiply_add64(x, high - low, low)
+            values = _multiply_add64(self.unit_uniform(n, np_dtype), high - low, low)
         else:  # computed in float32, then rounded to the storage type
             low32, high32 = np.float32(low), np.float32(high)
-            values = _multiply_add32(x, high32 - low32, low32).astype(np_dtype)
+            # (k * 2**-24) * width == k * (width * 2**-24) exactly: scaling the width spares a pass
+            k = self._low_bits(self.random32(n), 24)  # integers below 2**24: float32 values
+            values = _multiply_add32(k, (high32 - low32) * np.float32(2.0 ** -24), low32)
+            values = values.astype(np_dtype, copy=False)
         # a value that rounded up to `high` becomes `low`, so the range stays [low, high)
         values[values == np_dtype.type(high)] = np_dtype.type(low)
         return values
