@@ -95,10 +95,10 @@ def _tensor_arg(x, name="input"):
 def _binary(op: str, a, b, result_dtype=None, compute_dtype=None):
     dev = _devices(a, b)
     ct = compute_dtype or dtypes.result_type(a, b)
-    # torch computes float16/bfloat16 arithmetic in float32 and rounds once; its add and sub
-    # kernels round a number (or 0-dim tensor) operand to 16 bits first, mul and div do not
+    # torch computes float16/bfloat16 arithmetic in float32 and rounds once; its add, sub and
+    # comparison kernels round a number (or 0-dim tensor) operand to 16 bits first, mul and div do not
     kt = dtypes.float32 if ct in dtypes.REDUCED_FLOATS and result_dtype is None else ct
-    if kt is not ct and op in ("add", "sub"):
+    if ct in dtypes.REDUCED_FLOATS and (op in ("add", "sub") or result_dtype is not None):
         a, b = (dtypes.cast(x if not isinstance(x, Tensor) else x._np, ct)
                 if not isinstance(x, Tensor) or (x.dim() == 0 and x.dtype is not ct) else x
                 for x in (a, b))

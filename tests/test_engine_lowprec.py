@@ -140,13 +140,14 @@ def test_conversions_round_twice_like_torch_at_16_bit_midpoints():
             assert_bitwise(make(reftorch), make(torch))
 
 
-def test_add_and_sub_round_a_number_to_16_bits_first_mul_and_div_do_not():
-    # torch's add kernel converts the number to the tensor's dtype before adding in float32;
+def test_add_sub_and_comparisons_round_a_number_to_16_bits_first_mul_and_div_do_not():
+    # torch's add kernel (and comparisons) convert the number to the tensor's dtype first;
     # its mul and div kernels keep the number in float32
     for dtype, below in (("float16", 2.0 ** -11 + 2.0 ** -22), ("bfloat16", 2.0 ** -8 + 2.0 ** -19)):
         for fn in (lambda t: t + below, lambda t: t - (-below), lambda t: below + t,
                    lambda t: t * (1 + below), lambda t: t / (1 / (1 + below)),
-                   lambda t: (t - 1) - 1e-38, lambda t: t + reftorch_or_torch(t).tensor(below)):
+                   lambda t: (t - 1) - 1e-38, lambda t: t + reftorch_or_torch(t).tensor(below),
+                   lambda t: (t / 7) == 1 / 7, lambda t: (t / 7) < 1 / 7, lambda t: (t / 7) >= 1 / 7):
             assert_bitwise(fn(reftorch.ones(3, dtype=getattr(reftorch, dtype))),
                            fn(torch.ones(3, dtype=getattr(torch, dtype))))
 

@@ -136,12 +136,13 @@ def test_large_samples_match_torch():
 
 @ENGINE
 @given(seed=st.integers(0, 2**32 - 1),
-       features=st.tuples(st.integers(1, 300), st.integers(1, 300)), bias=st.booleans())
-def test_linear_default_init_matches_torch(seed, features, bias):
+       features=st.tuples(st.integers(1, 300), st.integers(1, 300)), bias=st.booleans(),
+       dtype=float_dtypes)
+def test_linear_default_init_matches_torch(seed, features, bias, dtype):
     layers = []
     for lib in LIBS:
         lib.manual_seed(seed)
-        layers.append(lib.nn.Linear(*features, bias=bias))
+        layers.append(lib.nn.Linear(*features, bias=bias, dtype=getattr(lib, dtype)))
     ours, theirs = layers[1], layers[0]
     assert_same(ours.weight, theirs.weight)
     if bias:
