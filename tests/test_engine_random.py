@@ -166,9 +166,13 @@ def test_init_functions_match_torch():
     for lib in LIBS:
         lib.manual_seed(7)
     for name, kwargs in [("kaiming_uniform_", dict(a=math.sqrt(5))), ("xavier_uniform_", {}),
+                         ("xavier_uniform_", dict(gain=5 / 3)),
                          ("uniform_", dict(a=-2, b=3)), ("normal_", dict(mean=1, std=0.02))]:
-        out = [getattr(lib.nn.init, name)(lib.empty(64, 33), **kwargs) for lib in LIBS]
-        assert_same(out[1], out[0])
+        for dtype in FLOATS:
+            for shape in ((64, 33), (7, 3), (182, 1)):
+                out = [getattr(lib.nn.init, name)(lib.empty(shape, dtype=getattr(lib, dtype)), **kwargs)
+                       for lib in LIBS]
+                assert_same(out[1], out[0])
 
 
 @ENGINE
