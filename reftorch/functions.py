@@ -92,6 +92,13 @@ def _tensor_arg(x, name="input"):
 # ===================================================================================
 # Element-wise binary operations
 # ===================================================================================
+def _scalar_rounded_to(x, dtype):
+    """A number or 0-dim tensor operand as a 0-dim array of ``dtype``; other tensors as they are."""
+    if isinstance(x, Tensor):
+        return x if x.dim() or x.dtype is dtype else dtypes.cast(x._np, dtype)
+    return dtypes.cast(x, dtype)
+
+
 def _binary(op: str, a, b, result_dtype=None, compute_dtype=None):
     dev = _devices(a, b)
     ct = compute_dtype or dtypes.result_type(a, b)
@@ -99,9 +106,7 @@ def _binary(op: str, a, b, result_dtype=None, compute_dtype=None):
     # comparison kernels round a number (or 0-dim tensor) operand to 16 bits first, mul and div do not
     kt = dtypes.float32 if ct in dtypes.REDUCED_FLOATS and result_dtype is None else ct
     if ct in dtypes.REDUCED_FLOATS and (op in ("add", "sub") or result_dtype is not None):
-        a, b = (dtypes.cast(x if not isinstance(x, Tensor) else x._np, ct)
-                if not isinstance(x, Tensor) or (x.dim() == 0 and x.dtype is not ct) else x
-                for x in (a, b))
+        a, b = _scalar_rounded_to(a, ct), _scalar_rounded_to(b, ct)
     try:
         out = kernel(op, dev)(_array(a, kt), _array(b, kt))
     except ValueError:
