@@ -13,13 +13,16 @@
     nn/           Module, Parameter, containers, layers, losses
     optim.py      SGD and Adam
     viz.py        draw a graph (with saved tensors and their versions)
+    random.py     the generator and its samplers (torch's numbers for a seed)
+    amp.py        autocast: which op runs in which precision
 """
 import warnings as _warnings
 
 from . import dtypes as _dtypes
 from .dtypes import (  # noqa: F401
-    bool, double, dtype, float, float32, float64, get_default_dtype, int, int32, int64, long,
-    promote_types, result_type, set_default_dtype,
+    bfloat16, bool, double, dtype, float, float16, float32, float64, get_default_dtype, half,
+    int, int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short,
+    uint8,
 )
 from .dispatch import device  # noqa: F401
 from .tensor import Size, Tensor, is_tensor  # noqa: F401
@@ -40,8 +43,10 @@ from .functions import (  # noqa: F401
     _broadcast_shapes_api as broadcast_shapes, flip, moveaxis, movedim,
 )
 from .random import (  # noqa: F401
-    initial_seed, manual_seed, rand, rand_like, randint, randn, randn_like, randperm, seed,
+    Generator, get_rng_state, initial_seed, manual_seed, normal, rand, rand_like, randint, randn,
+    randn_like, randperm, seed, set_rng_state,
 )
+from .random import default_generator_for as _default_generator_for
 from . import autograd  # noqa: F401
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
@@ -53,6 +58,7 @@ autograd.Variable = Tensor
 # torch returns inf/nan silently where NumPy would warn (overflow in exp, 0/0, ...): silence
 # NumPy's RuntimeWarnings raised from reftorch's own code, and only those.
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"reftorch(\.|$)")
+default_generator = _default_generator_for("cpu")
 contiguous_format = "contiguous"
 preserve_format = None
 __version__ = "0.1.0"
@@ -63,3 +69,9 @@ _sim._register()
 from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
+
+# autocast goes in front of the ops it lists, as torch's Autocast dispatch key does
+from . import amp  # noqa: E402
+from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402,F401
+
+amp._install()

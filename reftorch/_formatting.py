@@ -75,6 +75,8 @@ def _rows(a, formatter, indent, summarize):
 
 
 def tensor_body(array: np.ndarray, indent: int) -> str:
+    if array.dtype.kind == "V":  # bfloat16 (ml_dtypes): print its float32 value, as torch does
+        array = array.astype(np.float32)
     summarize = array.size > THRESHOLD
     if array.size == 0:
         return "[]"

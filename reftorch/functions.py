@@ -92,13 +92,27 @@ def _tensor_arg(x, name="input"):
 # ===================================================================================
 # Element-wise binary operations
 # ===================================================================================
+def _scalar_rounded_to(x, dtype):
+    """A number or 0-dim tensor operand as a 0-dim array of ``dtype``; other tensors as they are."""
+    if isinstance(x, Tensor):
+        return x if x.dim() or x.dtype is dtype else dtypes.cast(x._np, dtype)
+    return dtypes.cast(x, dtype)
+
+
 def _binary(op: str, a, b, result_dtype=None, compute_dtype=None):
     dev = _devices(a, b)
     ct = compute_dtype or dtypes.result_type(a, b)
+    # torch computes float16/bfloat16 arithmetic in float32 and rounds once; its add, sub and
+    # comparison kernels round a number (or 0-dim tensor) operand to 16 bits first, mul and div do not
+    kt = dtypes.float32 if ct in dtypes.REDUCED_FLOATS and result_dtype is None else ct
+    if ct in dtypes.REDUCED_FLOATS and (op in ("add", "sub") or result_dtype is not None):
+        a, b = _scalar_rounded_to(a, ct), _scalar_rounded_to(b, ct)
     try:
-        out = kernel(op, dev)(_array(a, ct), _array(b, ct))
+        out = kernel(op, dev)(_array(a, kt), _array(b, kt))
     except ValueError:
         _broadcast_error(a, b)
+    if kt is not ct:
+        out = out.astype(ct.numpy)
     if result_dtype is not None and out.dtype != result_dtype.numpy:
         out = out.astype(result_dtype.numpy)
     return _elementwise_result(out, dev, a, b)
@@ -2228,8 +2242,7 @@ def _snapshot(target):
 def _binary_inplace(op, functional):
     def apply(input, other, **kwargs):
         rt = dtypes.result_type(input, other)
-        if rt._rank > input.dtype._rank and (rt.is_floating_point != input.dtype.is_floating_point
-                                             or input.dtype is dtypes.bool):
+        if rt._category > input.dtype._category:  # float into int, or anything into bool
             raise RuntimeError(
                 f"result type {_scalar_name(rt)} can't be cast to the desired output type "
                 f"{_scalar_name(input.dtype)}"
@@ -2534,7 +2547,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
             "or sourceTensor.detach().clone().requires_grad_(True), rather than "
             "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
-        out = _wrap(np.array(data._np, dtype=(dtype or data.dtype).numpy, copy=True), data._device)
+        out = _wrap(dtypes.cast(data._np, dtype or data.dtype), data._device)
         return _finish(out if d == out._device else to(out, d), requires_grad)
     if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype, as a 0-dim array
         data = np.asarray(data)
@@ -2542,9 +2555,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
         source_dtype = dtypes.from_numpy_dtype(data.dtype)
         if d.type == "cpu":
             return _finish(_copy_keeping_layout(from_numpy(data), dtype or source_dtype), requires_grad)
-        values = np.array(data, dtype=(dtype or source_dtype).numpy, copy=True, order="C")
+        values = np.ascontiguousarray(dtypes.cast(data, dtype or source_dtype))
     else:
-        values = np.array(_unwrap_scalars(data), dtype=(dtype or _infer_dtype(data)).numpy)
+        values = dtypes.cast(_unwrap_scalars(data), dtype or _infer_dtype(data))
     out = _wrap(kernel("copy", d)(values) if d.type != "cpu" else values, d)
     return _finish(out, requires_grad)
 
@@ -2678,6 +2691,7 @@ _METHODS = dict(
     masked_fill_=masked_fill_, unfold=unfold, movedim=movedim, moveaxis=movedim, flip=_flip_method,
     float=_converter(dtypes.float32), double=_converter(dtypes.float64),
     long=_converter(dtypes.int64), int=_converter(dtypes.int32), bool=_converter(dtypes.bool),
+    half=_converter(dtypes.float16), bfloat16=_converter(dtypes.bfloat16),
     __add__=add, __radd__=lambda self, other: add(self, other), __sub__=sub, __rsub__=rsub, __mul__=mul,
     __rmul__=lambda self, other: mul(self, other), __truediv__=div, __rtruediv__=_rdiv, __floordiv__=floor_divide,
     __rfloordiv__=_reverse(floor_divide), __mod__=remainder, __pow__=pow, __rpow__=_reverse(pow),

@@ -7,9 +7,12 @@ registers its own kernels for every operator it supports.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .dispatch import register_kernel
+from .dtypes import is_reduced_float
 
 CPU_KERNELS: dict = {}
 
@@ -22,6 +25,37 @@ def cpu_kernel(name):
         register_kernel(name, "cpu")(quiet)
         return fn
     return decorate
+
+
+def in_float32(fn):
+    """Run a kernel on float16/bfloat16 arrays in float32 and round its result once at the
+    end, as torch's CPU kernels do (NumPy would round every intermediate, or accumulate a sum
+    in 16 bits)."""
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        requested = [a for a in args if isinstance(a, np.dtype)]  # sum(..., dtype=)
+        reduced = [a.dtype for a in args if isinstance(a, np.ndarray) and is_reduced_float(a.dtype)]
+        if requested:
+            target = requested[0] if is_reduced_float(requested[0]) else None
+        else:
+            target = reduced[0] if reduced else None
+        if not reduced and target is None:
+            return fn(*args, **kwargs)
+        args = [np.dtype(np.float32) if isinstance(a, np.dtype) and is_reduced_float(a) else
+                a.astype(np.float32) if isinstance(a, np.ndarray) and is_reduced_float(a.dtype) else a
+                for a in args]
+        out = fn(*args, **kwargs)
+        if target is None:
+            return out
+        if isinstance(out, tuple):  # (values, indices)
+            return (out[0].astype(target),) + out[1:]
+        return out.astype(target)
+    return run
+
+
+def _through_float32(value, np_dtype):
+    # torch builds a 16-bit float from a float: a double or an integer is rounded to float32 first
+    return np.float32(value) if is_reduced_float(np_dtype) and not isinstance(value, bool) else value
 
 
 # element-wise: NumPy ufuncs already broadcast, keep memory order, and accept out=
@@ -58,6 +92,7 @@ def relu(a, out=None):
 
 
 @cpu_kernel("sigmoid")
+@in_float32
 def sigmoid(a, out=None):
     # 1 / (1 + exp(-a)) without overflow warnings for large |a|
     with np.errstate(over="ignore"):
@@ -81,24 +116,29 @@ def where(cond, a, b):
 @cpu_kernel("copy")
 def copy(a, dtype=None):
     """A fresh contiguous copy (optionally converted)."""
+    if dtype is not None and is_reduced_float(np.dtype(dtype)) and a.dtype != np.float32:
+        a = a.astype(np.float32)
     return np.array(a, dtype=dtype, order="C", copy=True)
 
 
 @cpu_kernel("copy_")
 def copy_into(dst, src):
-    np.copyto(dst, src, casting="unsafe")
+    if is_reduced_float(dst.dtype) and isinstance(src, np.ndarray) and src.dtype != np.float32:
+        src = src.astype(np.float32)
+    np.copyto(dst, _through_float32(src, dst.dtype) if not isinstance(src, np.ndarray) else src,
+              casting="unsafe")
     return dst
 
 
 @cpu_kernel("fill_")
 def fill(dst, value):
-    dst.fill(value)
+    dst.fill(_through_float32(value, dst.dtype))
     return dst
 
 
 @cpu_kernel("full")
 def full(shape, value, dtype):
-    return np.full(shape, value, dtype=dtype)
+    return np.full(shape, _through_float32(value, np.dtype(dtype)), dtype=dtype)
 
 
 @cpu_kernel("empty")
@@ -113,16 +153,19 @@ def arange(start, end, step, dtype):
 
 # reductions -------------------------------------------------------------------
 @cpu_kernel("sum")
+@in_float32
 def sum_(a, dims, keepdim, dtype=None):
     return np.asarray(np.sum(a, axis=dims, keepdims=keepdim, dtype=dtype))
 
 
 @cpu_kernel("prod")
+@in_float32
 def prod(a, dims, keepdim, dtype=None):
     return np.asarray(np.prod(a, axis=dims, keepdims=keepdim, dtype=dtype))
 
 
 @cpu_kernel("mean")
+@in_float32
 def mean(a, dims, keepdim):
     return np.asarray(np.mean(a, axis=dims, keepdims=keepdim, dtype=a.dtype))
 
@@ -162,12 +205,14 @@ def sort(a, dim, descending):
 
 
 @cpu_kernel("log_softmax")
+@in_float32
 def log_softmax(a, dim):
     shifted = a - np.max(a, axis=dim, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
 
 @cpu_kernel("softmax")
+@in_float32
 def softmax(a, dim):
     e = np.exp(a - np.max(a, axis=dim, keepdims=True))
     return e / np.sum(e, axis=dim, keepdims=True)
@@ -175,11 +220,13 @@ def softmax(a, dim):
 
 # linear algebra ---------------------------------------------------------------
 @cpu_kernel("matmul")
+@in_float32
 def matmul(a, b):
     return np.asarray(np.matmul(a, b))
 
 
 @cpu_kernel("addmm")
+@in_float32
 def addmm(bias, a, b, beta, alpha):
     product = np.matmul(a, b)
     if alpha != 1:
@@ -233,24 +280,3 @@ def scatter_add(shape, dtype, indices, values, dim):
     grid[dim] = indices
     np.add.at(out, tuple(grid), values)
     return out
-
-
-# random numbers: the generator lives with the device ----------------------------
-@cpu_kernel("uniform")
-def uniform(generator, shape, dtype):
-    return generator.random(shape, dtype=np.float64).astype(dtype, copy=False)
-
-
-@cpu_kernel("normal")
-def normal(generator, shape, dtype):
-    return generator.standard_normal(shape).astype(dtype, copy=False)
-
-
-@cpu_kernel("randint")
-def randint(generator, low, high, shape, dtype):
-    return generator.integers(low, high, size=shape).astype(dtype, copy=False)
-
-
-@cpu_kernel("bernoulli")
-def bernoulli(generator, shape, p, dtype):
-    return (generator.random(shape) < p).astype(dtype)

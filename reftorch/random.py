@@ -1,72 +1,472 @@
-"""Random numbers: one seeded generator per device type, as torch keeps one per device."""
+"""Random numbers: torch's CPU generator and samplers, so that one seed gives torch's numbers.
+
+The engine is mt19937 (NumPy's ``MT19937`` is the same engine; we seed its state the way
+torch does, from the seed's low 32 bits). Each sampler turns its 32-bit draws into values
+exactly as torch's CPU kernels do:
+
+    rand       float32/16/bf16: the low 24 bits of one draw * 2**-24;
+               float64: the low 53 bits of two draws (high word first) * 2**-53
+    uniform_   that value * (to - from) + from, one fused multiply-add
+    randn      16 or more contiguous values: uniforms first, then Box-Muller on blocks of 16
+               (u1 = first 8, u2 = next 8); a ragged end takes 16 fresh uniforms and rewrites
+               the last 16 values. Fewer values, or a strided tensor: Box-Muller one pair at
+               a time in float64, the pair's second value kept in the generator for later
+    randint    draw % (high - low) + low, with two draws when the range is 2**28 or more
+    randperm   i = 0 .. n-2: swap element i with i + draw % (n - i)
+
+Which kernels torch runs depends on the CPU (ATen picks AVX512, AVX2 or its default build
+at start-up, see ``CPU_CAPABILITY``): the AVX2 build has the vectorised float32 Box-Muller,
+the others call libm's logf/cosf/sinf; every build but the default one fuses multiply-adds.
+
+A default generator per device, seeded from the operating system until ``manual_seed`` (as
+torch's is); a new ``Generator()`` starts from torch's default seed.
+"""
 from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import math
+import os
+import struct
 
 import numpy as np
 
-from . import dtypes
+from . import _cpu_float, dtypes
+from .autograd.graph import Node
 from .dispatch import kernel
 
-_generators: dict[str, np.random.Generator] = {}
-_seed = [0]
+DEFAULT_SEED = 67280421310721  # torch's default_rng_seed_val, where a new Generator starts
+_STATE_SIZE = 5056  # bytes in torch's get_rng_state(): the legacy THGeneratorState layout
+_MT_N = 624
 
 
-def _generator(device_type: str) -> np.random.Generator:
-    g = _generators.get(device_type)
+def _cpu_capability() -> str:
+    """The kernel build torch picks on this CPU, as ATen's compute_cpu_capability does:
+    "avx512", "avx2" or "default" (ATEN_CPU_CAPABILITY may ask for a lower one)."""
+    flags: set = set()
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            flags = next((set(line.split(":", 1)[1].split()) for line in cpuinfo
+                          if line.startswith("flags")), set())
+    except OSError:
+        pass
+    order = ["default", "avx2", "avx512"]
+    best = "avx512" if {"avx512vl", "avx512bw", "avx512dq", "fma"} <= flags else \
+        "avx2" if {"avx2", "fma"} <= flags else "default"
+    requested = os.environ.get("ATEN_CPU_CAPABILITY", "").lower()
+    return requested if requested in order and order.index(requested) < order.index(best) else best
+
+
+CPU_CAPABILITY = _cpu_capability()
+_FUSED = CPU_CAPABILITY != "default"  # GCC contracts x * w + a into one FMA where FMA exists
+
+
+def _multiply_add32(a, b, c):
+    return _cpu_float.fma32(a, b, c) if _FUSED else np.float32(a) * np.float32(b) + np.float32(c)
+
+
+def _multiply_add64(a, b, c):
+    return _cpu_float.fma64(a, b, c) if _FUSED else np.float64(a) * b + c
+
+
+def _seeded_key(seed: int) -> np.ndarray:
+    """mt19937's init_genrand on the low 32 bits of the seed."""
+    word = seed & 0xFFFFFFFF
+    key = [word]
+    for i in range(1, _MT_N):
+        word = (1812433253 * (word ^ (word >> 30)) + i) & 0xFFFFFFFF
+        key.append(word)
+    return np.array(key, dtype=np.uint32)
+
+
+def _check_seed(seed) -> int:
+    seed = int(seed)
+    if not -(2 ** 63) <= seed < 2 ** 64:
+        raise ValueError("Overflow when unpacking long long")
+    return seed % 2 ** 64  # a negative seed is taken as its two's complement, as torch does
+
+
+class Generator:
+    """``torch.Generator``: an mt19937 engine plus the normal sample Box-Muller left over."""
+
+    def __init__(self, device="cpu"):
+        from .dispatch import canonical
+        self.device = canonical(device)
+        self.manual_seed(DEFAULT_SEED)
+
+    def manual_seed(self, seed) -> "Generator":
+        self._initial_seed = _check_seed(seed)
+        self._engine = np.random.MT19937()
+        self._engine.state = {"bit_generator": "MT19937",
+                              "state": {"key": _seeded_key(self._initial_seed), "pos": _MT_N}}
+        self._drawn = False  # torch reports next=0 until the first twist
+        self._next_normal = None
+        return self
+
+    def seed(self) -> int:
+        """Reseed from the operating system's entropy and return the new seed."""
+        new_seed = int.from_bytes(os.urandom(8), "little")
+        self.manual_seed(new_seed)
+        return new_seed
+
+    def initial_seed(self) -> int:
+        return self._initial_seed
+
+    def get_state(self):
+        """The state as torch lays it out: a uint8 tensor of 5056 bytes."""
+        from .functions import from_numpy
+        state = self._engine.state["state"]
+        pos = int(state["pos"])
+        left, next_index = (_MT_N - pos + 1, pos if self._drawn else 0)
+        raw = bytearray(_STATE_SIZE)
+        struct.pack_into("<QiiQ", raw, 0, self._initial_seed, left, 1, next_index)
+        raw[24:24 + 8 * _MT_N] = state["key"].astype("<u8").tobytes()
+        if self._next_normal is not None:
+            struct.pack_into("<d", raw, 5024, self._next_normal)  # the legacy normal_y
+            struct.pack_into("<i", raw, 5040, 1)  # ... and normal_is_valid
+        return from_numpy(np.frombuffer(bytes(raw), dtype=np.uint8).copy())
+
+    def set_state(self, new_state) -> "Generator":
+        from .tensor import Tensor
+        if not isinstance(new_state, Tensor):
+            raise TypeError(f"expected a torch.ByteTensor, but got {type(new_state).__name__}")
+        if new_state.dtype is not dtypes.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        if new_state.numel() != _STATE_SIZE:
+            raise RuntimeError("Expected a CPUGeneratorImplState of size 5056 but found the input "
+                               f"RNG state size to be {new_state.numel()}")
+        raw = new_state._np.tobytes()
+        seed, left, _, next_index = struct.unpack_from("<QiiQ", raw, 0)
+        key = np.frombuffer(raw, dtype="<u8", count=_MT_N, offset=24).astype(np.uint32)
+        self._initial_seed = seed
+        self._engine = np.random.MT19937()
+        self._engine.state = {"bit_generator": "MT19937",
+                              "state": {"key": key, "pos": _MT_N - left + 1}}
+        self._drawn = next_index != 0
+        (normal_y,), (valid,) = struct.unpack_from("<d", raw, 5024), struct.unpack_from("<i", raw, 5040)
+        self._next_normal = normal_y if valid else None
+        return self
+
+    # -- the engine -----------------------------------------------------------------
+    def random32(self, n: int) -> np.ndarray:
+        """n 32-bit draws (as uint64)."""
+        if n:
+            self._drawn = True
+        return self._engine.random_raw(n)
+
+    def random64(self, n: int) -> np.ndarray:
+        """n 64-bit draws, each from two 32-bit ones, the first the high word."""
+        words = self.random32(2 * n)
+        return (words[0::2] << np.uint64(32)) | words[1::2]
+
+    # -- samplers: NumPy arrays of n values -----------------------------------------
+    def unit_uniform(self, n: int, np_dtype) -> np.ndarray:
+        """Uniform on [0, 1): float64 from 53 bits, every other float type from 24 (float32)."""
+        if np_dtype == np.float64:
+            return self._low_bits(self.random64(n), 53).astype(np.float64) * 2.0 ** -53
+        return self._low_bits(self.random32(n), 24).astype(np.float32) * np.float32(2.0 ** -24)
+
+    @staticmethod
+    def _low_bits(draws, bits) -> np.ndarray:
+        draws &= np.uint64((1 << bits) - 1)
+        return draws
+
+    def uniform(self, n: int, np_dtype, low: float, high: float) -> np.ndarray:
+        np_dtype = np.dtype(np_dtype)
+        if np_dtype == np.float64:
+            values = _multiply_add64(self.unit_uniform(n, np_dtype), high - low, low)
+        else:  # computed in float32, then rounded to the storage type
+            low32, high32 = np.float32(low), np.float32(high)
+            # (k * 2**-24) * width == k * (width * 2**-24) exactly: scaling the width spares a pass
+            k = self._low_bits(self.random32(n), 24)  # integers below 2**24: float32 values
+            values = _multiply_add32(k, (high32 - low32) * np.float32(2.0 ** -24), low32)
+            values = values.astype(np_dtype, copy=False)
+        # a value that rounded up to `high` becomes `low`, so the range stays [low, high)
+        values[values == np_dtype.type(high)] = np_dtype.type(low)
+        return values
+
+    def normal(self, n: int, np_dtype, mean: float, std: float, contiguous: bool = True) -> np.ndarray:
+        np_dtype = np.dtype(np_dtype)
+        if n < 16 or not contiguous:
+            return np.array([self._one_normal(mean, std) for _ in range(n)]).astype(np_dtype)
+        ragged = n % 16 != 0
+        if np_dtype == np.float64:
+            uniforms = self.unit_uniform(n, np_dtype)
+            tail = self.unit_uniform(16, np_dtype) if ragged else None
+            return _blocks_of_16(uniforms, tail, lambda u: _box_muller_16_float64(u, mean, std))
+        if np_dtype == np.float32:
+            # a uniform for every value first (the ragged end's ones are drawn, then replaced)
+            uniforms = self.unit_uniform(n, np.float32)
+        else:
+            # float16/bfloat16 go through a float32 buffer 16 at a time: no draws for the end
+            uniforms = np.zeros(n, np.float32)
+            uniforms[:n - n % 16] = self.unit_uniform(n - n % 16, np.float32)
+        tail = self.unit_uniform(16, np.float32) if ragged else None
+        box_muller = _box_muller_16_float32 if CPU_CAPABILITY == "avx2" else _box_muller_16_libm_float32
+        values = _blocks_of_16(uniforms, tail, lambda u: box_muller(u, mean, std))
+        return values.astype(np_dtype)
+
+    def _one_normal(self, mean: float, std: float) -> float:
+        """torch's at::normal_distribution<double>: a pair from Box-Muller, one kept for later."""
+        if self._next_normal is not None:
+            value, self._next_normal = self._next_normal, None
+        else:
+            u1, u2 = self.unit_uniform(2, np.float64)
+            radius = math.sqrt(-2.0 * math.log1p(-float(u2)))
+            theta = 2.0 * math.pi * float(u1)
+            self._next_normal = radius * math.sin(theta)
+            value = radius * math.cos(theta)
+        return float(_multiply_add64(value, std, mean))
+
+    def randint(self, n: int, low: int, high: int) -> np.ndarray:
+        span = high - low
+        draws = self.random64(n) if span >= 1 << 28 else self.random32(n)
+        return ((draws % np.uint64(span)).astype(np.int64) + low) if n else np.zeros(0, np.int64)
+
+    def random_integers(self, n: int, np_dtype) -> np.ndarray:
+        """``random_()`` with no range: every value the dtype holds exactly, from 0 up
+        (a float type: 0 .. 2**mantissa_bits; bool: the draw's lowest bit)."""
+        np_dtype = np.dtype(np_dtype)
+        if np_dtype == np.bool_:
+            return (self.random32(n) & np.uint64(1)).astype(np.bool_)
+        if np_dtype in (np.int64, np.float64):
+            draws = self.random64(n)
+        else:
+            draws = self.random32(n)
+        if np_dtype.kind in "iu":
+            modulus = int(np.iinfo(np_dtype).max) + 1
+        else:
+            modulus = (1 << {np.float64: 53, np.float32: 24, np.float16: 11}.get(np_dtype.type, 8)) + 1
+        return (draws % np.uint64(modulus)).astype(np.int64).astype(np_dtype)
+
+    def randperm(self, n: int) -> np.ndarray:
+        perm = list(range(n))
+        remaining = np.arange(n, 1, -1, dtype=np.uint64)  # n - i for i = 0 .. n-2
+        partners = (self.random32(max(n - 1, 0)) % remaining).astype(np.int64) + np.arange(n - 1)
+        for i, j in enumerate(partners.tolist()):  # each swap sees the ones before: a loop
+            perm[i], perm[j] = perm[j], perm[i]
+        return np.array(perm, dtype=np.int64)
+
+
+def _blocks_of_16(uniforms, tail, transform):
+    """torch's normal_fill: transform whole blocks of 16 uniforms in place; a ragged end takes
+    16 fresh uniforms and overwrites the last 16 values with them."""
+    n = uniforms.size
+    whole = n - n % 16
+    values = uniforms.copy()
+    values[:whole] = transform(uniforms[:whole].reshape(-1, 16)).reshape(-1)
+    if tail is not None:
+        values[n - 16:] = transform(tail.reshape(1, 16)).reshape(-1)
+    return values
+
+
+def _box_muller_16_float32(u, mean, std):
+    """float32 blocks of 16 through the vectorised log and sincos of torch's AVX2 kernel."""
+    u1 = np.float32(1) - u[:, :8]
+    radius = np.sqrt(np.float32(-2) * _cpu_float.log256_ps(u1))
+    sin, cos = _cpu_float.sincos256_ps(np.float32(2.0 * math.pi) * u[:, 8:])
+    mean32, std32 = np.float32(mean), np.float32(std)
+    return np.concatenate([_cpu_float.fma32(radius * cos, std32, mean32),
+                           _cpu_float.fma32(radius * sin, std32, mean32)], axis=1)
+
+
+def _box_muller_16_libm_float32(u, mean, std):
+    """float32 blocks of 16 through libm's logf, cosf and sinf (torch's builds other than AVX2)."""
+    logf, cosf, sinf = (_libm_float(name) for name in ("logf", "cosf", "sinf"))
+    u1 = np.float32(1) - u[:, :8]
+    radius = np.sqrt(np.float32(-2) * _libm(logf, u1, np.float32))
+    theta = (2.0 * math.pi * u[:, 8:].astype(np.float64)).astype(np.float32)  # in double, then float
+    mean32, std32 = np.float32(mean), np.float32(std)
+    return np.concatenate([_cpu_float.fma32(radius * _libm(cosf, theta, np.float32), std32, mean32),
+                           _cpu_float.fma32(radius * _libm(sinf, theta, np.float32), std32, mean32)],
+                          axis=1)
+
+
+def _box_muller_16_float64(u, mean, std):
+    """float64 blocks of 16 through libm's log, cos and sin (what std::log etc. call)."""
+    u1 = 1.0 - u[:, :8]
+    theta = 2.0 * math.pi * u[:, 8:]
+    radius = np.sqrt(-2.0 * _libm(math.log, u1))
+    return np.concatenate([_cpu_float.fma64(radius * _libm(math.cos, theta), std, mean),
+                           _cpu_float.fma64(radius * _libm(math.sin, theta), std, mean)], axis=1)
+
+
+def _libm(fn, a, np_dtype=np.float64):
+    # NumPy's log/sin/cos may be its own SIMD code; Python's math (and ctypes) call the C library
+    return np.array([fn(v) for v in a.reshape(-1).tolist()], dtype=np_dtype).reshape(a.shape)
+
+
+@functools.cache
+def _libm_float(name: str):
+    """libm's float32 function ``name`` (what std::log(float) and friends call)."""
+    fn = getattr(ctypes.CDLL(ctypes.util.find_library("m")), name)
+    fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
+    return fn
+
+
+# -- the default generators ------------------------------------------------------------
+_default_generators: dict[str, Generator] = {}
+
+
+def default_generator_for(device_type: str) -> Generator:
+    g = _default_generators.get(device_type)
     if g is None:
-        g = _generators[device_type] = np.random.default_rng(_seed[0])
+        # as in torch, a process that never seeds gets fresh numbers each run
+        g = _default_generators[device_type] = Generator(device_type)
+        g.seed()
     return g
 
 
-def manual_seed(seed: int):
-    """Seed every device's generator: the same seed gives the same numbers."""
-    _seed[0] = int(seed)
-    for name in list(_generators):
-        _generators[name] = np.random.default_rng(int(seed))
-    return _seed[0]
+def manual_seed(seed) -> Generator:
+    """Seed every device's default generator: the same seed gives the same numbers."""
+    seed = _check_seed(seed)
+    default_generator_for("cpu")
+    for g in _default_generators.values():
+        g.manual_seed(seed)
+    return _default_generators["cpu"]
 
 
 def seed() -> int:
-    return _seed[0]
+    new_seed = default_generator_for("cpu").seed()
+    for name, g in _default_generators.items():
+        if name != "cpu":
+            g.manual_seed(new_seed)
+    return new_seed
 
 
 def initial_seed() -> int:
-    return _seed[0]
+    return default_generator_for("cpu").initial_seed()
 
 
-def _random(kind, size, dtype, device, requires_grad, *args):
-    from .functions import _device_arg, _finish, _shape_arg
+def get_rng_state():
+    return default_generator_for("cpu").get_state()
+
+
+def set_rng_state(new_state) -> None:
+    default_generator_for("cpu").set_state(new_state)
+
+
+# -- tensor functions ------------------------------------------------------------------
+def _pick(generator, device) -> Generator:
+    if generator is None:
+        return default_generator_for(device.type)
+    if not isinstance(generator, Generator):
+        raise TypeError(f"expected a torch.Generator, but got {type(generator).__name__}")
+    if generator.device.type != device.type:
+        raise RuntimeError(f"Expected a '{device.type}' device type for generator but found "
+                           f"'{generator.device.type}'")
+    return generator
+
+
+def _in_memory_order(array: np.ndarray) -> np.ndarray:
+    """A view that walks `array`'s memory front to back (the order torch's serial kernels fill)."""
+    order = sorted(range(array.ndim), key=lambda d: -abs(array.strides[d]))
+    return array.transpose(order)
+
+
+class _RandomFillBackward(Node):
+    # the new values do not depend on the old ones: the gradient to them is zero
+    def backward(self, grad):
+        from .functions import zeros_like
+        return (zeros_like(grad),)
+
+
+class UniformBackward0(_RandomFillBackward):
+    pass
+
+
+class NormalBackward0(_RandomFillBackward):
+    pass
+
+
+class RandomBackward0(_RandomFillBackward):
+    pass
+
+
+def _fill(tensor, sample, node_class):
+    """Write the sampled values into `tensor` in place, in memory order."""
+    from .functions import _inplace, _record, _wrap
+
+    def fast():
+        target = _in_memory_order(tensor._np)
+        target[...] = sample(target.size, target.dtype, tensor.is_contiguous()).reshape(target.shape)
+
+    def compute(old):
+        out = _wrap(np.empty(old._shape, dtype=old.dtype.numpy), old._device)
+        target = _in_memory_order(out._np)
+        target[...] = sample(target.size, target.dtype, tensor.is_contiguous()).reshape(target.shape)
+        _record(node_class(), (old,), out)
+        return out
+    return _inplace(tensor, compute, (), fast)
+
+
+def _check_floating(tensor, op):
+    if not tensor.dtype.is_floating_point:
+        raise NotImplementedError(f'"{op}" not implemented for \'{_c10_name(tensor.dtype)}\'')
+
+
+def _c10_name(d) -> str:
+    return {"bool": "Bool", "uint8": "Byte", "int32": "Int", "int64": "Long"}.get(d.name, d.name)
+
+
+def uniform_(tensor, from_=0.0, to=1.0, *, generator=None):
+    """Fill with values uniform on [from, to)."""
+    _check_floating(tensor, "check_uniform_bounds")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+    g = _pick(generator, tensor._device)
+    return _fill(tensor, lambda n, dt, contiguous: g.uniform(n, dt, from_, to), UniformBackward0)
+
+
+def normal_(tensor, mean=0.0, std=1.0, *, generator=None):
+    """Fill with normal values (Box-Muller, as torch's CPU kernel)."""
+    _check_floating(tensor, "normal_kernel_cpu")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    g = _pick(generator, tensor._device)
+    return _fill(tensor, lambda n, dt, contiguous: g.normal(n, dt, mean, std, contiguous),
+                 NormalBackward0)
+
+
+def random_(tensor, from_=None, to=None, *, generator=None):
+    """Fill with integers: uniform on [from, to), [0, to) with one bound, or with none every
+    integer the dtype holds exactly."""
+    g = _pick(generator, tensor._device)
+    if from_ is None:
+        return _fill(tensor, lambda n, dt, contiguous: g.random_integers(n, dt), RandomBackward0)
+    low, high = (0, from_) if to is None else (from_, to)
+    low, high = int(low), int(high)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    return _fill(tensor, lambda n, dt, contiguous: g.randint(n, low, high).astype(dt), RandomBackward0)
+
+
+def _new(size, dtype, device, requires_grad, name):
+    from .functions import _device_arg, _shape_arg, empty
     if not size:  # torch.rand() needs a size; torch.rand(()) is 0-dim
-        name = {"uniform": "rand", "normal": "randn"}.get(kind, kind)
         raise TypeError(f"{name}() received an invalid combination of arguments - got (), but "
                         "expected a size (tuple of ints)")
-    from .tensor import Tensor
-    d = _device_arg(device)
-    dtype = dtype or dtypes.get_default_dtype()
-    out = Tensor._wrap(kernel(kind, d)(_generator(d.type), *args, _shape_arg(size), dtype.numpy), d) \
-        if kind == "randint" else \
-        Tensor._wrap(kernel(kind, d)(_generator(d.type), _shape_arg(size), dtype.numpy), d)
-    return _finish(out, requires_grad)
+    return empty(_shape_arg(size), dtype=dtype or dtypes.get_default_dtype(),
+                 device=_device_arg(device))
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform on [0, 1)."""
-    return _random("uniform", size, dtype, device, requires_grad)
+    out = uniform_(_new(size, dtype, device, requires_grad, "rand"), generator=generator)
+    return out.requires_grad_(requires_grad) if requires_grad else out
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal."""
-    return _random("normal", size, dtype, device, requires_grad)
+    out = normal_(_new(size, dtype, device, requires_grad, "randn"), generator=generator)
+    return out.requires_grad_(requires_grad) if requires_grad else out
 
 
-def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False):
-    if high is None:
-        low, high = 0, low
-    return _random("randint", (tuple(size),), dtype or dtypes.int64, device, requires_grad, low, high)
-
-
-def randperm(n, *, dtype=None, device=None):
-    from .functions import tensor
-    return tensor(_generator("cpu").permutation(n), dtype=dtype or dtypes.int64, device=device)
+def normal(mean, std, size, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """``torch.normal(mean, std, size)`` for float mean and std."""
+    out = normal_(_new((size,), dtype, device, requires_grad, "normal"), mean, std, generator=generator)
+    return out.requires_grad_(requires_grad) if requires_grad else out
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False):
@@ -79,7 +479,50 @@ def randn_like(input, *, dtype=None, device=None, requires_grad=False):
                  requires_grad=requires_grad)
 
 
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """Integers uniform on [low, high)."""
+    from .functions import _device_arg, _finish, _shape_arg, _wrap
+    if size is None:  # randint(high, size)
+        low, high, size = 0, low, high
+    elif high is None:
+        raise TypeError("randint() missing required argument: 'size'")
+    low, high = int(low), int(high)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    shape = _shape_arg((size,))
+    d = _device_arg(device)
+    dtype = dtype or dtypes.int64
+    n = math.prod(shape)
+    values = _pick(generator, d).randint(n, low, high).astype(dtype.numpy).reshape(shape)
+    return _finish(_wrap(kernel("copy", d)(values), d), requires_grad)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """A random permutation of 0 .. n-1."""
+    from .functions import _device_arg, _finish, _wrap
+    n = int(n)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    d = _device_arg(device)
+    values = _pick(generator, d).randperm(n).astype((dtype or dtypes.int64).numpy)
+    return _finish(_wrap(kernel("copy", d)(values), d), requires_grad)
+
+
 def bernoulli_mask(shape, p, dtype, device):
-    """1 with probability p, else 0 (the mask Dropout multiplies by)."""
+    """1 with probability p, else 0 (the mask Dropout multiplies by). Not torch's numbers:
+    torch draws these through MKL's own generator."""
     from .tensor import Tensor
-    return Tensor._wrap(kernel("bernoulli", device)(_generator(device.type), shape, p, dtype.numpy), device)
+    g = default_generator_for(device.type)
+    keep = g.unit_uniform(math.prod(shape), np.float64).reshape(shape) < p
+    return Tensor._wrap(kernel("copy", device)(keep.astype(dtype.numpy)), device)
+
+
+# Tensor methods, attached here beside their samplers (x.uniform_(a, b), x.normal_(m, s), ...)
+def _attach_methods():
+    from .tensor import Tensor
+    Tensor.uniform_ = uniform_
+    Tensor.normal_ = normal_
+    Tensor.random_ = random_
+
+
+_attach_methods()

@@ -254,6 +254,8 @@ class Tensor:
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """Shares memory: a write on either side shows on the other."""
+        if self.dtype is dtypes.bfloat16:  # NumPy has no bfloat16 of its own
+            raise TypeError("Got unsupported ScalarType BFloat16")
         if self._device.type != "cpu":
             if force:
                 return self.cpu().numpy()

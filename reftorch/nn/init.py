@@ -4,7 +4,6 @@ from __future__ import annotations
 import math
 
 from ..autograd.grad_mode import no_grad
-from ..random import rand, randn
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -29,14 +28,14 @@ def _fans(tensor):
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
 
-def uniform_(tensor, a=0.0, b=1.0):
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
     with no_grad():
-        return tensor.copy_(rand(tensor.shape, dtype=tensor.dtype, device=tensor.device) * (b - a) + a)
+        return tensor.uniform_(a, b, generator=generator)
 
 
-def normal_(tensor, mean=0.0, std=1.0):
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
     with no_grad():
-        return tensor.copy_(randn(tensor.shape, dtype=tensor.dtype, device=tensor.device) * std + mean)
+        return tensor.normal_(mean, std, generator=generator)
 
 
 def constant_(tensor, val):
@@ -52,14 +51,16 @@ def ones_(tensor):
     return constant_(tensor, 1.0)
 
 
-def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu"):
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     fan_in, fan_out = _fans(tensor)
     fan = fan_in if mode == "fan_in" else fan_out
-    bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
-    return uniform_(tensor, -bound, bound)
+    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    bound = math.sqrt(3.0) * std  # in torch's order: another order rounds another way
+    return uniform_(tensor, -bound, bound, generator)
 
 
-def xavier_uniform_(tensor, gain=1.0):
+def xavier_uniform_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = _fans(tensor)
-    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    bound = math.sqrt(3.0) * std  # in torch's order: another order rounds another way
+    return uniform_(tensor, -bound, bound, generator)

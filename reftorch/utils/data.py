@@ -25,10 +25,18 @@ class DataLoader:
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def __iter__(self):
-        from ..random import randperm
-        from ..functions import arange
+        from .. import dtypes
+        from ..functions import arange, empty
+        from ..random import Generator, randperm
         n = len(self.dataset)
-        order = randperm(n) if self.shuffle else arange(n)
+        # as torch's DataLoader: every epoch draws a base seed (for workers) from the default
+        # generator, then a shuffling one draws its own seed and permutes with a fresh Generator
+        empty((), dtype=dtypes.int64).random_()
+        if self.shuffle:
+            seed = int(empty((), dtype=dtypes.int64).random_().item())
+            order = randperm(n, generator=Generator().manual_seed(seed))
+        else:
+            order = arange(n)
         for start in range(0, n, self.batch_size):
             index = order[start:start + self.batch_size]
             if self.drop_last and index.numel() < self.batch_size:
