@@ -16,6 +16,8 @@ COMMAND_MODULES = (
     "course.release",      # release, validate (nbgrader source -> release; student self-check)
     "autograder.commands",  # collect, grade, feedback, export, report
     "course.lessons",      # lessons execute / check
+    # -- beyond one machine: the students' repository (issue 12) --
+    "course.student_kit",  # student-kit DEST (lessons, releases, reftorch; no solutions)
 )
 
 
