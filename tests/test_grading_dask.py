@@ -10,6 +10,7 @@ run's scores, one submission per student.
 from __future__ import annotations
 
 import shutil
+import subprocess
 import socket
 
 import pytest
@@ -111,3 +112,23 @@ def test_dask_grades_equal_one_machine_grades(course_root, postgres_url):  # noq
         assert (got.score, got.status) == (want.score, want.status), student
         assert [(t["grade_id"], t["points"]) for t in got.tests] == \
                [(t["grade_id"], t["points"]) for t in want.tests], student
+
+
+def test_the_deploy_samples_parse_and_name_this_course():
+    """course/deploy/ is documentation a reader copies: each file must at least load, and
+    name the course id and exchange that the course itself uses."""
+    import yaml
+    from traitlets.config import PyFileConfigLoader
+
+    deploy = inject.REPO / "course" / "deploy"
+    for path in sorted(deploy.rglob("*.yaml")):
+        documents = [d for d in yaml.safe_load_all(path.read_text()) if d is not None]
+        assert documents, path
+    values = yaml.safe_load((deploy / "z2jh" / "values.yaml").read_text())
+    assert 'course_id = "reftorch-course"' in values["singleuser"]["extraFiles"]["nbgrader-config"]["stringData"]
+    for name in ("nbgrader_config.py", "instructor_nbgrader_config.py"):
+        config = PyFileConfigLoader(name, path=str(deploy / "tljh")).load_config()
+        assert config.CourseDirectory.course_id == "reftorch-course", name
+        assert config.Exchange.root == "/srv/nbgrader/exchange", name
+    check = subprocess.run(["bash", "-n", str(deploy / "tljh" / "setup_nbgrader.sh")], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
