@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import atexit
 import threading
-from dataclasses import dataclass
 import uuid
+from dataclasses import dataclass
 
 from .course import Course
 from .grade import Grader, GradingError, SubmissionRow, _cap_own_memory
@@ -66,6 +66,8 @@ class DaskGrader(Grader):
                 finally:
                     for future in futures:
                         future.cancel()
+                    # the batch is over: every worker closes its sandboxes for it
+                    self.client.run(release_job, job, on_error="ignore")
         finally:
             writer.close()
         return [rows[s] for s in students]
@@ -73,48 +75,61 @@ class DaskGrader(Grader):
 
 # -- on a worker ----------------------------------------------------------------------------
 
-_worker = threading.local()  # per worker thread: {job: (grader, sandbox, reference)}
-_process_lock = threading.Lock()
+# (worker thread, job) -> (grader, sandbox, reference): a sandbox lives as long as its batch.
+_prepared: dict[tuple[int, tuple], tuple] = {}
+_prepared_lock = threading.Lock()
 _memory_capped = False
-_sandboxes: list[Sandbox] = []
 
 
-def _prepared(job: WorkerJob):
+def _job_key(job: WorkerJob) -> tuple:
+    return (job.root, job.assignment, job.spec_digest, repr(job.limits))
+
+
+def _prepare(job: WorkerJob):
     global _memory_capped
-    prepared = getattr(_worker, "prepared", None)
-    if prepared is None:
-        prepared = _worker.prepared = {}
-    key = (job.root, job.assignment, job.spec_digest, repr(job.limits))
-    if key not in prepared:
-        course = Course.load(job.root)  # the gradebook URL is the client's business
-        grader = Grader(course, job.assignment, workers=1, limits=job.limits)
-        if grader.spec_digest != job.spec_digest:
-            raise GradingError(
-                f"this worker reads a different solutions/{job.assignment} than the client did under "
-                f"{job.root}: every worker must see the course folder the client grades (a shared volume)")
-        with _process_lock:
-            if not _memory_capped:  # judging here runs under the same cap as on one machine
-                _cap_own_memory()
-                _memory_capped = True
-            sandbox = Sandbox(job.limits, grader.with_torch)
-            _sandboxes.append(sandbox)
+    key = (threading.get_ident(), _job_key(job))
+    with _prepared_lock:
+        if key in _prepared:
+            return _prepared[key]
+        if not _memory_capped:  # judging here runs under the same cap as on one machine
+            _cap_own_memory()
+            _memory_capped = True
+    course = Course.load(job.root)  # the gradebook URL is the client's business
+    grader = Grader(course, job.assignment, workers=1, limits=job.limits)
+    if grader.spec_digest != job.spec_digest:
+        raise GradingError(
+            f"this worker reads a different solutions/{job.assignment} than the client did under "
+            f"{job.root}: every worker must see the course folder the client grades (a shared volume)")
+    sandbox = Sandbox(job.limits, grader.with_torch)
+    try:
         sandbox.start()
         reference = grader.reference(sandbox)
-        grader._check_reference(reference)
-        prepared[key] = (grader, sandbox, reference)
-    return prepared[key]
+        grader._check_reference(reference)  # a broken reference fails every task of the batch
+    except BaseException:
+        sandbox.close()
+        raise
+    with _prepared_lock:
+        _prepared[key] = (grader, sandbox, reference)
+    return _prepared[key]
 
 
 def grade_on_worker(job: WorkerJob, student: str) -> SubmissionRow:
     """Grade one submission in this worker thread's sandbox: the single-machine path."""
-    grader, sandbox, reference = _prepared(job)
+    grader, sandbox, reference = _prepare(job)
     return grader.grade_one_safely(sandbox, student, reference)
 
 
-@atexit.register
-def _close_sandboxes() -> None:
-    for sandbox in _sandboxes:
+def release_job(job: WorkerJob | None = None) -> int:
+    """Close this worker's sandboxes of ``job`` (all of them when None); how many it closed."""
+    with _prepared_lock:
+        keys = [key for key in _prepared if job is None or key[1] == _job_key(job)]
+        entries = [_prepared.pop(key) for key in keys]
+    for _, sandbox, _ in entries:
         sandbox.close()
+    return len(entries)
+
+
+atexit.register(release_job)
 
 
 # -- the cluster ----------------------------------------------------------------------------
