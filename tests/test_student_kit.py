@@ -123,6 +123,13 @@ def test_the_kit_installs_torch_first_and_alone(kit):
     assert "make lab" in (kit / "README.md").read_text() and "make test" in (kit / "README.md").read_text()
 
 
+def test_the_kit_dependency_files_agree(kit):
+    from test_environment import mismatches
+
+    texts = [(kit / name).read_text() for name in ("pyproject.toml", "environment.yml", "requirements.lock")]
+    assert mismatches(*texts) == []
+
+
 def _git(*args, cwd):
     subprocess.run(["git", "-c", "user.name=course", "-c", "user.email=course@localhost", *args],
                    cwd=cwd, check=True, capture_output=True, timeout=120)
