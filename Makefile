@@ -63,5 +63,11 @@ release: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m bench
 
+# The students' repository: lessons, releases, reftorch, no solutions (docs/deploy.md).
+STUDENT_KIT ?= ../reftorch-student
+.PHONY: student-kit
+student-kit: $(STAMP)
+	$(VENV)/bin/course student-kit $(STUDENT_KIT)
+
 clean-runtime:
 	rm -rf course/submitted course/autograded course/feedback course/gradebook.db course/exchange course/reports

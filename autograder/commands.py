@@ -26,10 +26,19 @@ def cmd_grade(args) -> int:
         return 2
     limits = Limits(wall_seconds=args.timeout, cpu_seconds=int(args.timeout),
                     memory_bytes=int(args.memory_mb) * 1024**2)
+    if (args.dask or args.dask_local is not None) and args.workers:
+        print("course grade: --workers sets threads on this machine; with Dask, start more workers",
+              file=sys.stderr)
+        return 2
     try:
-        grader = Grader(_course(args), args.assignment, workers=args.workers, limits=limits,
-                        force=args.force, students=args.student)
-        rows = grader.run()
+        if args.dask or args.dask_local is not None:
+            from .distributed import grade_on_dask
+            rows = grade_on_dask(_course(args), args.assignment, args.dask, args.dask_local,
+                                 limits=limits, force=args.force, students=args.student)
+        else:
+            grader = Grader(_course(args), args.assignment, workers=args.workers, limits=limits,
+                            force=args.force, students=args.student)
+            rows = grader.run()
     except (GradingError, FileNotFoundError, RuntimeError) as error:
         print(f"course grade: {error}", file=sys.stderr)
         return 1
@@ -83,6 +92,11 @@ def register(subparsers) -> None:
     grade.add_argument("--memory-mb", type=int, default=2048, help="memory per notebook, MiB")
     grade.add_argument("--force", action="store_true", help="re-grade submissions already graded")
     grade.add_argument("--student", action="append", help="grade only this student (repeatable)")
+    cluster = grade.add_mutually_exclusive_group()
+    cluster.add_argument("--dask", metavar="ADDRESS", help="grade on the Dask cluster whose scheduler is "
+                         "ADDRESS (tcp://host:8786); workers must share the course folder (docs/deploy.md)")
+    cluster.add_argument("--dask-local", type=int, metavar="N", help="grade on a Dask cluster of N worker "
+                         "processes started on this machine")
     grade.set_defaults(func=cmd_grade)
 
     feedback = subparsers.add_parser("feedback", help="per-test feedback for each student (no hidden tests)")

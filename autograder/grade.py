@@ -175,11 +175,7 @@ class Grader:
 
         students = self.submissions()
         writer = GradebookWriter(self.course, self.assignment, self.spec)
-        pending = [s for s in students if not (self._done_already(s) and writer.has_submission(s))]
-        rows: dict[str, SubmissionRow] = {}
-        for student in students:
-            if student not in pending:
-                rows[student] = load_row(self.course, self.assignment, student)
+        pending, rows = self.split_done(writer, students)
         if not pending:
             writer.close()
             return [rows[s] for s in students]
@@ -200,14 +196,7 @@ class Grader:
             bar = ProgressBar(len(pending), f"grading {self.assignment}", progress_stream)
             for _ in pending:
                 row = results.get()
-                try:
-                    writer.record(row)
-                except Exception as error:  # noqa: BLE001 - reported; no state file, so a re-run retries
-                    row.status = row.message = f"gradebook write failed: {type(error).__name__}: {error}"[:300]
-                else:
-                    # Trouble that may be the grader's own is recorded but tried again next run.
-                    row.final = not row.status.startswith(RETRY_STATUSES)
-                    self._save_state(row)
+                self.commit(writer, row)
                 rows[row.student] = row
                 bar.advance()
             for thread in threads:
@@ -219,6 +208,23 @@ class Grader:
             writer.close()
             resource.setrlimit(resource.RLIMIT_AS, previous_limit)
         return [rows[s] for s in students]
+
+    def split_done(self, writer, students: list[str]) -> tuple[list[str], dict[str, SubmissionRow]]:
+        """(students still to grade, rows of those graded already and unchanged since)."""
+        pending = [s for s in students if not (self._done_already(s) and writer.has_submission(s))]
+        rows = {s: load_row(self.course, self.assignment, s) for s in students if s not in pending}
+        return pending, rows
+
+    def commit(self, writer, row: SubmissionRow) -> None:
+        """One submission's grades into the gradebook (one transaction), then its state file."""
+        try:
+            writer.record(row)
+        except Exception as error:  # noqa: BLE001 - reported; no state file, so a re-run retries
+            row.status = row.message = f"gradebook write failed: {type(error).__name__}: {error}"[:300]
+        else:
+            # Trouble that may be the grader's own is recorded but tried again next run.
+            row.final = not row.status.startswith(RETRY_STATUSES)
+            self._save_state(row)
 
     def _check_reference(self, reference) -> None:
         plan, outcome = reference
@@ -235,15 +241,19 @@ class Grader:
                 student = jobs.get_nowait()
             except queue.Empty:
                 return
-            try:
-                row = self.grade_one(sandbox, student, reference)
-            except Exception as error:  # noqa: BLE001 - one bad submission never stops the batch
-                zero = [asdict(TestResult(c.grade_id, 0.0, c.points, False, "internal grader error"))
-                        for c in self.spec.tests]
-                row = SubmissionRow(student, 0.0, self.spec.max_score,
-                                    f"grader error: {type(error).__name__}: {error}"[:300],
-                                    f"grader error: {type(error).__name__}: {error}"[:300], zero)
-            results.put(row)
+            results.put(self.grade_one_safely(sandbox, student, reference))
+
+    def grade_one_safely(self, sandbox: Sandbox, student: str, reference) -> SubmissionRow:
+        """grade_one, with the grader's own failure turned into a row: one bad submission
+        never stops the batch (threads here, Dask workers in autograder/distributed.py)."""
+        try:
+            return self.grade_one(sandbox, student, reference)
+        except Exception as error:  # noqa: BLE001
+            zero = [asdict(TestResult(c.grade_id, 0.0, c.points, False, "internal grader error"))
+                    for c in self.spec.tests]
+            return SubmissionRow(student, 0.0, self.spec.max_score,
+                                 f"grader error: {type(error).__name__}: {error}"[:300],
+                                 f"grader error: {type(error).__name__}: {error}"[:300], zero)
 
     def _save_state(self, row: SubmissionRow) -> None:
         folder = self.course.autograded_root / row.student / self.assignment

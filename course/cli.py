@@ -16,6 +16,8 @@ COMMAND_MODULES = (
     "course.release",      # release, validate (nbgrader source -> release; student self-check)
     "autograder.commands",  # collect, grade, feedback, export, report
     "course.lessons",      # lessons execute / check
+    # -- beyond one machine: the students' repository (issue 12) --
+    "course.student_kit",  # student-kit DEST (lessons, releases, reftorch; no solutions)
 )
 
 
@@ -29,9 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as error:
-            if error.name != name:
+            if not (name == error.name or name.startswith(f"{error.name}.")):
                 raise
-            continue  # that part of the course is not built yet
+            continue  # that part of the course is not built yet, or not shipped (student kit)
         module.register(subparsers)
     return parser
 

@@ -1,0 +1,26 @@
+"""~instructor/course/course/nbgrader_config.py on the TLJH machine: the instructor's course.
+
+The instructor clones the course repository into ~instructor/course; this file is the
+repository's own course/nbgrader_config.py with two lines changed: the shared exchange,
+and the gradebook in PostgreSQL when grading runs on more than one machine.
+"""
+import os
+
+c = get_config()  # noqa: F821
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+c.CourseDirectory.root = root
+c.CourseDirectory.course_id = "reftorch-course"
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "assignments"
+c.CourseDirectory.submitted_directory = os.path.join("course", "submitted")
+c.CourseDirectory.autograded_directory = os.path.join("course", "autograded")
+c.CourseDirectory.feedback_directory = os.path.join("course", "feedback")
+c.CourseDirectory.db_url = os.environ.get(
+    "COURSE_DB_URL", "sqlite:///" + os.path.join(root, "course", "gradebook.db"))
+c.Exchange.root = "/srv/nbgrader/exchange"
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]

@@ -1,0 +1,174 @@
+"""`course student-kit`: the students' repository holds no solution, no hidden test, no
+instructor config, and its own `make test` passes in a fresh clone.
+
+The scan rule (course/student_kit.py): every stripped line inside a `### BEGIN SOLUTION` or
+`### BEGIN HIDDEN TESTS` region of solutions/*/*.ipynb is secret, except lines of fewer
+than 8 characters or without a letter, and lines the course shows students anyway (a line
+of a lesson, of reftorch/, or of a released notebook). Each file of the kit is checked line
+by line, notebooks and JSON also string by string.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from course import student_kit
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def secrets():
+    return student_kit.secret_lines(REPO)
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory):
+    dest = tmp_path_factory.mktemp("kit") / "reftorch-student"
+    result = subprocess.run([sys.executable, "-m", "course.cli", "student-kit", str(dest)], cwd=REPO,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return dest
+
+
+@pytest.fixture
+def kit_copy(kit, tmp_path):
+    copy = tmp_path / "kit"
+    shutil.copytree(kit, copy)
+    return copy
+
+
+def test_the_secret_lines_cover_every_solution_and_hidden_test(secrets):
+    origins = {secret.origin for secret in secrets.values()}
+    for notebook in sorted(REPO.glob("solutions/*/*.ipynb")):
+        name = notebook.relative_to(REPO)
+        assert f"{name}, solution" in origins, name
+        assert f"{name}, hidden tests" in origins, name
+    assert len(secrets) > 300, "the rule leaves too few lines to check"
+
+
+def test_the_kit_holds_no_secret_line_instructor_file_or_setting(kit, secrets):
+    assert student_kit.audit_kit(kit, REPO, secrets) == []
+    names = {path.relative_to(kit).as_posix() for path in student_kit.kit_files(kit)}
+    assert not any(name.startswith(("solutions/", "autograder/", "bench/")) for name in names)
+    for wanted in ("Makefile", "README.md", "environment.yml", "pyproject.toml", "requirements.lock",
+                   "course/nbgrader_config.py", "course/jupyter_server_config.py", "reftorch/tensor.py",
+                   "lessons/01_tensors.ipynb", "assignments/01_tensors/01_tensors.ipynb"):
+        assert wanted in names, wanted
+
+
+def test_the_audit_finds_a_planted_solution_line(kit_copy, secrets):
+    line, secret = next((line, s) for line, s in sorted(secrets.items()) if s.origin.endswith("solution"))
+    with open(kit_copy / "reftorch" / "tensor.py", "a") as handle:
+        handle.write(f"\n    {line}\n")
+    assert student_kit.audit_kit(kit_copy, REPO, secrets) == [
+        f"reftorch/tensor.py: holds a line of {secret.origin}: {line!r}"]
+
+
+def test_the_audit_finds_a_hidden_test_line_in_a_notebook_output(kit_copy, secrets):
+    line, secret = next((line, s) for line, s in sorted(secrets.items()) if s.origin.endswith("hidden tests"))
+    path = kit_copy / "lessons" / "01_tensors.ipynb"
+    notebook = json.loads(path.read_text())
+    cell = next(c for c in notebook["cells"] if c["cell_type"] == "code")
+    cell["outputs"].append({"output_type": "stream", "name": "stdout", "text": ["leaked:\n", f"  {line}\n"]})
+    path.write_text(json.dumps(notebook))
+    assert student_kit.audit_kit(kit_copy, REPO, secrets) == [
+        f"lessons/01_tensors.ipynb: holds a line of {secret.origin}: {line!r}"]
+
+
+def test_the_audit_finds_instructor_files_and_settings(kit_copy, secrets):
+    shutil.copytree(REPO / "solutions" / "01_tensors", kit_copy / "solutions" / "01_tensors")
+    (kit_copy / "course" / "gradebook.db").write_bytes(b"")
+    with open(kit_copy / "course" / "nbgrader_config.py", "a") as handle:
+        handle.write('c.CourseDirectory.db_url = "sqlite:///gradebook.db"\n')
+    with open(kit_copy / "course" / "jupyter_server_config.py", "a") as handle:
+        handle.write('c.ServerApp.jpserver_extensions.update({"nbgrader.server_extensions.formgrader": True})\n')
+    problems = student_kit.audit_kit(kit_copy, REPO, secrets)
+    assert "solutions/01_tensors/01_tensors.ipynb: instructor-only file" in problems
+    assert any(p.startswith("solutions/01_tensors/01_tensors.ipynb: holds a line of") for p in problems)
+    assert "course/gradebook.db: instructor-only file" in problems
+    assert "course/nbgrader_config.py: sets the instructor's CourseDirectory.db_url" in problems
+    assert "course/jupyter_server_config.py: switches the formgrader on" in problems
+
+
+def test_a_leaking_build_writes_nothing_and_a_used_folder_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(student_kit, "COPIED_TREES", student_kit.COPIED_TREES + ("solutions",))
+    dest = tmp_path / "kit"
+    with pytest.raises(student_kit.KitError, match="would leak instructor material"):
+        student_kit.build_kit(dest, REPO)
+    assert not dest.exists() and list(tmp_path.iterdir()) == []
+
+    dest.mkdir()
+    (dest / "notes.txt").write_text("mine")
+    with pytest.raises(student_kit.KitError, match="exists and is not an empty folder"):
+        student_kit.build_kit(dest, REPO)
+    assert [p.name for p in dest.iterdir()] == ["notes.txt"]
+    with pytest.raises(student_kit.KitError, match="inside the course repository"):
+        student_kit.build_kit(REPO / "student-kit-here", REPO)
+
+
+def test_the_kit_installs_torch_first_and_alone(kit):
+    makefile = (kit / "Makefile").read_text()
+    torch_line = makefile.index("pip install --quiet torch==2.13.0\n")
+    assert torch_line < makefile.index("pip install --quiet -r requirements.lock")
+    lock = (kit / "requirements.lock").read_text().splitlines()
+    assert "torch==2.13.0" in lock and "nbgrader==0.9.6" in lock
+    assert not any(line.startswith(("distributed==", "playwright==", "psycopg==")) for line in lock)
+    assert "make lab" in (kit / "README.md").read_text() and "make test" in (kit / "README.md").read_text()
+
+
+def test_the_kit_dependency_files_agree(kit):
+    from test_environment import mismatches
+
+    texts = [(kit / name).read_text() for name in ("pyproject.toml", "environment.yml", "requirements.lock")]
+    assert mismatches(*texts) == []
+
+
+def _git(*args, cwd):
+    subprocess.run(["git", "-c", "user.name=course", "-c", "user.email=course@localhost", *args],
+                   cwd=cwd, check=True, capture_output=True, timeout=120)
+
+
+@pytest.mark.slow
+def test_make_test_passes_in_a_fresh_clone_of_the_kit(kit, tmp_path):
+    """git init + commit the kit, clone it, and run its `make test` there: a new .venv from the
+    pinned files (torch first), reftorch's tests, every lesson under nbval. Then the student's
+    terminal check: `course validate` on an unanswered assignment names the missing answers."""
+    origin = tmp_path / "origin"
+    shutil.copytree(kit, origin)
+    _git("init", "-q", cwd=origin)
+    _git("add", "-A", cwd=origin)
+    _git("commit", "-q", "-m", "Student kit", cwd=origin)
+    _git("clone", "-q", str(origin), str(tmp_path / "clone"), cwd=tmp_path)
+    clone = tmp_path / "clone"
+    assert not (clone / ".venv").exists()
+
+    # Nothing of this repository may leak in: no PYTHONPATH, no Jupyter paths of ours.
+    env = {key: value for key, value in os.environ.items()
+           if not key.startswith(("PYTHON", "JUPYTER", "VIRTUAL_ENV"))}
+    env["REFTORCH_ENGINE_EXAMPLES"] = "5"  # the property tests' search depth; the tests are the same
+    # Two steps, so a slow machine shows where the time went; the limits only stop a hang.
+    outputs = {}
+    for target in ("venv", "test"):
+        log = tmp_path / f"make-{target}.log"
+        started = time.monotonic()
+        with open(log, "w") as handle:
+            result = subprocess.run(["make", target], cwd=clone, env=env, stdout=handle,
+                                    stderr=subprocess.STDOUT, timeout=1500)
+        outputs[target] = log.read_text()
+        print(f"make {target}: {time.monotonic() - started:.0f} s")
+        assert result.returncode == 0, f"make {target} failed:\n" + outputs[target][-6000:]
+    assert " passed" in outputs["test"] and " failed" not in outputs["test"]
+
+    notebook = "assignments/01_tensors/01_tensors.ipynb"
+    check = subprocess.run([str(clone / ".venv" / "bin" / "course"), "validate", notebook], cwd=clone, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert "TODO  answer cell" in check.stdout and "Success" not in check.stdout
