@@ -16,6 +16,9 @@ COMMAND_MODULES = (
     "course.release",      # release, validate (nbgrader source -> release; student self-check)
     "autograder.commands",  # collect, grade, feedback, export, report
     "course.lessons",      # lessons execute / check
+    # the course server for a class: roster -> Unix users + gradebook; JupyterHub
+    "course.roster",       # roster import / remove
+    "course.hub",          # hub start / stop / status
 )
 
 
