@@ -185,7 +185,7 @@ def check_course_privacy(course_root: Path) -> list[str]:
     must not be readable by students, who share the machine; returns what was closed."""
     closed = []
     for relative in ("solutions", "course/submitted", "course/autograded", "course/feedback",
-                     "course/gradebook.db", "course/roster.csv", "course/source_with_tests",
+                     "course/gradebook.db", "course/roster.csv", "course/refused", "course/source_with_tests",
                      "course/solution", "course/reports"):
         path = course_root / relative
         if path.exists() and path.stat().st_mode & 0o007:

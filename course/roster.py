@@ -23,6 +23,7 @@ import os
 import pwd
 import re
 import secrets
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -104,6 +105,30 @@ def roster_ids(course_root: Path) -> set[str] | None:
     if not path.exists():
         return None
     return {student.id for student in read_roster(path)}
+
+
+def refuse_off_roster(course_root: Path, submitted_root: Path, assignment: str,
+                      collected: list[str]) -> dict[str, Path]:
+    """Collected students who are not on the imported roster: their submission moves out of
+    the way of grading to course/refused/<student>/<assignment> (nothing is deleted; the
+    exchange keeps its copy too). Returns student -> where it was kept. No roster, no check."""
+    allowed = roster_ids(course_root)
+    if allowed is None:
+        return {}
+    refused = {}
+    for student in sorted(set(collected) - allowed):
+        source = Path(submitted_root) / student / assignment
+        if not source.exists():
+            continue
+        kept = Path(course_root) / "course" / "refused" / student / assignment
+        if kept.exists():
+            shutil.rmtree(kept)  # an older refused copy of the same (refused) submission
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(source), str(kept))
+        if not any(source.parent.iterdir()):
+            source.parent.rmdir()
+        refused[student] = kept
+    return refused
 
 
 def _user_exists(name: str) -> pwd.struct_passwd | None:
