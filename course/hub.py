@@ -40,6 +40,8 @@ LOCAL_PROXY = REPO / "course" / "hub" / "node_modules" / ".bin" / "configurable-
 DEFAULT_STATE = Path("/srv/nbgrader/hub")
 DEFAULT_EXCHANGE = Path("/srv/nbgrader/exchange")
 SETTINGS_ENV = "COURSE_HUB_SETTINGS"
+# Ours, not JupyterHub's own pid file: JupyterHub deletes that one when shutdown *begins*.
+PID_FILE = "course-hub.pid"
 
 
 class HubError(RuntimeError):
@@ -85,20 +87,33 @@ def _others_can_run(path: Path) -> bool:
     return all(parent.stat().st_mode & 0o001 for parent in path.parents)
 
 
-def server_python() -> str:
-    """The interpreter for people's JupyterLab and kernels. The venv's own, unless others
-    cannot run it (a pyenv under /root, as on the course's CI machine): then the system
-    Python of the same minor version, which runs the same wheels from the venv's
-    site-packages (server_environment puts them on its path)."""
+def server_python(course_root: Path) -> str:
+    """The interpreter for people's JupyterLab, kernels and `course` commands: the venv's
+    own, unless others cannot run it (a pyenv under /root, as on the course's CI machine).
+    Then a venv of the system Python of the same minor version is laid out at
+    course/hub/python/ whose site-packages *is* the course venv's: the same wheels, and
+    everything that reads sys.prefix (the grading sandbox, `jupyter`) finds them."""
     if _others_can_run(Path(sys.executable)):
         return sys.executable
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     system = Path(f"/usr/bin/python{version}")
-    if system.exists():
-        return str(system)
-    raise HubError(f"students cannot run {Path(sys.executable).resolve()} (a folder above it "
-                   f"is private) and there is no /usr/bin/python{version}: create the venv "
-                   "with a Python every user can run (PYTHON=/usr/bin/python3 make venv)")
+    if not system.exists():
+        raise HubError(f"students cannot run {Path(sys.executable).resolve()} (a folder above "
+                       f"it is private) and there is no /usr/bin/python{version}: create the "
+                       "venv with a Python every user can run (PYTHON=/usr/bin/python3 make venv)")
+    runtime = course_root / "course" / "hub" / "python"
+    packages = runtime / "lib" / f"python{version}" / "site-packages"
+    (runtime / "bin").mkdir(parents=True, exist_ok=True)
+    packages.parent.mkdir(parents=True, exist_ok=True)
+    (runtime / "pyvenv.cfg").write_text(
+        f"home = {system.parent}\ninclude-system-site-packages = false\nversion = "
+        f"{'.'.join(map(str, sys.version_info[:3]))}\n")
+    for link, target in ((runtime / "bin" / "python3", system),
+                         (packages, Path(sysconfig.get_paths()["purelib"]))):
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(target)
+    return str(runtime / "bin" / "python3")
 
 
 def server_environment(settings: "HubSettings", instructor: bool) -> dict[str, str]:
@@ -106,13 +121,13 @@ def server_environment(settings: "HubSettings", instructor: bool) -> dict[str, s
     course's packages, the shared exchange, and the course config: the instructor gets the
     repository's course/ (as `make lab`), a student course/hub/student/."""
     venv = Path(settings.venv)
-    site_packages = sorted({sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})[key]
-                            for key in ("purelib", "platlib")})
     course_config = Path(settings.course_root) / "course"
     return {
         "PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin",
-        # reftorch (the lessons and assignments import it), then the venv's packages
-        "PYTHONPATH": os.pathsep.join([settings.course_root, *site_packages]),
+        # reftorch: the lessons and assignments import it
+        "PYTHONPATH": settings.course_root,
+        # the venv's Jupyter data and config (server_python's interpreter may not be the
+        # venv's own, so sys.prefix would not find them)
         "JUPYTER_PATH": str(venv / "share" / "jupyter"),
         "JUPYTERLAB_DIR": str(venv / "share" / "jupyter" / "lab"),
         "JUPYTER_CONFIG_PATH": os.pathsep.join([
@@ -138,7 +153,7 @@ def find_proxy(explicit: str = "") -> str:
 
 def running_pid(settings: HubSettings) -> int | None:
     """The pid in the state folder if that process is still a running JupyterHub."""
-    pid_file = _state(settings, "jupyterhub.pid")
+    pid_file = _state(settings, PID_FILE)
     try:
         pid = int(pid_file.read_text().strip())
     except (OSError, ValueError):
@@ -147,7 +162,7 @@ def running_pid(settings: HubSettings) -> int | None:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
     except OSError:
         return None
-    return pid if b"jupyterhub" in cmdline else None
+    return pid if b"jupyterhub" in cmdline else None  # a zombie's cmdline is empty
 
 
 def _port_in_use(ip: str, port: int) -> bool:
@@ -225,7 +240,7 @@ def start(settings: HubSettings, timeout: float = 60.0) -> int:
         raise HubError(f"port {settings.port} on {settings.ip} is already in use by another "
                        "program; choose another with --port")
     settings.proxy = find_proxy(settings.proxy)
-    settings.python = settings.python or server_python()
+    settings.python = settings.python or server_python(Path(settings.course_root))
     settings.course_id = _course_id(Path(settings.course_root))
     settings.hub_port, settings.proxy_api_port = _free_port(), _free_port()
     check_instructor(settings)
@@ -245,7 +260,7 @@ def start(settings: HubSettings, timeout: float = 60.0) -> int:
         process = subprocess.Popen(
             [sys.executable, "-m", "jupyterhub", "-f", str(hub_config_file(settings))],
             cwd=state, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    _state(settings, "jupyterhub.pid").write_text(f"{process.pid}\n")
+    _state(settings, PID_FILE).write_text(f"{process.pid}\n")
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -272,13 +287,13 @@ def stop(settings: HubSettings, timeout: float = 30.0) -> bool:
     pid = running_pid(settings)
     if not pid:
         return False
-    os.kill(pid, signal.SIGTERM)
+    os.kill(pid, signal.SIGTERM)  # JupyterHub stops everyone's servers and its proxy
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and running_pid(settings):
         time.sleep(0.2)
     if running_pid(settings):
-        os.killpg(pid, signal.SIGKILL)
-    _state(settings, "jupyterhub.pid").unlink(missing_ok=True)
+        os.killpg(pid, signal.SIGKILL)  # the hub and its proxy share the session we gave it
+    _state(settings, PID_FILE).unlink(missing_ok=True)
     return True
 
 

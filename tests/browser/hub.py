@@ -151,9 +151,13 @@ class CourseHub:
     def close(self) -> None:
         problems = []
         if (self.state / "settings.json").exists():
-            done = subprocess.run(self._course_argv("hub", "stop", "--state-dir", str(self.state)),
-                                  capture_output=True, text=True, timeout=60, env=self._root_env())
-            self._log("root", ["course", "hub", "stop"], done)
+            try:
+                done = subprocess.run(
+                    self._course_argv("hub", "stop", "--state-dir", str(self.state)),
+                    capture_output=True, text=True, timeout=90, env=self._root_env())
+                self._log("root", ["course", "hub", "stop"], done)
+            except subprocess.TimeoutExpired:
+                problems.append("`course hub stop` did not finish in 90s")
         for user in self.users_created:
             try:
                 pwd.getpwnam(user)
