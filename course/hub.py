@@ -119,7 +119,8 @@ def server_python(course_root: Path) -> str:
 def server_environment(settings: "HubSettings", instructor: bool) -> dict[str, str]:
     """What every person's JupyterLab (and their kernels and terminals) runs with: the
     course's packages, the shared exchange, and the course config: the instructor gets the
-    repository's course/ (as `make lab`), a student course/hub/student/."""
+    repository's course/ (as `make lab`, plus course/hub/instructor/), a student
+    course/hub/student/."""
     venv = Path(settings.venv)
     course_config = Path(settings.course_root) / "course"
     return {
@@ -130,9 +131,10 @@ def server_environment(settings: "HubSettings", instructor: bool) -> dict[str, s
         # venv's own, so sys.prefix would not find them)
         "JUPYTER_PATH": str(venv / "share" / "jupyter"),
         "JUPYTERLAB_DIR": str(venv / "share" / "jupyter" / "lab"),
-        "JUPYTER_CONFIG_PATH": os.pathsep.join([
-            str(course_config if instructor else course_config / "hub" / "student"),
-            str(venv / "etc" / "jupyter")]),
+        "JUPYTER_CONFIG_PATH": os.pathsep.join(
+            ([str(course_config / "hub" / "instructor"), str(course_config)] if instructor
+             else [str(course_config / "hub" / "student")])
+            + [str(venv / "etc" / "jupyter")]),
         "COURSE_ID": settings.course_id,
         "COURSE_EXCHANGE": settings.exchange,
     }

@@ -12,7 +12,7 @@ import pwd
 import secrets
 import shutil
 import subprocess
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
@@ -25,9 +25,24 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="creates Unix users: n
                                 "(CI runs as root)")
 
 
-def course_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "course.cli", *args], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture()
+def course_cli(capsys):
+    """`course ...` in this process (the CLI's own main; no interpreter start per call)."""
+    from course.cli import main
+
+    def run(*args: str) -> Result:
+        capsys.readouterr()
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return Result(code, out, err)
+    return run
 
 
 @pytest.fixture()
@@ -66,7 +81,7 @@ def user_exists(name: str) -> bool:
         return False
 
 
-def test_bad_roster_is_refused_whole_and_creates_nothing(course_root, tmp_path, unique):
+def test_bad_roster_is_refused_whole_and_creates_nothing(course_cli, course_root, tmp_path, unique):
     good = f"ada{unique}"
     roster = write_roster(tmp_path / "roster.csv", [
         f"{good},Ada,Lovelace,ada@example.org",
@@ -89,7 +104,7 @@ def test_bad_roster_is_refused_whole_and_creates_nothing(course_root, tmp_path, 
 
 
 @needs_root
-def test_roster_never_takes_over_an_existing_account(course_root, tmp_path, unique):
+def test_roster_never_takes_over_an_existing_account(course_cli, course_root, tmp_path, unique):
     roster = write_roster(tmp_path / "roster.csv", ["root,Super,User,", f"ada{unique},Ada,L,"])
     result = course_cli("roster", "import", str(roster), "--root", str(course_root),
                         "--group", f"crs{unique}", "--passwords", str(tmp_path / "pw.csv"))
@@ -100,7 +115,7 @@ def test_roster_never_takes_over_an_existing_account(course_root, tmp_path, uniq
 
 
 @needs_root
-def test_import_creates_private_students_with_passwords_and_names(course_root, tmp_path, unique):
+def test_import_creates_private_students_with_passwords_and_names(course_cli, course_root, tmp_path, unique):
     import pamela
     from nbgrader.api import Gradebook
 
@@ -137,7 +152,7 @@ def test_import_creates_private_students_with_passwords_and_names(course_root, t
     assert not user_exists(ada) and not user_exists(bob)
 
 
-def test_collect_refuses_a_student_not_on_the_roster(course_root, tmp_path):
+def test_collect_refuses_a_student_not_on_the_roster(course_cli, course_root, tmp_path):
     roster = write_roster(tmp_path / "roster.csv", ["ada,Ada,Lovelace,"])
     imported = course_cli("roster", "import", str(roster), "--root", str(course_root),
                           "--gradebook-only")
