@@ -21,8 +21,11 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "02_devices"
 
-needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="creates Unix users: needs root "
-                                "(CI runs as root)")
+@pytest.fixture()
+def root_user():
+    """Unix users are real here: a clear failure, not a skip, when we cannot create them."""
+    if os.geteuid() != 0:
+        pytest.fail("this test creates Unix users and needs root (CI runs as root)")
 
 
 @dataclass
@@ -81,7 +84,8 @@ def user_exists(name: str) -> bool:
         return False
 
 
-def test_bad_roster_is_refused_whole_and_creates_nothing(course_cli, course_root, tmp_path, unique):
+def test_bad_roster_is_refused_whole_and_creates_nothing(course_cli, course_root, tmp_path,
+                                                         unique):
     good = f"ada{unique}"
     roster = write_roster(tmp_path / "roster.csv", [
         f"{good},Ada,Lovelace,ada@example.org",
@@ -103,8 +107,8 @@ def test_bad_roster_is_refused_whole_and_creates_nothing(course_cli, course_root
     assert not (course_root / "course" / "roster.csv").exists()
 
 
-@needs_root
-def test_roster_never_takes_over_an_existing_account(course_cli, course_root, tmp_path, unique):
+def test_roster_never_takes_over_an_existing_account(root_user, course_cli, course_root,
+                                                     tmp_path, unique):
     roster = write_roster(tmp_path / "roster.csv", ["root,Super,User,", f"ada{unique},Ada,L,"])
     result = course_cli("roster", "import", str(roster), "--root", str(course_root),
                         "--group", f"crs{unique}", "--passwords", str(tmp_path / "pw.csv"))
@@ -114,8 +118,8 @@ def test_roster_never_takes_over_an_existing_account(course_cli, course_root, tm
     assert not user_exists(f"ada{unique}")
 
 
-@needs_root
-def test_import_creates_private_students_with_passwords_and_names(course_cli, course_root, tmp_path, unique):
+def test_import_creates_private_students_with_passwords_and_names(root_user, course_cli,
+                                                                 course_root, tmp_path, unique):
     import pamela
     from nbgrader.api import Gradebook
 
