@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import shutil
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nbformat
@@ -176,9 +177,14 @@ def class_loop(hub: CourseHub, a: str, b: str) -> None:
     with urllib.request.urlopen(hub.url("hub/api/"), timeout=10) as reply:
         assert reply.status == 200
 
-    hub.instructor_course("release", ASSIGNMENT, "--exchange")
     inbound = hub.exchange / json.loads((hub.state / "settings.json").read_text())["course_id"] / "inbound"
+    # The instructor releases while the class logs in (their servers take a while to start).
+    with ThreadPoolExecutor(max_workers=1) as background:
+        release = background.submit(hub.instructor_course, "release", ASSIGNMENT, "--exchange")
+        with_the_class(hub, a, b, inbound, release)
 
+
+def with_the_class(hub: CourseHub, a: str, b: str, inbound: Path, release) -> None:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True,
                                              args=CHROMIUM_ARGS)
@@ -192,6 +198,7 @@ def class_loop(hub: CourseHub, a: str, b: str) -> None:
             for user, lab in labs.items():
                 wait_for_lab(lab, user)
             labs[a].screenshot("a_0_lab")
+            release.result(timeout=180)  # raises what the release raised
 
             # 2. Both students fetch, work and submit.
             fetch_work_submit(labs[a], "a", answers(1))

@@ -8,9 +8,10 @@ person's JupyterLab as their own Unix user.
 import os
 from pathlib import Path
 
-c = get_config()  # noqa: F821 (provided by traitlets when it runs this file)
-
+# `course hub start` puts the course root on PYTHONPATH: this is the served course's code.
 from course.hub import HubSettings, server_environment
+
+c = get_config()  # noqa: F821 (provided by traitlets when it runs this file)
 
 settings = HubSettings.load(os.environ["COURSE_HUB_SETTINGS"])
 state = Path(settings.state_dir)
