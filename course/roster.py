@@ -174,7 +174,7 @@ def create_unix_users(students: list[Student], group: str,
                           "(or --gradebook-only to add names to the gradebook alone)")
     if _group_members(group) is None:
         _run(["groupadd", group])
-    created, passwords = [], []
+    created = []
     for student in students:
         if _user_exists(student.id):
             _run(["usermod", "-c", student.full_name, student.id])
@@ -188,19 +188,22 @@ def create_unix_users(students: list[Student], group: str,
                               capture_output=True)
         if done.returncode != 0:
             raise RosterError(f"chpasswd failed for {student.id}: {done.stderr.strip()}")
+        # Written at once: if a later student fails, this one's password is not lost.
+        _append_password(passwords_file, student.id, password)
         created.append(student.id)
-        passwords.append((student.id, password))
-    if passwords:
-        passwords_file.parent.mkdir(parents=True, exist_ok=True)
-        new = not passwords_file.exists()
-        fd = os.open(passwords_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        with os.fdopen(fd, "a", newline="") as out:
-            writer = csv.writer(out)
-            if new:
-                writer.writerow(["id", "password"])
-            writer.writerows(passwords)
-        passwords_file.chmod(0o600)
     return created
+
+
+def _append_password(passwords_file: Path, student_id: str, password: str) -> None:
+    passwords_file.parent.mkdir(parents=True, exist_ok=True)
+    new = not passwords_file.exists()
+    fd = os.open(passwords_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "a", newline="") as out:
+        writer = csv.writer(out)
+        if new:
+            writer.writerow(["id", "password"])
+        writer.writerow([student_id, password])
+    passwords_file.chmod(0o600)
 
 
 def add_to_gradebook(students: list[Student], course_root: Path) -> None:
