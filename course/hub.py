@@ -202,7 +202,8 @@ def check_course_privacy(course_root: Path) -> list[str]:
     must not be readable by students, who share the machine; returns what was closed."""
     closed = []
     for relative in ("solutions", "course/submitted", "course/autograded", "course/feedback",
-                     "course/gradebook.db", "course/roster.csv", "course/refused", "course/source_with_tests",
+                     "course/gradebook.db", "course/roster.csv", "course/refused",
+                     "course/source_with_tests",
                      "course/solution", "course/reports"):
         path = course_root / relative
         if path.exists() and path.stat().st_mode & 0o007:
@@ -353,11 +354,13 @@ def register(subparsers) -> None:
     hub.add_argument("--instructor", help="Unix user of the instructor, the hub's admin "
                      "(default: the owner of the course folder)")
     hub.add_argument("--group", default=STUDENTS_GROUP,
-                     help=f"Unix group whose members may log in as students (default {STUDENTS_GROUP})")
+                     help="Unix group whose members may log in as students "
+                     f"(default {STUDENTS_GROUP})")
     hub.add_argument("--ip", default="127.0.0.1", help="address to listen on (default 127.0.0.1; "
                      "0.0.0.0 for the class network, behind HTTPS)")
     hub.add_argument("--port", type=int, default=8000)
-    hub.add_argument("--proxy", help="path of configurable-http-proxy (default: `make hub-proxy`'s)")
+    hub.add_argument("--proxy",
+                     help="path of configurable-http-proxy (default: `make hub-proxy`'s)")
     hub.add_argument("--lab-arg", action="append", metavar="ARG",
                      help="an extra command-line argument for everyone's JupyterLab (repeatable)")
     hub.set_defaults(func=cmd_hub)

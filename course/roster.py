@@ -281,7 +281,8 @@ def cmd_import(args) -> int:
     print(f"roster: {len(students)} student(s) in the gradebook; roster kept at {saved}")
     if not args.gradebook_only:
         print(f"created {len(created)} Unix user(s) in group {args.group!r}"
-              + (f"; their passwords were added to {args.passwords} (root only)" if created else ""))
+              + (f"; their passwords were added to {args.passwords} (root only)"
+                 if created else ""))
     return 0
 
 
@@ -309,7 +310,8 @@ def register(subparsers) -> None:
     load.add_argument("--group", default=STUDENTS_GROUP,
                       help=f"Unix group of the course's students (default {STUDENTS_GROUP})")
     load.add_argument("--passwords", default=DEFAULT_PASSWORDS,
-                      help=f"where new students' passwords are appended (default {DEFAULT_PASSWORDS})")
+                      help="where new students' passwords are appended "
+                      f"(default {DEFAULT_PASSWORDS})")
     load.add_argument("--gradebook-only", action="store_true",
                       help="only add the names to the gradebook; create no Unix users")
     load.set_defaults(func=cmd_import)

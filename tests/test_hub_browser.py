@@ -104,7 +104,8 @@ def fetch_work_submit(lab: Lab, name: str, solved: list[str]) -> None:
     slots = [cell["index"] for cell in state["cells"]
              if cell["type"] == "code" and cell["nbgrader"].get("solution")]
     for index, answer in zip(slots, solved):
-        cell = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell").nth(index)
+        cell = page.locator(
+            ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell").nth(index)
         cell.locator(".cm-content").click()
         page.keyboard.press("Control+a")
         page.keyboard.insert_text(answer)
@@ -134,7 +135,8 @@ def probe_in_kernel(lab: Lab, targets: dict) -> dict:
         const future = kernel.requestExecute({code});
         future.onIOPub = (msg) => {
             if (msg.header.msg_type === 'stream') out += msg.content.text;
-            if (msg.header.msg_type === 'error') out += msg.content.ename + ': ' + msg.content.evalue;
+            if (msg.header.msg_type === 'error')
+                out += msg.content.ename + ': ' + msg.content.evalue;
         };
         await future.done;
         await kernel.shutdown();
@@ -177,7 +179,8 @@ def class_loop(hub: CourseHub, a: str, b: str) -> None:
     with urllib.request.urlopen(hub.url("hub/api/"), timeout=10) as reply:
         assert reply.status == 200
 
-    inbound = hub.exchange / json.loads((hub.state / "settings.json").read_text())["course_id"] / "inbound"
+    course_id = json.loads((hub.state / "settings.json").read_text())["course_id"]
+    inbound = hub.exchange / course_id / "inbound"
     # The instructor releases while the class logs in (their servers take a while to start).
     with ThreadPoolExecutor(max_workers=1) as background:
         release = background.submit(hub.instructor_course, "release", ASSIGNMENT, "--exchange")
@@ -211,18 +214,21 @@ def with_the_class(hub: CourseHub, a: str, b: str, inbound: Path, release) -> No
                 "B's home": (str(b_home), "list"),
                 "B's notebook": (str(b_home / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), "read"),
             }
-            own = {"A's own notebook": (str(hub.home(a) / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), "read")}
+            own = {"A's own notebook":
+                   (str(hub.home(a) / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), "read")}
+            expected = {**{name: "denied" for name in targets}, "A's own notebook": "allowed"}
             seen = probe_as(hub, a, {**targets, **own})
-            assert seen == {**{name: "denied" for name in targets}, "A's own notebook": "allowed"}, seen
+            assert seen == expected, seen
             seen = probe_in_kernel(labs[a], {**targets, **own})
-            assert seen == {**{name: "denied" for name in targets}, "A's own notebook": "allowed"}, seen
+            assert seen == expected, seen
             reply = labs[a].page.request.get(hub.url(f"user/{b}/api/contents/{ASSIGNMENT}"))
             assert reply.status == 403 and f"{ASSIGNMENT}.ipynb" not in reply.text(), (
                 f"A's login reached B's server: {reply.status} {reply.text()[:300]}")
 
             # 4. The instructor collects and grades, as their own Unix user.
             collected = hub.instructor_course("collect", ASSIGNMENT)
-            assert "collected 2 submission(s)" in collected and "refused" not in collected, collected
+            assert "collected 2 submission(s)" in collected, collected
+            assert "refused" not in collected, collected
             hub.instructor_course("grade", ASSIGNMENT)
             scores = gradebook_scores(hub)
             assert set(scores) == {a, b}, scores
@@ -234,7 +240,8 @@ def with_the_class(hub: CourseHub, a: str, b: str, inbound: Path, release) -> No
             hub.instructor_course("feedback", ASSIGNMENT)
             for user, name in ((a, "a"), (b, "b")):
                 assert fetch_feedback(labs[user], name) == 1
-                pages = sorted((hub.home(user) / ASSIGNMENT / "feedback").glob(f"*/{ASSIGNMENT}.html"))
+                received = hub.home(user) / ASSIGNMENT / "feedback"
+                pages = sorted(received.glob(f"*/{ASSIGNMENT}.html"))
                 assert len(pages) == 1, f"{user} has feedback pages {pages}"
                 got, out_of = scores[user]
                 heading = f"{ASSIGNMENT}: {got:g} / {out_of:g} points"
