@@ -243,10 +243,11 @@ def start(settings: HubSettings, timeout: float = 60.0) -> int:
         raise HubError(f"port {settings.port} on {settings.ip} is already in use by another "
                        "program; choose another with --port")
     settings.proxy = find_proxy(settings.proxy)
+    check_instructor(settings)
+    # Every check passed: from here on the hub changes things on the machine.
     settings.python = settings.python or server_python(Path(settings.course_root))
     settings.course_id = _course_id(Path(settings.course_root))
     settings.hub_port, settings.proxy_api_port = _free_port(), _free_port()
-    check_instructor(settings)
     state = Path(settings.state_dir)
     state.mkdir(parents=True, exist_ok=True)
     state.chmod(0o700)  # cookie secret, database and passwords: root only
