@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
-.PHONY: lab lab-check test lessons release bench sysdeps venv clean-runtime
+.PHONY: lab lab-check test lessons release bench sysdeps venv clean-runtime hub hub-proxy
 
 venv: $(STAMP)
 
@@ -49,9 +49,24 @@ lab-check: $(STAMP) $(LAB_SETTINGS)/overrides.json
 # for the same TCP port and one never answers).
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with lessons/nbval_sanitize.cfg
 
-test: $(STAMP) sysdeps
+test: $(STAMP) sysdeps hub-proxy
 	$(PY) -m pytest -n 2 --dist loadfile --durations=15 tests
 	$(PY) -m pytest -p no:xdist $(NBVAL) lessons
+
+# The course server for a class (README, "A course server for a class"): JupyterHub as root,
+# PAM logins for the roster's Unix users, nbgrader's exchange in /srv/nbgrader/exchange.
+# HUB_ARGS passes options to `course hub start`, e.g. HUB_ARGS="--port 8080 --instructor ada".
+HUB_PROXY := course/hub/node_modules/.bin/configurable-http-proxy
+
+hub: $(STAMP) sysdeps $(HUB_PROXY) $(LAB_SETTINGS)/overrides.json
+	$(VENV)/bin/course hub start $(HUB_ARGS)
+
+# configurable-http-proxy from npm, the exact version in course/hub/package-lock.json.
+hub-proxy: $(HUB_PROXY)
+
+$(HUB_PROXY): course/hub/package.json course/hub/package-lock.json
+	npm ci --prefix course/hub --no-audit --no-fund
+	touch $@
 
 # Re-execute every lesson and store its outputs (what nbval then compares against).
 lessons: $(STAMP)

@@ -26,6 +26,7 @@ class CollectReport:
     placed: dict[str, str] = field(default_factory=dict)        # student -> where it came from
     unplaceable: list[tuple[str, str]] = field(default_factory=list)  # (file, reason)
     failed: str = ""
+    refused: dict[str, str] = field(default_factory=dict)  # student not on the roster -> kept at
 
     def text(self) -> str:
         lines = [f"collected {len(self.placed)} submission(s)"]
@@ -33,6 +34,10 @@ class CollectReport:
         if self.unplaceable:
             lines.append(f"could not place {len(self.unplaceable)} file(s):")
             lines += [f"  {name}: {reason}" for name, reason in self.unplaceable]
+        if self.refused:
+            lines.append(f"refused {len(self.refused)} submission(s) from students not on the "
+                         "roster (`course roster import`); not graded, kept for review:")
+            lines += [f"  {student}: {kept}" for student, kept in sorted(self.refused.items())]
         if self.failed:
             lines.append(f"error: {self.failed}")
         return "\n".join(lines)
@@ -171,5 +176,12 @@ def collect_exchange(course: Course, assignment: str) -> CollectReport:
 
 def collect(course: Course, assignment: str, source: str | None) -> CollectReport:
     if source:
-        return collect_files(course, assignment, Path(source))
-    return collect_exchange(course, assignment)
+        report = collect_files(course, assignment, Path(source))
+    else:
+        report = collect_exchange(course, assignment)
+    from course.roster import refuse_off_roster
+    refused = refuse_off_roster(course.root, course.submitted_root, assignment, list(report.placed))
+    for student, kept in refused.items():
+        del report.placed[student]
+        report.refused[student] = str(kept)
+    return report

@@ -75,7 +75,7 @@ def cmd_collect(args) -> int:
     course = _course(args)
     report = collect(course, args.assignment, args.source)
     print(report.text())
-    return 0 if not report.failed else 1
+    return 0 if not (report.failed or report.refused) else 1
 
 
 def register(subparsers) -> None:

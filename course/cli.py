@@ -18,6 +18,9 @@ COMMAND_MODULES = (
     "course.lessons",      # lessons execute / check
     # -- beyond one machine: the students' repository (issue 12) --
     "course.student_kit",  # student-kit DEST (lessons, releases, reftorch; no solutions)
+    # the course server for a class: roster -> Unix users + gradebook; JupyterHub
+    "course.roster",       # roster import / remove
+    "course.hub",          # hub start / stop / status
 )
 
 

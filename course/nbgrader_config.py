@@ -23,7 +23,8 @@ c.CourseDirectory.feedback_directory = os.path.join("course", "feedback")
 c.CourseDirectory.solution_directory = os.path.join("course", "solution")
 c.CourseDirectory.source_with_tests_directory = os.path.join("course", "source_with_tests")
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(root, "course", "gradebook.db")
-c.Exchange.root = os.path.join(root, "course", "exchange")
+# The course hub (`make hub`) shares one exchange between Unix users at a system path.
+c.Exchange.root = os.environ.get("COURSE_EXCHANGE") or os.path.join(root, "course", "exchange")
 
 # Autograde restores grade cells from the gradebook *with* their hidden tests, and stock
 # feedback would print them. Clearing them here keeps hidden tests out of every feedback file.

@@ -1,0 +1,321 @@
+"""`course roster import roster.csv`: the class list becomes Unix users and gradebook rows.
+
+The roster is a CSV with a header row: ``id`` (required; it becomes the Unix login, so it
+must be a safe lowercase name), and optionally ``first_name``, ``last_name``, ``email``.
+Import checks the whole file first and changes nothing when any row is wrong, then:
+
+1. creates each student as a Unix user (``useradd``) in the course's students group, with a
+   private home (0700: no student can read another's work) and a generated password that
+   JupyterHub's PAM login checks; the passwords go to a file only root can read, for the
+   instructor to hand out;
+2. adds each student to nbgrader's gradebook with their names (formgrader shows them);
+3. keeps the imported roster as ``course/roster.csv`` (git-ignored): ``course collect``
+   refuses submissions from anyone not on it.
+
+Importing again is safe: existing students keep their password and home, names are updated.
+An existing account that the course did not create (not in the students group) is refused.
+"""
+from __future__ import annotations
+
+import csv
+import grp
+import os
+import pwd
+import re
+import secrets
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+# Debian's adduser rule for login names, minus the trailing `$` of machine accounts, and
+# at most 32 characters (utmp's limit).
+UNIX_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+STUDENTS_GROUP = "course-students"
+COLUMNS = ("id", "first_name", "last_name", "email")
+
+
+class RosterError(ValueError):
+    """A roster that cannot be imported; the message lists every problem found."""
+
+
+@dataclass(frozen=True)
+class Student:
+    id: str
+    first_name: str
+    last_name: str
+    email: str
+
+    @property
+    def full_name(self) -> str:
+        return " ".join(part for part in (self.first_name, self.last_name) if part)
+
+
+def read_roster(path: Path) -> list[Student]:
+    """Every row of the roster, checked; RosterError names each bad line."""
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except OSError as error:
+        raise RosterError(f"cannot read the roster {path}: {error.strerror}") from None
+    reader = csv.DictReader(text.splitlines())
+    header = [name.strip() for name in (reader.fieldnames or [])]
+    if "id" not in header:
+        raise RosterError(f"{path}: the first line must name the columns, with at least `id` "
+                          f"(found {header or 'nothing'}); known columns: {', '.join(COLUMNS)}")
+    unknown = [name for name in header if name not in COLUMNS]
+    if unknown:
+        raise RosterError(f"{path}: unknown column(s) {', '.join(unknown)}; "
+                          f"known columns: {', '.join(COLUMNS)}")
+    problems: list[str] = []
+    students: list[Student] = []
+    first_line_of: dict[str, int] = {}
+    for line, row in enumerate(reader, start=2):
+        row = {key.strip(): (value or "").strip() for key, value in row.items() if key}
+        student_id = row.get("id", "")
+        if not any(row.values()):
+            continue  # a blank line
+        if not UNIX_NAME.match(student_id):
+            problems.append(f"line {line}: id {student_id!r} is not a valid Unix login "
+                            "(lowercase letter first, then lowercase letters, digits, _ or -; "
+                            "at most 32 characters)")
+            continue
+        if student_id in first_line_of:
+            problems.append(f"line {line}: id {student_id!r} is a duplicate of line "
+                            f"{first_line_of[student_id]}")
+            continue
+        first_line_of[student_id] = line
+        students.append(Student(student_id, row.get("first_name", ""),
+                                row.get("last_name", ""), row.get("email", "")))
+    if problems:
+        raise RosterError(f"{path}: nothing was imported, {len(problems)} problem(s):\n  "
+                          + "\n  ".join(problems))
+    if not students:
+        raise RosterError(f"{path}: the roster has no students")
+    return students
+
+
+def roster_path(course_root: Path) -> Path:
+    return Path(course_root) / "course" / "roster.csv"
+
+
+def roster_ids(course_root: Path) -> set[str] | None:
+    """The ids of the imported roster, or None when no roster was imported."""
+    path = roster_path(course_root)
+    if not path.exists():
+        return None
+    return {student.id for student in read_roster(path)}
+
+
+def refuse_off_roster(course_root: Path, submitted_root: Path, assignment: str,
+                      collected: list[str]) -> dict[str, Path]:
+    """Collected students who are not on the imported roster: their submission moves out of
+    the way of grading to course/refused/<student>/<assignment> (nothing is deleted; the
+    exchange keeps its copy too). Returns student -> where it was kept. No roster, no check."""
+    allowed = roster_ids(course_root)
+    if allowed is None:
+        return {}
+    refused = {}
+    for student in sorted(set(collected) - allowed):
+        source = Path(submitted_root) / student / assignment
+        if not source.exists():
+            continue
+        kept = Path(course_root) / "course" / "refused" / student / assignment
+        if kept.exists():
+            shutil.rmtree(kept)  # an older refused copy of the same (refused) submission
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(source), str(kept))
+        if not any(source.parent.iterdir()):
+            source.parent.rmdir()
+        refused[student] = kept
+    return refused
+
+
+def _user_exists(name: str) -> pwd.struct_passwd | None:
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        return None
+
+
+def _group_members(group: str) -> set[str] | None:
+    try:
+        entry = grp.getgrnam(group)
+    except KeyError:
+        return None
+    members = set(entry.gr_mem)
+    members |= {user.pw_name for user in pwd.getpwall() if user.pw_gid == entry.gr_gid}
+    return members
+
+
+def check_accounts(students: list[Student], group: str) -> None:
+    """Refuse ids that name an account the course did not create (root, daemon, a staff
+    member): importing must never take over or hand a password to an existing account."""
+    members = _group_members(group) or set()
+    taken = [s.id for s in students if _user_exists(s.id) and s.id not in members]
+    if taken:
+        raise RosterError(
+            "nothing was imported: these ids are existing accounts that are not in the "
+            f"course's students group {group!r}: {', '.join(taken)}")
+
+
+def _run(command: list[str]) -> None:
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RosterError(f"`{' '.join(command)}` failed (exit {done.returncode}): "
+                          f"{(done.stderr or done.stdout).strip()}")
+
+
+def create_unix_users(students: list[Student], group: str,
+                      passwords_file: Path) -> list[str]:
+    """Create the missing students as Unix users; returns the ids created."""
+    if os.geteuid() != 0:
+        raise RosterError("creating Unix users needs root: run `sudo course roster import ...` "
+                          "(or --gradebook-only to add names to the gradebook alone)")
+    if _group_members(group) is None:
+        _run(["groupadd", group])
+    created = []
+    for student in students:
+        if _user_exists(student.id):
+            _run(["usermod", "-c", student.full_name, student.id])
+            continue
+        _run(["useradd", "--create-home", "--shell", "/bin/bash", "--gid", group,
+              "--comment", student.full_name, student.id])
+        home = Path(pwd.getpwnam(student.id).pw_dir)
+        home.chmod(0o700)  # classmates cannot read each other's work
+        password = secrets.token_urlsafe(12)
+        done = subprocess.run(["chpasswd"], input=f"{student.id}:{password}\n", text=True,
+                              capture_output=True)
+        if done.returncode != 0:
+            raise RosterError(f"chpasswd failed for {student.id}: {done.stderr.strip()}")
+        # Written at once: if a later student fails, this one's password is not lost.
+        _append_password(passwords_file, student.id, password)
+        created.append(student.id)
+    return created
+
+
+def _append_password(passwords_file: Path, student_id: str, password: str) -> None:
+    passwords_file.parent.mkdir(parents=True, exist_ok=True)
+    new = not passwords_file.exists()
+    fd = os.open(passwords_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "a", newline="") as out:
+        writer = csv.writer(out)
+        if new:
+            writer.writerow(["id", "password"])
+        writer.writerow([student_id, password])
+    passwords_file.chmod(0o600)
+
+
+def add_to_gradebook(students: list[Student], course_root: Path) -> None:
+    """Each student with their names in nbgrader's gradebook (formgrader's student list)."""
+    from autograder.course import Course
+    from nbgrader.api import Gradebook
+
+    course = Course.load(course_root)
+    db_file = _sqlite_file(course.db_url)
+    with Gradebook(course.db_url, course_id=course.course_id) as gradebook:
+        for student in students:
+            gradebook.update_or_create_student(
+                student.id, first_name=student.first_name or None,
+                last_name=student.last_name or None, email=student.email or None)
+    if db_file is not None:
+        _give_to_course_owner(db_file, Path(course_root) / "course")
+
+
+def _sqlite_file(db_url: str) -> Path | None:
+    prefix = "sqlite:///"
+    return Path(db_url[len(prefix):]) if db_url.startswith(prefix) else None
+
+
+def _give_to_course_owner(path: Path, course_dir: Path) -> None:
+    """Files root writes into the course belong to whoever owns the course folder (the
+    instructor), or the instructor's formgrader could not write its own gradebook."""
+    if os.geteuid() != 0 or not path.exists():
+        return
+    owner = course_dir.stat()
+    os.chown(path, owner.st_uid, owner.st_gid)
+
+
+def save_roster(students: list[Student], course_root: Path) -> Path:
+    path = roster_path(course_root)
+    with open(path, "w", newline="", encoding="utf-8") as out:
+        writer = csv.writer(out)
+        writer.writerow(COLUMNS)
+        for student in students:
+            writer.writerow([student.id, student.first_name, student.last_name, student.email])
+    _give_to_course_owner(path, path.parent)
+    return path
+
+
+def remove_unix_users(ids: list[str], group: str) -> list[str]:
+    """Delete course-created users and their homes (never an account outside the group)."""
+    members = _group_members(group) or set()
+    outside = [name for name in ids if _user_exists(name) and name not in members]
+    if outside:
+        raise RosterError(f"refusing to remove accounts outside the group {group!r}: "
+                          f"{', '.join(outside)}")
+    removed = []
+    for name in ids:
+        if _user_exists(name):
+            subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True)
+            _run(["userdel", "--remove", name])
+            removed.append(name)
+    return removed
+
+
+# -- command line -------------------------------------------------------------------------
+
+def cmd_import(args) -> int:
+    from autograder.course import REPO
+    course_root = Path(args.root or REPO).resolve()
+    try:
+        students = read_roster(Path(args.roster))
+        if not args.gradebook_only:
+            check_accounts(students, args.group)
+            created = create_unix_users(students, args.group, Path(args.passwords))
+        add_to_gradebook(students, course_root)
+        saved = save_roster(students, course_root)
+    except RosterError as error:
+        print(f"course roster import: {error}", file=sys.stderr)
+        return 1
+    print(f"roster: {len(students)} student(s) in the gradebook; roster kept at {saved}")
+    if not args.gradebook_only:
+        print(f"created {len(created)} Unix user(s) in group {args.group!r}"
+              + (f"; their passwords were added to {args.passwords} (root only)"
+                 if created else ""))
+    return 0
+
+
+def cmd_remove(args) -> int:
+    try:
+        ids = [s.id for s in read_roster(Path(args.roster))]
+        removed = remove_unix_users(ids, args.group)
+    except RosterError as error:
+        print(f"course roster remove: {error}", file=sys.stderr)
+        return 1
+    print(f"removed {len(removed)} Unix user(s) and their homes")
+    return 0
+
+
+DEFAULT_PASSWORDS = "/srv/nbgrader/hub/passwords.csv"
+
+
+def register(subparsers) -> None:
+    roster = subparsers.add_parser("roster", help="import the class list: Unix users + gradebook")
+    actions = roster.add_subparsers(dest="roster_command", metavar="ACTION", required=True)
+    load = actions.add_parser("import", help="create students from a CSV (id, first_name, "
+                              "last_name, email)")
+    load.add_argument("roster", help="CSV file with a header row")
+    load.add_argument("--root", help="course root (default: this repository)")
+    load.add_argument("--group", default=STUDENTS_GROUP,
+                      help=f"Unix group of the course's students (default {STUDENTS_GROUP})")
+    load.add_argument("--passwords", default=DEFAULT_PASSWORDS,
+                      help="where new students' passwords are appended "
+                      f"(default {DEFAULT_PASSWORDS})")
+    load.add_argument("--gradebook-only", action="store_true",
+                      help="only add the names to the gradebook; create no Unix users")
+    load.set_defaults(func=cmd_import)
+    remove = actions.add_parser("remove", help="delete the roster's Unix users and their homes")
+    remove.add_argument("roster", help="the CSV that was imported")
+    remove.add_argument("--group", default=STUDENTS_GROUP)
+    remove.set_defaults(func=cmd_remove)
