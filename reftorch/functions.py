@@ -226,9 +226,49 @@ class DivBackward0(Node):
         return grad_a, grad_b
 
 
+class DivBackward2(Node):
+    """Rounded division is a step function: torch defines its gradient as zero."""
+
+    def backward(self, grad):
+        self.saved_values  # noqa: B018  (raises once the graph is freed, as torch's does)
+        return zeros_like(grad), zeros_like(grad)
+
+
+def _check_rounding_mode(rounding_mode):
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise RuntimeError(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+            f"'{rounding_mode}'"
+        )
+
+
+def _check_integer_divisor(input, other, op):
+    """Integer division by zero has no answer: torch raises where NumPy would give 0."""
+    rt = dtypes.result_type(input, other)
+    if rt is dtypes.bool:
+        raise NotImplementedError(f"\"{op}_cpu\" not implemented for 'Bool'")
+    if not rt.is_floating_point:
+        divisor = other._np if isinstance(other, Tensor) else other
+        if np.any(np.asarray(divisor) == 0):
+            raise RuntimeError("ZeroDivisionError")
+
+
+def _divide_rounded(input, other, rounding_mode):
+    """``div`` with rounding: the quotient rounded toward zero or down, in the inputs'
+    common dtype (integers stay integers, unlike true division)."""
+    _check_integer_divisor(input, other, "div_" + rounding_mode)
+    return _binary("div_trunc" if rounding_mode == "trunc" else "floor_divide", input, other)
+
+
 def div(input, other, *, rounding_mode=None):
-    if rounding_mode == "floor":
-        return floor_divide(input, other)
+    _check_rounding_mode(rounding_mode)
+    if rounding_mode is not None:
+        out = _divide_rounded(input, other, rounding_mode)
+        if _needs_grad(input, other):
+            node = DivBackward2()
+            node.save(other)
+            _record(node, (input, other), out)
+        return out
     rt = dtypes.result_type(input, other)
     ct = rt if rt.is_floating_point else dtypes.get_default_dtype()
     out = _binary("div", input, other, compute_dtype=ct)
@@ -242,11 +282,28 @@ def div(input, other, *, rounding_mode=None):
 true_divide = div
 
 
+class DerivativeNotImplemented(Node):  # torch names this node NotImplemented
+    def __init__(self, op):
+        super().__init__()
+        self._op = op
+
+    def name(self):
+        return "torch::autograd::NotImplemented"
+
+    def backward(self, *grads):
+        raise RuntimeError(f"derivative for aten::{self._op} is not implemented")
+
+
 def floor_divide(input, other):
-    return _binary("floor_divide", input, other)
+    _check_integer_divisor(input, other, "div_floor")
+    out = _binary("floor_divide", input, other)
+    if _needs_grad(input, other):  # torch records the op and refuses only in backward
+        _record(DerivativeNotImplemented("floor_divide"), [t for t in (input, other) if _requires(t)], out)
+    return out
 
 
 def remainder(input, other):
+    _check_integer_divisor(input, other, "remainder")
     return _binary("remainder", input, other)
 
 
@@ -859,17 +916,59 @@ def unbind(input, dim=0):
 
 
 class AsStridedBackward0(Node):
+    """Gradients meet in the storage: each output element adds its gradient into the memory
+    cell it read, and each input element takes the sum in its cell (shared by the input
+    elements that read the same cell, so it is split evenly between them)."""
+
     def backward(self, grad):
         buffer = zeros(self._storage_size, dtype=grad.dtype, device=grad._device)
         region = as_strided(buffer, grad._shape, self._stride, self._offset)
         kernel("index_put_", grad._device)(region._np, (...,), grad._np, True)
         base = as_strided(buffer, self._base_shape, self._base_stride, self._base_offset)
+        if not _non_overlapping_and_dense(self._base_shape, self._base_stride):
+            readers = np.zeros(self._storage_size, dtype=grad._np.dtype)
+            cells = np.lib.stride_tricks.as_strided(
+                readers[self._base_offset:], self._base_shape,
+                tuple(s * readers.itemsize for s in self._base_stride))
+            np.add.at(cells, (...,), 1)
+            np.divide(buffer._np, readers, out=buffer._np, where=readers > 0)
         return (base.clone(),)
 
 
+def _check_as_strided(input, size, stride, offset):
+    """torch's checks before a view reads raw storage (NumPy's message would be vaguer)."""
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if builtins.any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    if 0 in size:
+        return
+    itemsize = input.dtype.itemsize
+    needed = (offset + 1 + builtins.sum((n - 1) * s for n, s in zip(size, stride))) * itemsize
+    available = len(input._storage) * itemsize
+    if needed > available:
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+            f"itemsize {itemsize} requiring a storage size of {needed} are out of bounds for "
+            f"storage of size {available}"
+        )
+
+
 def as_strided(input, size, stride, storage_offset=None):
+    """A view with any geometry over ``input``'s storage (offset counted from its start)."""
     offset = input._offset if storage_offset is None else storage_offset
-    return _view_of(input, tuple(size), tuple(stride), offset)
+    size, stride = tuple(size), tuple(stride)
+    _check_as_strided(input, size, stride, offset)
+    out = _view_of(input, size, stride, offset)
+    if _needs_grad(input):
+        node = AsStridedBackward0()
+        node._storage_size = len(input._storage)
+        node._base_shape, node._base_stride, node._base_offset = input._shape, input._stride, input._offset
+        node._stride, node._offset = stride, offset
+        _record(node, (input,), out)
+    return out
 
 
 # ===================================================================================
@@ -1942,6 +2041,22 @@ def _check_inplace(target):
         )
 
 
+_OVERLAP_MESSAGE = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+
+
+def _check_no_internal_overlap(target):
+    """An element-wise in-place op must not write one memory cell twice (torch's check).
+
+    An expanded dim (stride 0, size > 1) makes several elements share one cell; torch
+    refuses to write through it, since the result would depend on the order of writes.
+    ``fill_`` and ``zero_`` write one value everywhere, so they are allowed."""
+    if target.numel() and builtins.any(n > 1 and s == 0 for n, s in zip(target._shape, target._stride)):
+        raise RuntimeError(_OVERLAP_MESSAGE)
+
+
 class CopyBackwards(Node):
     def backward(self, grad):
         return zeros_like(grad), grad
@@ -2048,7 +2163,15 @@ def _snapshot(target):
 
 def _binary_inplace(op, functional):
     def apply(input, other, **kwargs):
+        # torch's order: autograd's leaf check, then overlap, then broadcast and dtype
+        _check_inplace(input)
+        _check_no_internal_overlap(input)
+        rounding_mode = kwargs.get("rounding_mode")
+        if op == "div":
+            _check_rounding_mode(rounding_mode)
         rt = dtypes.result_type(input, other)
+        if op == "div" and rounding_mode is None and not rt.is_floating_point:
+            rt = dtypes.get_default_dtype()  # true division of integers gives floats
         if rt._rank > input.dtype._rank and (rt.is_floating_point != input.dtype.is_floating_point
                                              or input.dtype is dtypes.bool):
             raise RuntimeError(
@@ -2066,6 +2189,10 @@ def _binary_inplace(op, functional):
 
         def fast():
             dev = _devices(input, other)
+            if rounding_mode is not None:
+                rounded = _divide_rounded(input, other, rounding_mode)
+                np.copyto(input._np, rounded._np, casting="unsafe")
+                return
             kernel(op, dev)(input._np, _array(operand, input.dtype if op != "div" else rt), out=input._np)
 
         return _inplace(input, lambda old: functional(old, other, **kwargs).to(input.dtype), (other,), fast)
@@ -2082,6 +2209,9 @@ pow_ = _binary_inplace("pow", pow)
 
 def _unary_inplace(op, functional):
     def apply(input):
+        _check_inplace(input)
+        _check_no_internal_overlap(input)
+
         def fast():
             kernel(op, input._device)(input._np, out=input._np)
         return _inplace(input, functional, (), fast)
@@ -2100,6 +2230,8 @@ abs_ = _unary_inplace("abs", abs)
 
 
 def clamp_(input, min=None, max=None):
+    _check_inplace(input)
+    _check_no_internal_overlap(input)
     return _inplace(input, lambda old: clamp(old, min, max), (),
                     lambda: kernel("clamp", input._device)(input._np, min, max, out=input._np))
 
@@ -2147,6 +2279,8 @@ def _fill(input, value, node_cls):
 def copy_(input, src, non_blocking=False):
     """Write ``src`` (broadcast, converted, possibly from another device) into ``input``."""
     if isinstance(src, Tensor):
+        _check_inplace(input)
+        _check_no_internal_overlap(input)
         shape = broadcast_shapes(input._shape, src._shape)
         if shape != input._shape:
             raise RuntimeError(

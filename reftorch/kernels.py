@@ -52,6 +52,20 @@ def sign(a, out=None):
     return out
 
 
+@cpu_kernel("div_trunc")
+def div_trunc(a, b, out=None):
+    """Division rounded toward zero; integers stay exact (no detour through floats)."""
+    if np.result_type(a, b).kind == "f":
+        return np.trunc(np.true_divide(a, b), out=out)
+    quotient = np.floor_divide(a, b)
+    # floor went one below zero's side when the signs differ and the division is inexact
+    quotient = quotient + ((quotient < 0) & (quotient * b != a))
+    if out is None:
+        return quotient
+    out[...] = quotient
+    return out
+
+
 @cpu_kernel("relu")
 def relu(a, out=None):
     return np.maximum(a, a.dtype.type(0), out=out)

@@ -112,8 +112,12 @@ class Node:
         return tuple(s.unpack(self) if s.__class__ is SavedTensor else s for s in self._saved)
 
     def release(self):
-        """Free saved tensors after backward (unless the graph is retained)."""
-        if self._saved and any(s.__class__ is SavedTensor for s in self._saved):
+        """Free saved tensors after backward (unless the graph is retained).
+
+        A saved Python number counts too: torch wraps the ``2`` of ``x * 2`` in a tensor and
+        saves that, so a second backward through it raises as well."""
+        if self._saved and any(s.__class__ is SavedTensor or s.__class__ in (int, float, bool)
+                               for s in self._saved):
             self._freed = True
             self._saved = None
 
