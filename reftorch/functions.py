@@ -2329,8 +2329,19 @@ class SoftmaxBackward0(Node):
         return (result * (grad - (grad * result).sum(self._saved_dim, keepdim=True)),)
 
 
-def log_softmax(input, dim, dtype=None):
+def _softmax_input(input, dim, dtype, name):
+    """``dtype`` converts first (torch's way to softmax integers); the kernels want floats."""
+    if dtype is not None:
+        input = to(input, dtype)
     d = _wrap_dim(dim, input.dim())
+    if not input.dtype.is_floating_point:
+        where = "lastdim_kernel_impl" if d == input.dim() - 1 or input.dim() == 0 else "kernel_impl"
+        raise NotImplementedError(f"\"{name}_{where}\" not implemented for '{_scalar_name(input.dtype)}'")
+    return input, d
+
+
+def log_softmax(input, dim, dtype=None):
+    input, d = _softmax_input(input, dim, dtype, "log_softmax")
     out = _wrap(kernel("log_softmax", input._device)(input._np, d), input._device)
     if _needs_grad(input):
         node = LogSoftmaxBackward0()
@@ -2341,7 +2352,7 @@ def log_softmax(input, dim, dtype=None):
 
 
 def softmax(input, dim, dtype=None):
-    d = _wrap_dim(dim, input.dim())
+    input, d = _softmax_input(input, dim, dtype, "softmax")
     out = _wrap(kernel("softmax", input._device)(input._np, d), input._device)
     if _needs_grad(input):
         node = SoftmaxBackward0()
