@@ -27,7 +27,7 @@ from .autograd.graph import Node, gradient_edge
 from .dispatch import canonical, check_same_device, cpu, kernel
 from .storage import (
     broadcast_shapes, broadcast_strides, contiguous_strides, elementwise_strides, expand_strides,
-    view_strides,
+    preserve_format_strides, view_strides,
 )
 from .tensor import Size, Tensor, _wrap_dim
 
@@ -979,11 +979,19 @@ class CloneBackward0(Node):
         return (grad,)
 
 
+def _copy_preserving_format(input, array, memory_format, device):
+    """Wrap ``array`` (a row-major copy of ``input``'s values) at the strides torch gives a
+    copy of ``input`` in this memory format (storage.preserve_format_strides)."""
+    if memory_format == "contiguous" or (input.is_contiguous() and array.size):
+        return _wrap(array, device)
+    strides = preserve_format_strides(input._shape, input._stride)
+    if strides == contiguous_strides(input._shape):
+        return _wrap(array, device)
+    return _with_strides(array, strides, device)
+
+
 def clone(input, *, memory_format=None):
-    order = "C" if memory_format == "contiguous" else "K"
-    array = np.array(input._np, order=order, copy=True) if input._device is cpu else \
-        kernel("copy", input._device)(input._np)
-    out = _wrap(array, input._device)
+    out = _copy_preserving_format(input, kernel("copy", input._device)(input._np), memory_format, input._device)
     if _needs_grad(input):
         _record(CloneBackward0(), (input,), out)
     return out
@@ -1041,16 +1049,16 @@ def to(input, *args, **kwargs):
         array = kernel("copy", new_device)(input._np, new_dtype.numpy)
     else:
         # leave the source device as host memory, then enter the target's memory
-        host = np.array(input._np, dtype=new_dtype.numpy, order="K", copy=True)
+        host = np.array(input._np, dtype=new_dtype.numpy, order="C", copy=True)
         array = kernel("copy", new_device)(host) if new_device.type != "cpu" else host
-    out = _wrap(array, new_device)
+    out = _copy_preserving_format(input, array, kwargs.pop("memory_format", None), new_device)
     if _needs_grad(input) and new_dtype.is_floating_point:
         _record(ToCopyBackward0(), (input,), out)
     return out
 
 
 def _converter(d):
-    return lambda input, memory_format=None: to(input, d)
+    return lambda input, memory_format=None: to(input, d, memory_format=memory_format)
 
 
 # ===================================================================================
@@ -2414,9 +2422,15 @@ def empty(*size, dtype=None, device=None, requires_grad=False):
 
 
 def _like(maker):
-    def like(input, *args, dtype=None, device=None, requires_grad=False, **kwargs):
-        return maker(input._shape, *args, dtype=dtype or input.dtype,
-                     device=device or input._device, requires_grad=requires_grad, **kwargs)
+    def like(input, *args, dtype=None, device=None, requires_grad=False, memory_format=None, **kwargs):
+        out = maker(input._shape, *args, dtype=dtype or input.dtype,
+                    device=device or input._device, requires_grad=False, **kwargs)
+        # same layout as ``input`` (torch's preserve_format), unless asked for row-major
+        if memory_format != "contiguous" and not (input.is_contiguous() and out.numel()):
+            strides = preserve_format_strides(input._shape, input._stride)
+            if strides != out._stride:
+                out = _with_strides(out._np, strides, out._device)
+        return _finish(out, requires_grad)
     like.__name__ = maker.__name__ + "_like"
     return like
 
