@@ -282,7 +282,8 @@ def div(input, other, *, rounding_mode=None):
 true_divide = div
 
 
-class DerivativeNotImplemented(Node):  # torch names this node NotImplemented
+class DerivativeNotImplemented(Node):
+    """What torch records for an op that has no derivative: backward through it raises."""
     def __init__(self, op):
         super().__init__()
         self._op = op
@@ -292,6 +293,9 @@ class DerivativeNotImplemented(Node):  # torch names this node NotImplemented
 
     def backward(self, *grads):
         raise RuntimeError(f"derivative for aten::{self._op} is not implemented")
+
+
+DerivativeNotImplemented.__name__ = "NotImplemented"  # torch's class name (not Python's builtin)
 
 
 def floor_divide(input, other):
@@ -636,8 +640,24 @@ def ravel(input):
 
 
 def unflatten(input, dim, sizes):
+    """Split one dim into several (one of the new sizes may be -1); a view."""
     dim = _wrap_dim(dim, input.dim())
-    return view(input, input._shape[:dim] + tuple(sizes) + input._shape[dim + 1:])
+    if not isinstance(sizes, (tuple, list, Size)):
+        raise TypeError(
+            f"unflatten(): argument 'sizes' (position 2) must be tuple of ints, not {type(sizes).__name__}")
+    sizes = tuple(builtins.int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    n = input._shape[dim]
+    try:
+        sizes = _infer_shape(sizes, n)
+    except RuntimeError as error:  # torch rewords the size mismatch, and wraps anything else
+        if "is invalid for input of size" in str(error):
+            raise RuntimeError(
+                f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim "
+                f"{dim} ({n}) in the input tensor") from None
+        raise RuntimeError(f"unflatten got an unexpected error:\n{error}") from None
+    return view(input, input._shape[:dim] + sizes + input._shape[dim + 1:])
 
 
 class TBackward0(Node):
@@ -718,6 +738,30 @@ def _T(input):
             "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to "
             "reverse the dimensions of a tensor."))
     return permute(input, tuple(range(input.dim() - 1, -1, -1)))
+
+
+def _matrix_transpose(name, zero_dim_hint):
+    """``x.mT`` (and ``mH``, the same for real numbers): swap the last two dims."""
+    def transpose_last(input):
+        if input.dim() == 0:
+            _warn_once(name + "_0d", f"Tensor.{name} is deprecated on 0-D tensors. {zero_dim_hint}")
+            return input
+        if input.dim() == 1:
+            raise RuntimeError(
+                f"tensor.{name} is only supported on matrices or batches of matrices. Got 1-D tensor.")
+        return transpose(input, -2, -1)
+    return transpose_last
+
+
+def _H(input):  # the conjugate transpose, which for real numbers is the transpose
+    if input.dim() == 0:
+        _warn_once("H_0d", "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
+        return input
+    if input.dim() != 2:
+        hint = " For batches of matrices, consider using tensor.mH" if input.dim() > 2 else ""
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {input.dim()}-D tensor.{hint}")
+    return transpose(input, 0, 1)
 
 
 class UnsqueezeBackward0(Node):
@@ -1012,7 +1056,12 @@ def detach(input):
 
 def detach_(input):
     if input._base is not None:
-        raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        raise RuntimeError(
+            "Can't detach views in-place. Use detach() instead. If you are using "
+            "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+            "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+            "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+            "function in torch/optim/optimizer.py as the solution.")
     input.grad_fn = None
     input._requires_grad = False
     return input
@@ -1477,6 +1526,13 @@ def _check_matmul_dtypes(a, b, what):
                 "dot : expected both vectors to have same dtype, but found "
                 f"{_scalar_name(a.dtype)} and {_scalar_name(b.dtype)}"
             )
+        if what == "bmm":
+            raise RuntimeError(
+                f"expected scalar type {_scalar_name(a.dtype)} but found {_scalar_name(b.dtype)}")
+        if what == "addmm":
+            raise RuntimeError(
+                f"mat1 and mat2 must have the same dtype, but got {_scalar_name(a.dtype)} and "
+                f"{_scalar_name(b.dtype)}")
         raise RuntimeError(
             "expected m1 and m2 to have the same dtype, but got: "
             f"{_TORCH_SCALAR_NAMES[a.dtype.name]} != {_TORCH_SCALAR_NAMES[b.dtype.name]}"
@@ -1490,8 +1546,20 @@ class MmBackward0(Node):
                 a.t().mm(grad) if a is not _UNSAVED else None)
 
 
+# the CPU kernel that refuses a bool product in torch (after the shape checks)
+_PRODUCT_KERNEL_NAMES = {"MmBackward0": "addmm_impl_cpu_", "MvBackward0": "addmv_impl_cpu",
+                         "BmmBackward0": "bmm", "DotBackward0": "dot", "AddmmBackward0": "addmm_impl_cpu_"}
+
+
+def _check_not_bool_product(node_cls, a):
+    if a.dtype is dtypes.bool:
+        raise NotImplementedError(
+            f"\"{_PRODUCT_KERNEL_NAMES[node_cls.__name__]}\" not implemented for 'Bool'")
+
+
 def _matrix_product(node_cls, a, b):
     """The product in one kernel; each side is saved only for the other side's gradient."""
+    _check_not_bool_product(node_cls, a)
     dev = _devices(a, b)
     out = _wrap(kernel("matmul", dev)(a._np, b._np), dev)
     if _needs_grad(a, b):
@@ -1558,6 +1626,7 @@ def dot(input, other):
             "number of elements, but got %d and %d elements respectively"
             % (input._shape[0], other._shape[0], input._shape[0], other._shape[0])
         )
+    _check_not_bool_product(DotBackward0, input)
     dev = _devices(input, other)
     out = _wrap(kernel("matmul", dev)(input._np, other._np), dev)
     if _needs_grad(input, other):
@@ -1609,11 +1678,16 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if mat1.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError("mat1 must be a matrix, got %d-D tensor" % mat1.dim())
     _check_matmul_dtypes(mat1, mat2, "addmm")
+    if isinstance(input, Tensor) and input.dtype is not mat2.dtype:
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got {_scalar_name(input.dtype)} and "
+            f"{_scalar_name(mat2.dtype)}")
     if mat1._shape[1] != mat2._shape[0]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({mat1._shape[0]}x{mat1._shape[1]} "
             f"and {mat2._shape[0]}x{mat2._shape[1]})"
         )
+    _check_not_bool_product(AddmmBackward0, mat1)
     dev = _devices(input, mat1, mat2)
     try:
         out = _wrap(kernel("addmm", dev)(input._np, mat1._np, mat2._np, beta, alpha), dev)
@@ -1848,19 +1922,73 @@ def _is_basic(item):
     return item is None or item is Ellipsis or isinstance(item, (slice, builtins.int)) and not isinstance(item, builtins.bool)
 
 
+def _check_0dim_key(input, key):
+    """A lone int or slice on a 0-dim tensor: torch's hints (a tuple just counts indices)."""
+    if input.dim() == 0 and isinstance(key, builtins.int) and not isinstance(key, builtins.bool):
+        raise IndexError(
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+            "in C++ to convert a 0-dim tensor to a number")
+    if input.dim() == 0 and isinstance(key, slice):
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+
+
+_INDEX_TYPES = (builtins.int, slice, Tensor, list, tuple, np.ndarray, np.integer, np.bool_)
+
+
+def _index_dims(k) -> int:
+    """How many of the tensor's dims an index item uses: a mask uses its own dims, a Python
+    bool or None none (they add a dim), anything else one."""
+    if k is None or k is Ellipsis or isinstance(k, (builtins.bool, np.bool_)):
+        return 0
+    if isinstance(k, Tensor) and k.dtype is dtypes.bool:
+        return k.dim()
+    if isinstance(k, (list, np.ndarray)) and np.asarray(k).dtype == np.bool_:
+        return np.asarray(k).ndim
+    return 1
+
+
+def _check_masks(input, key):
+    """A boolean mask must match the dims it covers, seen after the basic indices before it."""
+    shape, dim = list(input._shape), 0
+    for k in key:
+        if k is None or isinstance(k, (builtins.bool, np.bool_)):
+            shape.insert(dim, 1)
+            dim += 1
+        elif isinstance(k, builtins.int):
+            del shape[dim]
+        elif isinstance(k, slice):
+            shape[dim] = len(range(*k.indices(shape[dim])))
+            dim += 1
+        else:
+            used = _index_dims(k)
+            is_mask = (k.dtype is dtypes.bool) if isinstance(k, Tensor) else \
+                isinstance(k, (list, np.ndarray)) and np.asarray(k).dtype == np.bool_
+            if is_mask:
+                mask_shape = tuple(k._shape) if isinstance(k, Tensor) else np.asarray(k).shape
+                for j, n in enumerate(mask_shape):
+                    if n != shape[dim + j]:
+                        raise IndexError(
+                            f"The shape of the mask {list(mask_shape)} at index {j} does not match "
+                            f"the shape of the indexed tensor {shape} at index {dim + j}")
+            dim += used
+
+
 def _expand_key(input, key):
     if not isinstance(key, tuple):
         key = (key,)
     # an integer or bool tensor with one element is still advanced indexing, as in torch
-    used = builtins.sum(
-        (k.dim() if isinstance(k, Tensor) and k.dtype is dtypes.bool else 1)
-        for k in key if k is not None and k is not Ellipsis
-    )
+    used = builtins.sum(_index_dims(k) for k in key)
     if used > input.dim():
         raise IndexError(f"too many indices for tensor of dimension {input.dim()}")
+    for k in key:
+        if k is not None and k is not Ellipsis and not isinstance(k, _INDEX_TYPES):
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                f"are valid indices (got {type(k).__name__})")
     if builtins.any(k is Ellipsis for k in key):  # `in` would compare arrays element-wise
         i = [j for j, k in enumerate(key) if k is Ellipsis][0]
         key = key[:i] + (slice(None),) * (input.dim() - used) + key[i + 1:]
+    _check_masks(input, key)
     return key
 
 
@@ -1893,7 +2021,8 @@ def _numpy_key(key):
             converted.append(k._np)
         elif isinstance(k, (list, np.ndarray)):
             k = np.asarray(k)
-            converted.append(k.astype(np.int64) if k.size == 0 else k)  # [] indexes nothing
+            # a list becomes a long index (floats are cut toward zero), or a mask if all bools
+            converted.append(k if k.dtype == np.bool_ else k.astype(np.int64))
         else:
             converted.append(k)
     return tuple(converted)
@@ -1915,6 +2044,7 @@ def _scalar_tensor_keys(key):
 
 
 def getitem(input, key):
+    _check_0dim_key(input, key)
     key = _scalar_tensor_keys(key)
     if isinstance(key, slice):  # torch's one-slice path records a slice even when it is full
         return _slice(input, 0, key.start, key.stop, 1 if key.step is None else key.step) \
@@ -1947,6 +2077,7 @@ class IndexPutBackward0(Node):
 
 
 def setitem(input, key, value):
+    _check_0dim_key(input, key)
     key = _expand_key(input, _scalar_tensor_keys(key))
     if isinstance(value, Tensor):  # torch first views the value without its leading 1s
         shape = value._shape
@@ -2500,7 +2631,9 @@ def _infer_dtype(data):
         raise TypeError("only scalar tensors can be part of nested data")
     if builtins.any(k is builtins.float or np.issubdtype(k, np.floating) for k in kinds if k is not builtins.bool):
         return dtypes.get_default_dtype()
-    if kinds and builtins.all(k is builtins.bool or k is np.bool_ for k in kinds):
+    if not kinds:  # no numbers at all: torch.tensor([]) is a float tensor
+        return dtypes.get_default_dtype()
+    if builtins.all(k is builtins.bool or k is np.bool_ for k in kinds):
         return dtypes.bool
     return dtypes.int64
 
@@ -2670,4 +2803,6 @@ _METHODS = dict(
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 Tensor.T = property(_T)
-Tensor.mT = property(lambda self: transpose(self, -2, -1))
+Tensor.mT = property(_matrix_transpose("mT", "This function is the identity in these cases."))
+Tensor.mH = property(_matrix_transpose("mH", "Consider using x.conj()."))
+Tensor.H = property(_H)

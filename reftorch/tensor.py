@@ -202,11 +202,18 @@ class Tensor:
     def __bool__(self) -> bool:
         if self.numel() != 1:
             raise RuntimeError(
+                "Boolean value of Tensor with no values is ambiguous" if self.numel() == 0 else
                 "Boolean value of Tensor with more than one value is ambiguous"
             )
         return builtins.bool(self._np.reshape(-1)[0])
 
+    def _check_one_element(self):
+        # float(t) and int(t) are Python's number protocol: ValueError, unlike t.item()
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+
     def __float__(self):
+        self._check_one_element()
         if self._requires_grad:
             warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
                           "unexpected behavior.\nConsider using tensor.detach() first.",
@@ -214,6 +221,7 @@ class Tensor:
         return builtins.float(self.item())
 
     def __int__(self):
+        self._check_one_element()
         return builtins.int(self.item())
 
     def __index__(self):

@@ -93,8 +93,8 @@ class Node:
     def name(self) -> str:
         return type(self).__name__
 
-    def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
+    def __repr__(self) -> str:  # the class name, as torch prints it (name() may be C++'s)
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     # saved tensors ---------------------------------------------------------------
     def save(self, *values, output=None):
@@ -134,6 +134,9 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__()
         self.variable = variable
+
+    def name(self) -> str:  # torch names the nodes it writes in C++ by their C++ name
+        return "torch::autograd::AccumulateGrad"
 
     def backward(self, grad):  # the engine calls accumulate() instead
         return ()
