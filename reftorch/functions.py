@@ -23,7 +23,7 @@ import numpy as np
 from . import dtypes
 from .autograd.grad_mode import state as _grad_state
 from .autograd.engine import _sum_to
-from .autograd.graph import Node, gradient_edge
+from .autograd.graph import FREED_MESSAGE, Node, gradient_edge
 from .dispatch import canonical, check_same_device, cpu, kernel
 from .storage import (
     broadcast_shapes, broadcast_strides, contiguous_strides, elementwise_strides, expand_strides,
@@ -306,9 +306,30 @@ def floor_divide(input, other):
     return out
 
 
+class RemainderBackward0(Node):
+    """a % b = a - b * floor(a / b): slope 1 in a, minus floor(a / b) in b."""
+
+    def backward(self, grad):
+        if self._other_needs_grad:  # a and b are saved only then (as torch saves them)
+            a, b = self.saved_values
+            return grad, -grad * div(a, b, rounding_mode="floor")
+        return grad, None
+
+
+class RemainderBackward1(RemainderBackward0):  # torch's name when b is a tensor
+    pass
+
+
 def remainder(input, other):
     _check_integer_divisor(input, other, "remainder")
-    return _binary("remainder", input, other)
+    out = _binary("remainder", input, other)
+    if _needs_grad(input, other):
+        node = RemainderBackward1() if isinstance(other, Tensor) else RemainderBackward0()
+        node._other_needs_grad = _requires(other)
+        if node._other_needs_grad:
+            node.save(input, other)
+        _record(node, (input, other), out)
+    return out
 
 
 class PowBackward0(Node):  # tensor ** number
@@ -1915,7 +1936,12 @@ def tile(input, *dims):
 class IndexBackward0(_RawFormula):
     def backward(self, grad):
         self._check_not_double(grad)
+        if self._freed:  # torch saves the indices as tensors, freed after backward like any other
+            raise RuntimeError(FREED_MESSAGE)
         return (_embed(grad, self._saved_self_sym_sizes, self._key, accumulate=True),)
+
+    def release(self):
+        self._freed = True
 
 
 def _is_basic(item):
