@@ -1047,10 +1047,12 @@ class CloneBackward0(Node):
 def _copy_preserving_format(input, array, memory_format, device):
     """Wrap ``array`` (a row-major copy of ``input``'s values) at the strides torch gives a
     copy of ``input`` in this memory format (storage.preserve_format_strides)."""
-    if memory_format == "contiguous" or (input.is_contiguous() and array.size):
+    row_major = contiguous_strides(input._shape)
+    if memory_format == "contiguous" or input._stride == row_major:
         return _wrap(array, device)
+    # (a dim of size 1 keeps its stride too: torch copies the strides of a dense tensor)
     strides = preserve_format_strides(input._shape, input._stride)
-    if strides == contiguous_strides(input._shape):
+    if strides == row_major:
         return _wrap(array, device)
     return _with_strides(array, strides, device)
 
@@ -2122,6 +2124,12 @@ def index_put_(input, key, values, accumulate=False):
     if not isinstance(key, tuple):
         key = (key,)
     key = _numpy_key(key)
+    if input.numel() and builtins.any(n > 1 and s == 0 for n, s in zip(input._shape, input._stride)):
+        # torch still writes (each shared cell once per index), but warns
+        warnings.warn(
+            "Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
+            "performing this operation. This also applies to advanced indexing e.g. "
+            "tensor[indices] = tensor", UserWarning, stacklevel=2)
 
     def compute(old):
         out = clone(old) if not _needs_grad(old, values) else _clone_nograd(old)
@@ -2334,6 +2342,8 @@ def _binary_inplace(op, functional):
         rounding_mode = kwargs.get("rounding_mode")
         if op == "div":
             _check_rounding_mode(rounding_mode)
+        if op in ("floor_divide", "remainder"):
+            _check_integer_divisor(input, other, "div_floor" if op == "floor_divide" else op)
         rt = dtypes.result_type(input, other)
         if op == "div" and rounding_mode is None and not rt.is_floating_point:
             rt = dtypes.get_default_dtype()  # true division of integers gives floats
@@ -2370,6 +2380,8 @@ sub_ = _binary_inplace("sub", sub)
 mul_ = _binary_inplace("mul", mul)
 div_ = _binary_inplace("div", div)
 pow_ = _binary_inplace("pow", pow)
+floor_divide_ = _binary_inplace("floor_divide", floor_divide)
+remainder_ = _binary_inplace("remainder", remainder)
 
 
 def _unary_inplace(op, functional):
@@ -2443,9 +2455,9 @@ def _fill(input, value, node_cls):
 
 def copy_(input, src, non_blocking=False):
     """Write ``src`` (broadcast, converted, possibly from another device) into ``input``."""
+    _check_inplace(input)
+    _check_no_internal_overlap(input)  # (a number comes from t[...] = 3, which torch copies too)
     if isinstance(src, Tensor):
-        _check_inplace(input)
-        _check_no_internal_overlap(input)
         shape = broadcast_shapes(input._shape, src._shape)
         if shape != input._shape:
             raise RuntimeError(
@@ -2583,7 +2595,7 @@ def _like(maker):
         out = maker(input._shape, *args, dtype=dtype or input.dtype,
                     device=device or input._device, requires_grad=False, **kwargs)
         # same layout as ``input`` (torch's preserve_format), unless asked for row-major
-        if memory_format != "contiguous" and not (input.is_contiguous() and out.numel()):
+        if memory_format != "contiguous" and input._stride != out._stride:
             strides = preserve_format_strides(input._shape, input._stride)
             if strides != out._stride:
                 out = _with_strides(out._np, strides, out._device)
@@ -2832,3 +2844,6 @@ Tensor.T = property(_T)
 Tensor.mT = property(_matrix_transpose("mT", "This function is the identity in these cases."))
 Tensor.mH = property(_matrix_transpose("mH", "Consider using x.conj()."))
 Tensor.H = property(_H)
+# x //= y and x %= y write into x, as torch's do (without these Python would rebind x)
+Tensor.floor_divide_, Tensor.__ifloordiv__ = floor_divide_, floor_divide_
+Tensor.remainder_, Tensor.__imod__ = remainder_, remainder_
