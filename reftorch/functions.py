@@ -357,6 +357,9 @@ class PowBackward2(Node):  # number ** tensor
 
 
 def pow(input, exponent):
+    if isinstance(input, Tensor) and not input.dtype.is_floating_point and \
+            isinstance(exponent, builtins.int) and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         out = _binary("pow", input, exponent)
         if _needs_grad(input):
@@ -430,7 +433,7 @@ def _bitwise(op):
     def combine(input, other):
         rt = dtypes.result_type(input, other)
         if rt.is_floating_point:
-            raise RuntimeError(f"\"{op}_cpu\" not implemented for 'Float'")
+            raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{_scalar_name(rt)}'")
         return _binary(op, input, other)
     return combine
 
@@ -448,6 +451,9 @@ class WhereBackward0(Node):
 def where(condition, input=None, other=None):
     if input is None:
         return nonzero(condition, as_tuple=True)
+    if condition.dtype is not dtypes.bool:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with "
+                           f"dtype {_scalar_name(condition.dtype)}")
     dev = _devices(condition, input, other)
     rt = dtypes.result_type(input, other)
     values = kernel("where", dev)(condition._np, _array(input, rt), _array(other, rt))
@@ -463,6 +469,14 @@ def where(condition, input=None, other=None):
 # Element-wise unary operations
 # ===================================================================================
 def _unary(op, input, floating=True):
+    if input.dtype is dtypes.bool and op == "neg":
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead.")
+    if input.dtype is dtypes.bool and op == "relu":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    if input.dtype is dtypes.bool and op == "abs":
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     a = input._np
     if floating and not input.dtype.is_floating_point:
         a = a.astype(dtypes.get_default_dtype().numpy)
@@ -519,6 +533,8 @@ def logical_not(input):
 
 
 def bitwise_not(input):
+    if input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{_scalar_name(input.dtype)}'")
     return _wrap(kernel("bitwise_not", input._device)(input._np), input._device)
 
 
@@ -590,6 +606,10 @@ def _infer_shape(shape, numel):
         raise RuntimeError("only one dimension can be inferred")
     known = math.prod(s for s in shape if s != -1)
     if -1 in shape:
+        if known == 0 and numel == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape {shape} because the unspecified "
+                "dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{shape}' is invalid for input of size {numel}")
         shape[shape.index(-1)] = numel // known
@@ -881,12 +901,20 @@ class SliceBackward0(SelectBackward0):
 
 
 def select(input, dim, index):
+    return _select(input, dim, index, indexing=False)
+
+
+def _select(input, dim, index, indexing):
+    """``t.select(dim, i)``, or ``t[..., i]`` (``indexing``): the same view, worded apart."""
     n = input.dim()
     if n == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     dim = _wrap_dim(dim, n)
     size = input._shape[dim]
     if not -size <= index < size:
+        if not indexing:
+            raise IndexError(f"select(): index {index} out of range for tensor of size "
+                             f"{list(input._shape)} at dimension {dim}")
         raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
     index = index + size if index < 0 else index
     key = (slice(None),) * dim + (index,)
@@ -909,7 +937,18 @@ def _slice(input, dim, start, stop, step):
 
 
 def narrow(input, dim, start, length):
+    """``length`` elements from ``start`` along ``dim`` (a view); torch's checks, in order."""
+    if input.dim() == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     dim = _wrap_dim(dim, input.dim())
+    size = input._shape[dim]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    start = start + size if start < 0 else start
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return _slice(input, dim, start, start + length, 1)
 
 
@@ -1478,6 +1517,8 @@ class StdBackward0(Node):
 
 def _spread(input, dim, correction, keepdim, which):
     """var and std: one node each, as in torch (not a graph of mean, sub, mul)."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = _reduce_dims(input, dim)
     n = input.numel() if dims is None else math.prod(input._shape[d] for d in dims)
     divisor = builtins.max(n - correction, 0)
@@ -1523,6 +1564,9 @@ class LinalgVectorNormBackward0(Node):
 def norm(input, p=2, dim=None, keepdim=False):
     if p not in (1, 2):
         raise NotImplementedError("reftorch.norm supports p=1 and p=2")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {_scalar_name(input.dtype)}")
     dims = _reduce_dims(input, dim)
     a = input._np
     values = np.sum(np.abs(a), axis=dims, keepdims=keepdim) if p == 1 else \
@@ -1834,6 +1878,9 @@ def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if t.dim() == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     # torch skips 1-D empty tensors in cat (a legacy rule)
     used = [t for t in tensors if not (t.dim() == 1 and t.numel() == 0)] or tensors[:1]
     d = _wrap_dim(dim, used[0].dim())
@@ -2036,7 +2083,7 @@ def _basic_index(input, key):
             out = _slice(out, dim, item.start, item.stop, 1 if item.step is None else item.step)
             dim += 1
         else:
-            out = select(out, dim, item)
+            out = _select(out, dim, item, indexing=True)
     return out
 
 
@@ -2168,7 +2215,9 @@ def masked_fill(input, mask, value):
             f"{value.dim()} dimension(s)."
         )
     if mask.dtype is not dtypes.bool:
-        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype {mask.dtype.name}")
+        from .tensor import _cpp_type_name
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {_cpp_type_name(mask.dtype)}")
     fill = value._np.astype(input.dtype.numpy) if isinstance(value, Tensor) else value
     dev = _devices(input, mask)
     out = _wrap(kernel("where", dev)(mask._np, np.asarray(fill, dtype=input.dtype.numpy), input._np), dev)
@@ -2344,6 +2393,8 @@ def _binary_inplace(op, functional):
             _check_rounding_mode(rounding_mode)
         if op in ("floor_divide", "remainder"):
             _check_integer_divisor(input, other, "div_floor" if op == "floor_divide" else op)
+        if op == "pow" and not input.dtype.is_floating_point and isinstance(other, builtins.int) and other < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
         rt = dtypes.result_type(input, other)
         if op == "div" and rounding_mode is None and not rt.is_floating_point:
             rt = dtypes.get_default_dtype()  # true division of integers gives floats
@@ -2388,6 +2439,12 @@ def _unary_inplace(op, functional):
     def apply(input):
         _check_inplace(input)
         _check_no_internal_overlap(input)
+        if op in ("exp", "log", "sqrt", "sigmoid", "tanh") and not input.dtype.is_floating_point:
+            raise RuntimeError(
+                f"result type {_scalar_name(dtypes.get_default_dtype())} can't be cast to the desired "
+                f"output type {_scalar_name(input.dtype)}")
+        if input.dtype is dtypes.bool and op in ("neg", "abs"):
+            functional(input)  # raises torch's error for a bool tensor
 
         def fast():
             kernel(op, input._device)(input._np, out=input._np)
@@ -2565,9 +2622,16 @@ def _device_arg(device):
     return d
 
 
+def _check_sizes(size):
+    for n in size:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(size)}")
+
+
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if isinstance(size, builtins.int):
         size = (size,)
+    _check_sizes(size)
     if dtype is None:
         dtype = dtypes.scalar_dtype(fill_value)
     d = _device_arg(device)
@@ -2575,6 +2639,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
+    if builtins.any(n < 0 for n in _shape_arg(size, "zeros")):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
     return full(_shape_arg(size, "zeros"), 0, dtype=dtype or dtypes.get_default_dtype(), device=device,
                 requires_grad=requires_grad)
 
@@ -2587,6 +2653,7 @@ def ones(*size, dtype=None, device=None, requires_grad=False):
 def empty(*size, dtype=None, device=None, requires_grad=False):
     d = _device_arg(device)
     dtype = dtype or dtypes.get_default_dtype()
+    _check_sizes(_shape_arg(size, "empty"))
     return _finish(_wrap(kernel("empty", d)(_shape_arg(size, "empty"), dtype.numpy), d), requires_grad)
 
 
@@ -2663,17 +2730,33 @@ def _check_against(data, shape, dim):
 def _infer_dtype(data):
     """The dtype torch.tensor picks for nested Python data."""
     _check_rectangular(data)
-    flat = np.asarray(data, dtype=object).reshape(-1) if not isinstance(data, (builtins.bool, builtins.int, builtins.float)) else [data]
-    kinds = {type(v) for v in flat}
-    if builtins.any(isinstance(v, Tensor) for v in flat):
-        raise TypeError("only scalar tensors can be part of nested data")
-    if builtins.any(k is builtins.float or np.issubdtype(k, np.floating) for k in kinds if k is not builtins.bool):
+    flat, pending = [], [data]
+    while pending:  # every number in the nested lists (NumPy's asarray would unpack tensors)
+        item = pending.pop()
+        if isinstance(item, (list, tuple)):
+            pending.extend(item)
+        elif isinstance(item, np.ndarray):
+            flat.extend(item.reshape(-1))
+        else:
+            flat.append(item)
+    if not flat:  # no numbers at all: torch.tensor([]) is a float tensor
         return dtypes.get_default_dtype()
-    if not kinds:  # no numbers at all: torch.tensor([]) is a float tensor
-        return dtypes.get_default_dtype()
-    if builtins.all(k is builtins.bool or k is np.bool_ for k in kinds):
-        return dtypes.bool
-    return dtypes.int64
+    # each element has a dtype (a tensor or NumPy number its own, a Python float the default
+    # dtype, an int int64, a bool bool), and the result is the promotion of them all
+    result = None
+    for v in flat:
+        if isinstance(v, Tensor):
+            kind = v.dtype
+        elif isinstance(v, np.generic):
+            kind = dtypes.from_numpy_dtype(v.dtype)
+        elif isinstance(v, builtins.bool):
+            kind = dtypes.bool
+        elif isinstance(v, builtins.int):
+            kind = dtypes.int64
+        else:
+            kind = dtypes.get_default_dtype()
+        result = kind if result is None else dtypes.promote_types(result, kind)
+    return result
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False):
@@ -2728,6 +2811,8 @@ def _copy_keeping_layout(source, dtype):
 
 def _unwrap_scalars(data):
     if isinstance(data, Tensor):
+        if data.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return data.item()
     if isinstance(data, (list, tuple)):
         return [_unwrap_scalars(v) for v in data]
@@ -2844,6 +2929,31 @@ Tensor.T = property(_T)
 Tensor.mT = property(_matrix_transpose("mT", "This function is the identity in these cases."))
 Tensor.mH = property(_matrix_transpose("mH", "Consider using x.conj()."))
 Tensor.H = property(_H)
+
+
+def _invert(input):  # ~x: Python's operator has its own check (and TypeError) in torch
+    if input.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return bitwise_not(input)
+
+
+Tensor.__invert__ = _invert
+
+
+def _comparison_operator(compare):
+    """``t == None`` is False and ``t < [1, 2]`` a TypeError, as for torch: for an operand it
+    cannot compare with, the operator hands over to Python (NotImplemented)."""
+    def operator(self, other):
+        if not isinstance(other, (Tensor, builtins.int, builtins.float, np.generic)):
+            return NotImplemented
+        return compare(self, other)
+    operator.__name__ = compare.__name__
+    return operator
+
+
+Tensor.__eq__, Tensor.__ne__, Tensor.__lt__, Tensor.__le__, Tensor.__gt__, Tensor.__ge__ = (
+    _comparison_operator(f) for f in (eq, ne, lt, le, gt, ge))
 # x //= y and x %= y write into x, as torch's do (without these Python would rebind x)
 Tensor.floor_divide_, Tensor.__ifloordiv__ = floor_divide_, floor_divide_
 Tensor.remainder_, Tensor.__imod__ = remainder_, remainder_
+Tensor.__ipow__ = pow_

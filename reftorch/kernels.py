@@ -28,7 +28,7 @@ def cpu_kernel(name):
 for _name, _ufunc in {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
     "floor_divide": np.floor_divide, "remainder": np.remainder,
-    "pow": np.power, "maximum": np.maximum, "minimum": np.minimum,
+    "maximum": np.maximum, "minimum": np.minimum,
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
     "gt": np.greater, "ge": np.greater_equal,
     "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
@@ -50,6 +50,23 @@ def sign(a, out=None):
         return a.copy()
     out[...] = a
     return out
+
+
+@cpu_kernel("pow")
+def power(a, b, out=None):
+    """a ** b; an integer to a negative integer power is 1, -1 or 0 (C's rule, as torch),
+    where NumPy refuses."""
+    if np.result_type(a, b).kind in "iu" and np.any(np.asarray(b) < 0):
+        a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+        wide = np.result_type(a, b)
+        result = np.power(a, np.maximum(b, 0)).astype(wide)
+        negative = b < 0
+        result[negative] = np.where(a[negative] == 1, 1, np.where(a[negative] == -1, 1 - 2 * (b[negative] % 2), 0))
+        if out is None:
+            return result
+        out[...] = result
+        return out
+    return np.power(a, b, out=out)
 
 
 @cpu_kernel("div_trunc")
@@ -177,12 +194,16 @@ def sort(a, dim, descending):
 
 @cpu_kernel("log_softmax")
 def log_softmax(a, dim):
+    if a.size == 0:  # nothing to normalise (np.max has no identity for an empty axis)
+        return a.copy()
     shifted = a - np.max(a, axis=dim, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
 
 @cpu_kernel("softmax")
 def softmax(a, dim):
+    if a.size == 0:
+        return a.copy()
     e = np.exp(a - np.max(a, axis=dim, keepdims=True))
     return e / np.sum(e, axis=dim, keepdims=True)
 
