@@ -603,6 +603,38 @@ def test_copies_of_an_empty_transposed_tensor_keep_its_strides(program):
     assert mine.stride() == theirs.stride()
 
 
+def _layout(t):
+    return tuple(s for n, s in zip(t.shape, t.stride()) if n != 1)
+
+
+@ENGINE
+@given(shape=shapes(1, 3, min_side=1, max_side=4), seed=seeds, kind=st.sampled_from(STRIDED_KINDS),
+       through=st.sampled_from(["transpose", "mul", "permute_sum"]))
+def test_grad_of_a_leaf_is_laid_out_like_the_leaf(shape, seed, kind, through):
+    """torch's gradient layout contract: a leaf's .grad has the leaf's strides when those
+    are dense, else row-major; a retained non-leaf gradient is row-major."""
+    array = make_array(seed, shape, "float32")
+
+    def run(lib):
+        leaf = _strided_input(lib, array, kind).requires_grad_()
+        middle = leaf * 2
+        middle.retain_grad()
+        if through == "transpose":
+            out = middle.transpose(0, -1) * 3
+        elif through == "mul":
+            out = middle * lib.arange(float(middle.numel())).view(middle.shape)
+        else:
+            out = middle.permute(*reversed(range(middle.dim()))).exp()
+        out.sum().backward()
+        return leaf.grad, middle.grad
+    theirs, mine = (run(lib) for lib in LIBS)
+    assert_same(mine, theirs, name=f"grad[{kind}, {through}]")
+    # (the stride of a dim of size 1 is left out: torch keeps whatever the incoming gradient
+    # had there, and reftorch's element-wise results differ from torch's in that stride only)
+    for name, m, t in (("leaf grad", mine[0], theirs[0]), ("retained grad", mine[1], theirs[1])):
+        assert _layout(m) == _layout(t), f"{name}: {m.stride()} != torch {t.stride()}"
+
+
 def test_clone_of_an_expanded_tensor_is_row_major_and_views_flat():
     def program(lib):
         x = lib.arange(3.0).view(3, 1).expand(3, 4)
