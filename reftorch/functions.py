@@ -1025,6 +1025,8 @@ class AsStridedBackward0(Node):
     elements that read the same cell, so it is split evenly between them)."""
 
     def backward(self, grad):
+        if grad._requires_grad:  # create_graph: the same steps as recorded tensor ops
+            return (self._recorded_backward(grad),)
         buffer = zeros(self._storage_size, dtype=grad.dtype, device=grad._device)
         region = as_strided(buffer, grad._shape, self._stride, self._offset)
         kernel("index_put_", grad._device)(region._np, (...,), grad._np, True)
@@ -1037,6 +1039,27 @@ class AsStridedBackward0(Node):
             np.add.at(cells, (...,), 1)
             np.divide(buffer._np, readers, out=buffer._np, where=readers > 0)
         return (base.clone(),)
+
+    def _readers(self):
+        """How many input elements read each storage cell (None if each is read once)."""
+        if _non_overlapping_and_dense(self._base_shape, self._base_stride):
+            return None
+        readers = np.zeros(self._storage_size)
+        cells = np.lib.stride_tricks.as_strided(
+            readers[self._base_offset:], self._base_shape,
+            tuple(s * readers.itemsize for s in self._base_stride))
+        np.add.at(cells, (...,), 1)
+        return np.maximum(readers, 1)
+
+    def _recorded_backward(self, grad):
+        cells = arange(self._storage_size, device=grad._device)
+        index = as_strided(cells, grad._shape, self._stride, self._offset).reshape(-1)
+        buffer = zeros(self._storage_size, dtype=grad.dtype, device=grad._device)
+        buffer.index_put_((index,), grad.reshape(-1), accumulate=True)
+        readers = self._readers()
+        if readers is not None:
+            buffer = buffer / tensor(readers, dtype=grad.dtype, device=grad._device)
+        return as_strided(buffer, self._base_shape, self._base_stride, self._base_offset)
 
 
 def _check_as_strided(input, size, stride, offset):

@@ -526,6 +526,21 @@ def test_as_strided_gradients_match(data, seed, base_layout):
         assert_same(results[1], results[0], geometry=True, name="as_strided")
 
 
+@pytest.mark.parametrize("size, stride, offset, transposed", [
+    ((2,), (2,), 1, False), ((3, 3), (1, 1), 0, False), ((2, 2), (4, 1), 0, True)])
+def test_as_strided_gradients_of_gradients_match(size, stride, offset, transposed):
+    def program(lib):
+        a = lib.arange(8.0, requires_grad=True)
+        base = (a * 1).view(2, 4).t() if transposed else a
+        y = base.as_strided(size, stride, offset)
+        (g,) = lib.autograd.grad((y ** 3).sum(), a, create_graph=True)
+        (g * lib.arange(8.0)).sum().backward()
+        return g, a.grad
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert_same(mine, theirs)
+    assert mine[0].grad_fn.name() == theirs[0].grad_fn.name()
+
+
 def test_as_strided_graph_is_freed_after_backward():
     assert_same_error(_backward_twice(lambda lib, x: (x.as_strided((2,), (1,), 1) ** 2).sum()))
 
