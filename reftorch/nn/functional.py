@@ -142,6 +142,12 @@ def _check_nll_target(input, target):
 def nll_loss(input, target, reduction="mean"):
     """Minus the input at each target's class; the class dim is 1 (0 for one unbatched row)."""
     _check_nll_target(input, target)
+    if input.dim() == 3 or input.dim() > 4:
+        # torch folds the trailing dims into one (a view) and runs the 4-D (N, C, H, W) loss
+        n, c = input.shape[0], input.shape[1]
+        out = nll_loss(input.contiguous().view(n, c, 1, -1), target.contiguous().view(n, 1, -1),
+                       reduction=reduction)
+        return out.view(target.shape) if reduction == "none" else out
     class_dim = 0 if input.dim() == 1 else 1
     c = input.shape[class_dim]
     t = target._np.reshape(-1 if input.dim() > 1 else 1)
@@ -159,6 +165,20 @@ def nll_loss(input, target, reduction="mean"):
     return out
 
 
+class DivBackward1(Node):  # division by a number inside an op (torch's div.Scalar)
+    def backward(self, grad):
+        return (grad / self._saved_other,)
+
+
+def _divide_by_number(total, number):
+    out = _wrap(np.asarray(total._np / number, dtype=total._np.dtype), total.device)
+    if _needs_grad(total):
+        node = DivBackward1()
+        node._saved_other = number
+        _record(node, (total,), out)
+    return out
+
+
 def cross_entropy(input, target, reduction="mean"):
     """log_softmax over classes, then the negative log-likelihood of the right class.
 
@@ -172,7 +192,7 @@ def cross_entropy(input, target, reduction="mean"):
         log_probs = log_softmax(input, class_dim)
         if reduction == "mean":
             n_rows = input.numel() // input.shape[class_dim] if input.numel() else 1
-            return -(log_probs * target).sum() / n_rows
+            return _divide_by_number(-(log_probs * target).sum(), n_rows)
         if reduction == "sum":
             return -(log_probs * target).sum()
         if reduction == "none":
