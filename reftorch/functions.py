@@ -1616,13 +1616,6 @@ def _check_matmul_dtypes(a, b, what):
                 "dot : expected both vectors to have same dtype, but found "
                 f"{_scalar_name(a.dtype)} and {_scalar_name(b.dtype)}"
             )
-        if what == "bmm":
-            raise RuntimeError(
-                f"expected scalar type {_scalar_name(a.dtype)} but found {_scalar_name(b.dtype)}")
-        if what == "addmm":
-            raise RuntimeError(
-                f"mat1 and mat2 must have the same dtype, but got {_scalar_name(a.dtype)} and "
-                f"{_scalar_name(b.dtype)}")
         raise RuntimeError(
             "expected m1 and m2 to have the same dtype, but got: "
             f"{_TORCH_SCALAR_NAMES[a.dtype.name]} != {_TORCH_SCALAR_NAMES[b.dtype.name]}"
@@ -1741,7 +1734,9 @@ def bmm(input, mat2):
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.dim() != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    _check_matmul_dtypes(input, mat2, "bmm")
+    if input.dtype is not mat2.dtype:  # torch words bmm's check its own way
+        raise RuntimeError(
+            f"expected scalar type {_scalar_name(input.dtype)} but found {_scalar_name(mat2.dtype)}")
     if input._shape[0] != mat2._shape[0] or input._shape[2] != mat2._shape[1]:
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: "
@@ -1767,7 +1762,10 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``: what a Linear layer computes, in one op."""
     if mat1.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError("mat1 must be a matrix, got %d-D tensor" % mat1.dim())
-    _check_matmul_dtypes(mat1, mat2, "addmm")
+    if mat1.dtype is not mat2.dtype:  # torch words addmm's checks its own way
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got {_scalar_name(mat1.dtype)} and "
+            f"{_scalar_name(mat2.dtype)}")
     if isinstance(input, Tensor) and input.dtype is not mat2.dtype:
         raise RuntimeError(
             f"self and mat2 must have the same dtype, but got {_scalar_name(input.dtype)} and "
@@ -1848,8 +1846,10 @@ def matmul(input, other):
             output = _unsafe_view(mm(folded, t2), output_shape + (t2._shape[1],))
             return contiguous(transpose(output, -2, -1)) if flip else output
         return _unsafe_view(mv(folded, t2), output_shape)
-    # batched on both sides: broadcast the batch dims, then one bmm
-    _check_matmul_dtypes(input, other, "bmm")
+    # batched on both sides: broadcast the batch dims, then one bmm (worded as bmm's check)
+    if input.dtype is not other.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_scalar_name(input.dtype)} but found {_scalar_name(other.dtype)}")
     n = input._shape[-2] if da > 1 else 1
     m1 = input._shape[-1]
     batch1 = input._shape[:builtins.max(da - 2, 0)]
