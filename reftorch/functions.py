@@ -23,13 +23,13 @@ import numpy as np
 from . import dtypes
 from .autograd.grad_mode import state as _grad_state
 from .autograd.engine import _sum_to
-from .autograd.graph import Node, gradient_edge
+from .autograd.graph import FREED_MESSAGE, Node, gradient_edge
 from .dispatch import canonical, check_same_device, cpu, kernel
 from .storage import (
     broadcast_shapes, broadcast_strides, contiguous_strides, elementwise_strides, expand_strides,
-    view_strides,
+    preserve_format_strides, view_strides,
 )
-from .tensor import Size, Tensor, _wrap_dim
+from .tensor import Size, Tensor, _cpp_type_name, _scalar_type_name as _scalar_name, _wrap_dim
 
 _wrap = Tensor._wrap
 _view_of = Tensor._view_of
@@ -240,9 +240,49 @@ class DivBackward0(Node):
         return grad_a, grad_b
 
 
+class DivBackward2(Node):
+    """Rounded division is a step function: torch defines its gradient as zero."""
+
+    def backward(self, grad):
+        self.saved_values  # noqa: B018  (raises once the graph is freed, as torch's does)
+        return zeros_like(grad), zeros_like(grad)
+
+
+def _check_rounding_mode(rounding_mode):
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise RuntimeError(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+            f"'{rounding_mode}'"
+        )
+
+
+def _check_integer_divisor(input, other, op):
+    """Integer division by zero has no answer: torch raises where NumPy would give 0."""
+    rt = dtypes.result_type(input, other)
+    if rt is dtypes.bool:
+        raise NotImplementedError(f"\"{op}_cpu\" not implemented for 'Bool'")
+    if not rt.is_floating_point:
+        divisor = other._np if isinstance(other, Tensor) else other
+        if np.any(np.asarray(divisor) == 0):
+            raise RuntimeError("ZeroDivisionError")
+
+
+def _divide_rounded(input, other, rounding_mode):
+    """``div`` with rounding: the quotient rounded toward zero or down, in the inputs'
+    common dtype (integers stay integers, unlike true division)."""
+    _check_integer_divisor(input, other, "div_" + rounding_mode)
+    return _binary("div_trunc" if rounding_mode == "trunc" else "floor_divide", input, other)
+
+
 def div(input, other, *, rounding_mode=None):
-    if rounding_mode == "floor":
-        return floor_divide(input, other)
+    _check_rounding_mode(rounding_mode)
+    if rounding_mode is not None:
+        out = _divide_rounded(input, other, rounding_mode)
+        if _needs_grad(input, other):
+            node = DivBackward2()
+            node.save(other)
+            _record(node, (input, other), out)
+        return out
     rt = dtypes.result_type(input, other)
     ct = rt if rt.is_floating_point else dtypes.get_default_dtype()
     out = _binary("div", input, other, compute_dtype=ct)
@@ -256,12 +296,54 @@ def div(input, other, *, rounding_mode=None):
 true_divide = div
 
 
+class DerivativeNotImplemented(Node):
+    """What torch records for an op that has no derivative: backward through it raises."""
+    def __init__(self, op):
+        super().__init__()
+        self._op = op
+
+    def name(self):
+        return "torch::autograd::NotImplemented"
+
+    def backward(self, *grads):
+        raise RuntimeError(f"derivative for aten::{self._op} is not implemented")
+
+
+DerivativeNotImplemented.__name__ = "NotImplemented"  # torch's class name (not Python's builtin)
+
+
 def floor_divide(input, other):
-    return _binary("floor_divide", input, other)
+    _check_integer_divisor(input, other, "div_floor")
+    out = _binary("floor_divide", input, other)
+    if _needs_grad(input, other):  # torch records the op and refuses only in backward
+        _record(DerivativeNotImplemented("floor_divide"), [t for t in (input, other) if _requires(t)], out)
+    return out
+
+
+class RemainderBackward0(Node):
+    """a % b = a - b * floor(a / b): slope 1 in a, minus floor(a / b) in b."""
+
+    def backward(self, grad):
+        if self._other_needs_grad:  # a and b are saved only then (as torch saves them)
+            a, b = self.saved_values
+            return grad, -grad * div(a, b, rounding_mode="floor")
+        return grad, None
+
+
+class RemainderBackward1(RemainderBackward0):  # torch's name when b is a tensor
+    pass
 
 
 def remainder(input, other):
-    return _binary("remainder", input, other)
+    _check_integer_divisor(input, other, "remainder")
+    out = _binary("remainder", input, other)
+    if _needs_grad(input, other):
+        node = RemainderBackward1() if isinstance(other, Tensor) else RemainderBackward0()
+        node._other_needs_grad = _requires(other)
+        if node._other_needs_grad:
+            node.save(input, other)
+        _record(node, (input, other), out)
+    return out
 
 
 class PowBackward0(Node):  # tensor ** number
@@ -289,6 +371,9 @@ class PowBackward2(Node):  # number ** tensor
 
 
 def pow(input, exponent):
+    if isinstance(input, Tensor) and not input.dtype.is_floating_point and \
+            isinstance(exponent, builtins.int) and exponent < 0:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
     if isinstance(input, Tensor) and not isinstance(exponent, Tensor):
         out = _binary("pow", input, exponent)
         if _needs_grad(input):
@@ -362,7 +447,7 @@ def _bitwise(op):
     def combine(input, other):
         rt = dtypes.result_type(input, other)
         if rt.is_floating_point:
-            raise RuntimeError(f"\"{op}_cpu\" not implemented for 'Float'")
+            raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{_scalar_name(rt)}'")
         return _binary(op, input, other)
     return combine
 
@@ -380,6 +465,9 @@ class WhereBackward0(Node):
 def where(condition, input=None, other=None):
     if input is None:
         return nonzero(condition, as_tuple=True)
+    if condition.dtype is not dtypes.bool:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with "
+                           f"dtype {_scalar_name(condition.dtype)}")
     dev = _devices(condition, input, other)
     rt = dtypes.result_type(input, other)
     values = kernel("where", dev)(condition._np, _array(input, rt), _array(other, rt))
@@ -395,6 +483,14 @@ def where(condition, input=None, other=None):
 # Element-wise unary operations
 # ===================================================================================
 def _unary(op, input, floating=True):
+    if input.dtype is dtypes.bool and op == "neg":
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead.")
+    if input.dtype is dtypes.bool and op == "relu":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    if input.dtype is dtypes.bool and op == "abs":
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
     a = input._np
     if floating and not input.dtype.is_floating_point:
         a = a.astype(dtypes.get_default_dtype().numpy)
@@ -451,6 +547,8 @@ def logical_not(input):
 
 
 def bitwise_not(input):
+    if input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{_scalar_name(input.dtype)}'")
     return _wrap(kernel("bitwise_not", input._device)(input._np), input._device)
 
 
@@ -522,6 +620,10 @@ def _infer_shape(shape, numel):
         raise RuntimeError("only one dimension can be inferred")
     known = math.prod(s for s in shape if s != -1)
     if -1 in shape:
+        if known == 0 and numel == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape {shape} because the unspecified "
+                "dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{shape}' is invalid for input of size {numel}")
         shape[shape.index(-1)] = numel // known
@@ -593,8 +695,24 @@ def ravel(input):
 
 
 def unflatten(input, dim, sizes):
+    """Split one dim into several (one of the new sizes may be -1); a view."""
     dim = _wrap_dim(dim, input.dim())
-    return view(input, input._shape[:dim] + tuple(sizes) + input._shape[dim + 1:])
+    if not isinstance(sizes, (tuple, list, Size)):
+        raise TypeError(
+            f"unflatten(): argument 'sizes' (position 2) must be tuple of ints, not {type(sizes).__name__}")
+    sizes = tuple(builtins.int(s) for s in sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    n = input._shape[dim]
+    try:
+        sizes = _infer_shape(sizes, n)
+    except RuntimeError as error:  # torch rewords the size mismatch, and wraps anything else
+        if "is invalid for input of size" in str(error):
+            raise RuntimeError(
+                f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim "
+                f"{dim} ({n}) in the input tensor") from None
+        raise RuntimeError(f"unflatten got an unexpected error:\n{error}") from None
+    return view(input, input._shape[:dim] + sizes + input._shape[dim + 1:])
 
 
 class TBackward0(Node):
@@ -707,6 +825,30 @@ def _T(input):
             "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to "
             "reverse the dimensions of a tensor."))
     return permute(input, tuple(range(input.dim() - 1, -1, -1)))
+
+
+def _matrix_transpose(name, zero_dim_hint):
+    """``x.mT`` (and ``mH``, the same for real numbers): swap the last two dims."""
+    def transpose_last(input):
+        if input.dim() == 0:
+            _warn_once(name + "_0d", f"Tensor.{name} is deprecated on 0-D tensors. {zero_dim_hint}")
+            return input
+        if input.dim() == 1:
+            raise RuntimeError(
+                f"tensor.{name} is only supported on matrices or batches of matrices. Got 1-D tensor.")
+        return transpose(input, -2, -1)
+    return transpose_last
+
+
+def _H(input):  # the conjugate transpose, which for real numbers is the transpose
+    if input.dim() == 0:
+        _warn_once("H_0d", "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
+        return input
+    if input.dim() != 2:
+        hint = " For batches of matrices, consider using tensor.mH" if input.dim() > 2 else ""
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {input.dim()}-D tensor.{hint}")
+    return transpose(input, 0, 1)
 
 
 class UnsqueezeBackward0(Node):
@@ -838,12 +980,20 @@ class SliceBackward0(SelectBackward0):
 
 
 def select(input, dim, index):
+    return _select(input, dim, index, indexing=False)
+
+
+def _select(input, dim, index, indexing):
+    """``t.select(dim, i)``, or ``t[..., i]`` (``indexing``): the same view, worded apart."""
     n = input.dim()
     if n == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     dim = _wrap_dim(dim, n)
     size = input._shape[dim]
     if not -size <= index < size:
+        if not indexing:
+            raise IndexError(f"select(): index {index} out of range for tensor of size "
+                             f"{list(input._shape)} at dimension {dim}")
         raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
     index = index + size if index < 0 else index
     key = (slice(None),) * dim + (index,)
@@ -866,7 +1016,18 @@ def _slice(input, dim, start, stop, step):
 
 
 def narrow(input, dim, start, length):
+    """``length`` elements from ``start`` along ``dim`` (a view); torch's checks, in order."""
+    if input.dim() == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
     dim = _wrap_dim(dim, input.dim())
+    size = input._shape[dim]
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    start = start + size if start < 0 else start
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return _slice(input, dim, start, start + length, 1)
 
 
@@ -938,17 +1099,82 @@ def unbind(input, dim=0):
 
 
 class AsStridedBackward0(Node):
+    """Gradients meet in the storage: each output element adds its gradient into the memory
+    cell it read, and each input element takes the sum in its cell (shared by the input
+    elements that read the same cell, so it is split evenly between them)."""
+
     def backward(self, grad):
+        if grad._requires_grad:  # create_graph: the same steps as recorded tensor ops
+            return (self._recorded_backward(grad),)
         buffer = zeros(self._storage_size, dtype=grad.dtype, device=grad._device)
         region = as_strided(buffer, grad._shape, self._stride, self._offset)
         kernel("index_put_", grad._device)(region._np, (...,), grad._np, True)
         base = as_strided(buffer, self._base_shape, self._base_stride, self._base_offset)
+        if not _non_overlapping_and_dense(self._base_shape, self._base_stride):
+            readers = np.zeros(self._storage_size, dtype=grad._np.dtype)
+            cells = np.lib.stride_tricks.as_strided(
+                readers[self._base_offset:], self._base_shape,
+                tuple(s * readers.itemsize for s in self._base_stride))
+            np.add.at(cells, (...,), 1)
+            np.divide(buffer._np, readers, out=buffer._np, where=readers > 0)
         return (base.clone(),)
+
+    def _readers(self):
+        """How many input elements read each storage cell (None if each is read once)."""
+        if _non_overlapping_and_dense(self._base_shape, self._base_stride):
+            return None
+        readers = np.zeros(self._storage_size)
+        cells = np.lib.stride_tricks.as_strided(
+            readers[self._base_offset:], self._base_shape,
+            tuple(s * readers.itemsize for s in self._base_stride))
+        np.add.at(cells, (...,), 1)
+        return np.maximum(readers, 1)
+
+    def _recorded_backward(self, grad):
+        cells = arange(self._storage_size, device=grad._device)
+        index = as_strided(cells, grad._shape, self._stride, self._offset).reshape(-1)
+        buffer = zeros(self._storage_size, dtype=grad.dtype, device=grad._device)
+        buffer.index_put_((index,), grad.reshape(-1), accumulate=True)
+        readers = self._readers()
+        if readers is not None:
+            buffer = buffer / tensor(readers, dtype=grad.dtype, device=grad._device)
+        return as_strided(buffer, self._base_shape, self._base_stride, self._base_offset)
+
+
+def _check_as_strided(input, size, stride, offset):
+    """torch's checks before a view reads raw storage (NumPy's message would be vaguer)."""
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if builtins.any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got strides: {list(stride)}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    if 0 in size:
+        return
+    itemsize = input.dtype.itemsize
+    needed = (offset + 1 + builtins.sum((n - 1) * s for n, s in zip(size, stride))) * itemsize
+    available = len(input._storage) * itemsize
+    if needed > available:
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
+            f"itemsize {itemsize} requiring a storage size of {needed} are out of bounds for "
+            f"storage of size {available}"
+        )
 
 
 def as_strided(input, size, stride, storage_offset=None):
+    """A view with any geometry over ``input``'s storage (offset counted from its start)."""
     offset = input._offset if storage_offset is None else storage_offset
-    return _view_of(input, tuple(size), tuple(stride), offset)
+    size, stride = tuple(size), tuple(stride)
+    _check_as_strided(input, size, stride, offset)
+    out = _view_of(input, size, stride, offset)
+    if _needs_grad(input):
+        node = AsStridedBackward0()
+        node._storage_size = len(input._storage)
+        node._base_shape, node._base_stride, node._base_offset = input._shape, input._stride, input._offset
+        node._stride, node._offset = stride, offset
+        _record(node, (input,), out)
+    return out
 
 
 class UnfoldBackward0(Node):
@@ -1005,11 +1231,21 @@ class CloneBackward0(Node):
         return (grad,)
 
 
+def _copy_preserving_format(input, array, memory_format, device):
+    """Wrap ``array`` (a row-major copy of ``input``'s values) at the strides torch gives a
+    copy of ``input`` in this memory format (storage.preserve_format_strides)."""
+    row_major = contiguous_strides(input._shape)
+    if memory_format == "contiguous" or input._stride == row_major:
+        return _wrap(array, device)
+    # (a dim of size 1 keeps its stride too: torch copies the strides of a dense tensor)
+    strides = preserve_format_strides(input._shape, input._stride)
+    if strides == row_major:
+        return _wrap(array, device)
+    return _with_strides(array, strides, device)
+
+
 def clone(input, *, memory_format=None):
-    order = "C" if memory_format == "contiguous" else "K"
-    array = np.array(input._np, order=order, copy=True) if input._device is cpu else \
-        kernel("copy", input._device)(input._np)
-    out = _wrap(array, input._device)
+    out = _copy_preserving_format(input, kernel("copy", input._device)(input._np), memory_format, input._device)
     if _needs_grad(input):
         _record(CloneBackward0(), (input,), out)
     return out
@@ -1065,7 +1301,12 @@ def detach(input):
 
 def detach_(input):
     if input._base is not None:
-        raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        raise RuntimeError(
+            "Can't detach views in-place. Use detach() instead. If you are using "
+            "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+            "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+            "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+            "function in torch/optim/optimizer.py as the solution.")
     input.grad_fn = None
     input._requires_grad = False
     return input
@@ -1102,16 +1343,16 @@ def to(input, *args, **kwargs):
         array = kernel("copy", new_device)(input._np, new_dtype.numpy)
     else:
         # leave the source device as host memory, then enter the target's memory
-        host = np.array(input._np, dtype=new_dtype.numpy, order="K", copy=True)
+        host = np.array(input._np, dtype=new_dtype.numpy, order="C", copy=True)
         array = kernel("copy", new_device)(host) if new_device.type != "cpu" else host
-    out = _wrap(array, new_device)
+    out = _copy_preserving_format(input, array, kwargs.pop("memory_format", None), new_device)
     if _needs_grad(input) and new_dtype.is_floating_point:
         _record(ToCopyBackward0(), (input,), out)
     return out
 
 
 def _converter(d):
-    return lambda input, memory_format=None: to(input, d)
+    return lambda input, memory_format=None: to(input, d, memory_format=memory_format)
 
 
 # ===================================================================================
@@ -1183,10 +1424,6 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         node._count = input.numel() // builtins.max(out.numel(), 1) if input.numel() else 1
         _record(node, (input,), out)
     return out
-
-
-def _scalar_name(d):
-    return {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long", "bool": "Bool"}[d.name]
 
 
 class _RawFormula(Node):
@@ -1459,6 +1696,8 @@ class StdBackward0(Node):
 
 def _spread(input, dim, correction, keepdim, which):
     """var and std: one node each, as in torch (not a graph of mean, sub, mul)."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = _reduce_dims(input, dim)
     n = input.numel() if dims is None else math.prod(input._shape[d] for d in dims)
     divisor = builtins.max(n - correction, 0)
@@ -1504,6 +1743,9 @@ class LinalgVectorNormBackward0(Node):
 def norm(input, p=2, dim=None, keepdim=False):
     if p not in (1, 2):
         raise NotImplementedError("reftorch.norm supports p=1 and p=2")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
+                           f"Got {_scalar_name(input.dtype)}")
     dims = _reduce_dims(input, dim)
     a = input._np
     values = np.sum(np.abs(a), axis=dims, keepdims=keepdim) if p == 1 else \
@@ -1520,7 +1762,6 @@ def norm(input, p=2, dim=None, keepdim=False):
 # ===================================================================================
 # Matrix products
 # ===================================================================================
-_TORCH_SCALAR_NAMES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long int", "bool": "bool"}
 
 
 def _check_matmul_dtypes(a, b, what):
@@ -1532,7 +1773,7 @@ def _check_matmul_dtypes(a, b, what):
             )
         raise RuntimeError(
             "expected m1 and m2 to have the same dtype, but got: "
-            f"{_TORCH_SCALAR_NAMES[a.dtype.name]} != {_TORCH_SCALAR_NAMES[b.dtype.name]}"
+            f"{_cpp_type_name(a.dtype)} != {_cpp_type_name(b.dtype)}"
         )
 
 
@@ -1543,8 +1784,20 @@ class MmBackward0(Node):
                 a.t().mm(grad) if a is not _UNSAVED else None)
 
 
+# the CPU kernel that refuses a bool product in torch (after the shape checks)
+_PRODUCT_KERNEL_NAMES = {"MmBackward0": "addmm_impl_cpu_", "MvBackward0": "addmv_impl_cpu",
+                         "BmmBackward0": "bmm", "DotBackward0": "dot", "AddmmBackward0": "addmm_impl_cpu_"}
+
+
+def _check_not_bool_product(node_cls, a):
+    if a.dtype is dtypes.bool:
+        raise NotImplementedError(
+            f"\"{_PRODUCT_KERNEL_NAMES[node_cls.__name__]}\" not implemented for 'Bool'")
+
+
 def _matrix_product(node_cls, a, b):
     """The product in one kernel; each side is saved only for the other side's gradient."""
+    _check_not_bool_product(node_cls, a)
     dev = _devices(a, b)
     out = _wrap(kernel("matmul", dev)(a._np, b._np), dev)
     if _needs_grad(a, b):
@@ -1611,6 +1864,7 @@ def dot(input, other):
             "number of elements, but got %d and %d elements respectively"
             % (input._shape[0], other._shape[0], input._shape[0], other._shape[0])
         )
+    _check_not_bool_product(DotBackward0, input)
     dev = _devices(input, other)
     out = _wrap(kernel("matmul", dev)(input._np, other._np), dev)
     if _needs_grad(input, other):
@@ -1635,7 +1889,9 @@ def bmm(input, mat2):
         raise RuntimeError("batch1 must be a 3D tensor")
     if mat2.dim() != 3:
         raise RuntimeError("batch2 must be a 3D tensor")
-    _check_matmul_dtypes(input, mat2, "bmm")
+    if input.dtype is not mat2.dtype:  # torch words bmm's check its own way
+        raise RuntimeError(
+            f"expected scalar type {_scalar_name(input.dtype)} but found {_scalar_name(mat2.dtype)}")
     if input._shape[0] != mat2._shape[0] or input._shape[2] != mat2._shape[1]:
         raise RuntimeError(
             f"Expected size for first two dimensions of batch2 tensor to be: "
@@ -1661,12 +1917,20 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``: what a Linear layer computes, in one op."""
     if mat1.dim() != 2 or mat2.dim() != 2:
         raise RuntimeError("mat1 must be a matrix, got %d-D tensor" % mat1.dim())
-    _check_matmul_dtypes(mat1, mat2, "addmm")
+    if mat1.dtype is not mat2.dtype:  # torch words addmm's checks its own way
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got {_scalar_name(mat1.dtype)} and "
+            f"{_scalar_name(mat2.dtype)}")
+    if isinstance(input, Tensor) and input.dtype is not mat2.dtype:
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got {_scalar_name(input.dtype)} and "
+            f"{_scalar_name(mat2.dtype)}")
     if mat1._shape[1] != mat2._shape[0]:
         raise RuntimeError(
             f"mat1 and mat2 shapes cannot be multiplied ({mat1._shape[0]}x{mat1._shape[1]} "
             f"and {mat2._shape[0]}x{mat2._shape[1]})"
         )
+    _check_not_bool_product(AddmmBackward0, mat1)
     dev = _devices(input, mat1, mat2)
     try:
         out = _wrap(kernel("addmm", dev)(input._np, mat1._np, mat2._np, beta, alpha), dev)
@@ -1737,8 +2001,10 @@ def matmul(input, other):
             output = _unsafe_view(mm(folded, t2), output_shape + (t2._shape[1],))
             return contiguous(transpose(output, -2, -1)) if flip else output
         return _unsafe_view(mv(folded, t2), output_shape)
-    # batched on both sides: broadcast the batch dims, then one bmm
-    _check_matmul_dtypes(input, other, "bmm")
+    # batched on both sides: broadcast the batch dims, then one bmm (worded as bmm's check)
+    if input.dtype is not other.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_scalar_name(input.dtype)} but found {_scalar_name(other.dtype)}")
     n = input._shape[-2] if da > 1 else 1
     m1 = input._shape[-1]
     batch1 = input._shape[:builtins.max(da - 2, 0)]
@@ -1790,6 +2056,9 @@ def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if t.dim() == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     # torch skips 1-D empty tensors in cat (a legacy rule)
     used = [t for t in tensors if not (t.dim() == 1 and t.numel() == 0)] or tensors[:1]
     d = _wrap_dim(dim, used[0].dim())
@@ -1894,26 +2163,85 @@ def tile(input, *dims):
 class IndexBackward0(_RawFormula):
     def backward(self, grad):
         self._check_not_double(grad)
+        if self._freed:  # torch saves the indices as tensors, freed after backward like any other
+            raise RuntimeError(FREED_MESSAGE)
         return (_embed(grad, self._saved_self_sym_sizes, self._key, accumulate=True),)
+
+    def release(self):
+        self._freed = True
 
 
 def _is_basic(item):
     return item is None or item is Ellipsis or isinstance(item, (slice, builtins.int)) and not isinstance(item, builtins.bool)
 
 
+def _check_0dim_key(input, key):
+    """A lone int or slice on a 0-dim tensor: torch's hints (a tuple just counts indices)."""
+    if input.dim() == 0 and isinstance(key, builtins.int) and not isinstance(key, builtins.bool):
+        raise IndexError(
+            "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or `tensor.item<T>()` "
+            "in C++ to convert a 0-dim tensor to a number")
+    if input.dim() == 0 and isinstance(key, slice):
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+
+
+_INDEX_TYPES = (builtins.int, slice, Tensor, list, tuple, np.ndarray, np.integer, np.bool_)
+
+
+def _index_dims(k) -> int:
+    """How many of the tensor's dims an index item uses: a mask uses its own dims, a Python
+    bool or None none (they add a dim), anything else one."""
+    if k is None or k is Ellipsis or isinstance(k, (builtins.bool, np.bool_)):
+        return 0
+    if isinstance(k, Tensor) and k.dtype is dtypes.bool:
+        return k.dim()
+    if isinstance(k, (list, np.ndarray)) and np.asarray(k).dtype == np.bool_:
+        return np.asarray(k).ndim
+    return 1
+
+
+def _check_masks(input, key):
+    """A boolean mask must match the dims it covers, seen after the basic indices before it."""
+    shape, dim = list(input._shape), 0
+    for k in key:
+        if k is None or isinstance(k, (builtins.bool, np.bool_)):
+            shape.insert(dim, 1)
+            dim += 1
+        elif isinstance(k, builtins.int):
+            del shape[dim]
+        elif isinstance(k, slice):
+            shape[dim] = len(range(*k.indices(shape[dim])))
+            dim += 1
+        else:
+            used = _index_dims(k)
+            is_mask = (k.dtype is dtypes.bool) if isinstance(k, Tensor) else \
+                isinstance(k, (list, np.ndarray)) and np.asarray(k).dtype == np.bool_
+            if is_mask:
+                mask_shape = tuple(k._shape) if isinstance(k, Tensor) else np.asarray(k).shape
+                for j, n in enumerate(mask_shape):
+                    if n != shape[dim + j]:
+                        raise IndexError(
+                            f"The shape of the mask {list(mask_shape)} at index {j} does not match "
+                            f"the shape of the indexed tensor {shape} at index {dim + j}")
+            dim += used
+
+
 def _expand_key(input, key):
     if not isinstance(key, tuple):
         key = (key,)
     # an integer or bool tensor with one element is still advanced indexing, as in torch
-    used = builtins.sum(
-        (k.dim() if isinstance(k, Tensor) and k.dtype is dtypes.bool else 1)
-        for k in key if k is not None and k is not Ellipsis
-    )
+    used = builtins.sum(_index_dims(k) for k in key)
     if used > input.dim():
         raise IndexError(f"too many indices for tensor of dimension {input.dim()}")
+    for k in key:
+        if k is not None and k is not Ellipsis and not isinstance(k, _INDEX_TYPES):
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                f"are valid indices (got {type(k).__name__})")
     if builtins.any(k is Ellipsis for k in key):  # `in` would compare arrays element-wise
         i = [j for j, k in enumerate(key) if k is Ellipsis][0]
         key = key[:i] + (slice(None),) * (input.dim() - used) + key[i + 1:]
+    _check_masks(input, key)
     return key
 
 
@@ -1933,7 +2261,7 @@ def _basic_index(input, key):
             out = _slice(out, dim, item.start, item.stop, 1 if item.step is None else item.step)
             dim += 1
         else:
-            out = select(out, dim, item)
+            out = _select(out, dim, item, indexing=True)
     return out
 
 
@@ -1946,7 +2274,8 @@ def _numpy_key(key):
             converted.append(k._np)
         elif isinstance(k, (list, np.ndarray)):
             k = np.asarray(k)
-            converted.append(k.astype(np.int64) if k.size == 0 else k)  # [] indexes nothing
+            # a list becomes a long index (floats are cut toward zero), or a mask if all bools
+            converted.append(k if k.dtype == np.bool_ else k.astype(np.int64))
         else:
             converted.append(k)
     return tuple(converted)
@@ -1968,6 +2297,7 @@ def _scalar_tensor_keys(key):
 
 
 def getitem(input, key):
+    _check_0dim_key(input, key)
     key = _scalar_tensor_keys(key)
     if isinstance(key, slice):  # torch's one-slice path records a slice even when it is full
         return _slice(input, 0, key.start, key.stop, 1 if key.step is None else key.step) \
@@ -2000,6 +2330,7 @@ class IndexPutBackward0(Node):
 
 
 def setitem(input, key, value):
+    _check_0dim_key(input, key)
     key = _expand_key(input, _scalar_tensor_keys(key))
     if isinstance(value, Tensor):  # torch first views the value without its leading 1s
         shape = value._shape
@@ -2018,6 +2349,12 @@ def index_put_(input, key, values, accumulate=False):
     if not isinstance(key, tuple):
         key = (key,)
     key = _numpy_key(key)
+    if input.numel() and builtins.any(n > 1 and s == 0 for n, s in zip(input._shape, input._stride)):
+        # torch still writes (each shared cell once per index), but warns
+        warnings.warn(
+            "Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
+            "performing this operation. This also applies to advanced indexing e.g. "
+            "tensor[indices] = tensor", UserWarning, stacklevel=2)
 
     def compute(old):
         out = clone(old) if not _needs_grad(old, values) else _clone_nograd(old)
@@ -2056,8 +2393,8 @@ def masked_fill(input, mask, value):
             f"{value.dim()} dimension(s)."
         )
     if mask.dtype is not dtypes.bool:
-        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_TORCH_SCALAR_NAMES.get(mask.dtype.name, mask.dtype.name)}")
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {_cpp_type_name(mask.dtype)}")
     broadcast_shapes(mask._shape, input._shape)  # torch expands the mask first: it is "tensor a"
     fill = value._np.astype(input.dtype.numpy) if isinstance(value, Tensor) else value
     dev = _devices(input, mask)
@@ -2079,8 +2416,8 @@ def masked_fill_(input, mask, value):
             f"{value.dim()} dimension(s)."
         )
     if mask.dtype is not dtypes.bool:
-        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{_TORCH_SCALAR_NAMES.get(mask.dtype.name, mask.dtype.name)}")
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {_cpp_type_name(mask.dtype)}")
     shape = broadcast_shapes(input._shape, mask._shape)
     if shape != input._shape:
         raise RuntimeError(
@@ -2133,6 +2470,22 @@ def _check_inplace(target):
         raise RuntimeError(
             "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
+
+
+_OVERLAP_MESSAGE = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
+
+
+def _check_no_internal_overlap(target):
+    """An element-wise in-place op must not write one memory cell twice (torch's check).
+
+    An expanded dim (stride 0, size > 1) makes several elements share one cell; torch
+    refuses to write through it, since the result would depend on the order of writes.
+    ``fill_`` and ``zero_`` write one value everywhere, so they are allowed."""
+    if target.numel() and builtins.any(n > 1 and s == 0 for n, s in zip(target._shape, target._stride)):
+        raise RuntimeError(_OVERLAP_MESSAGE)
 
 
 class CopyBackwards(Node):
@@ -2241,7 +2594,19 @@ def _snapshot(target):
 
 def _binary_inplace(op, functional):
     def apply(input, other, **kwargs):
+        # torch's order: autograd's leaf check, then overlap, then broadcast and dtype
+        _check_inplace(input)
+        _check_no_internal_overlap(input)
+        rounding_mode = kwargs.get("rounding_mode")
+        if op == "div":
+            _check_rounding_mode(rounding_mode)
+        if op in ("floor_divide", "remainder"):
+            _check_integer_divisor(input, other, "div_floor" if op == "floor_divide" else op)
+        if op == "pow" and not input.dtype.is_floating_point and isinstance(other, builtins.int) and other < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
         rt = dtypes.result_type(input, other)
+        if op == "div" and rounding_mode is None and not rt.is_floating_point:
+            rt = dtypes.get_default_dtype()  # true division of integers gives floats
         if rt._category > input.dtype._category:  # float into int, or anything into bool
             raise RuntimeError(
                 f"result type {_scalar_name(rt)} can't be cast to the desired output type "
@@ -2258,6 +2623,10 @@ def _binary_inplace(op, functional):
 
         def fast():
             dev = _devices(input, other)
+            if rounding_mode is not None:
+                rounded = _divide_rounded(input, other, rounding_mode)
+                np.copyto(input._np, rounded._np, casting="unsafe")
+                return
             kernel(op, dev)(input._np, _array(operand, input.dtype if op != "div" else rt), out=input._np)
 
         return _inplace(input, lambda old: functional(old, other, **kwargs).to(input.dtype), (other,), fast)
@@ -2270,10 +2639,21 @@ sub_ = _binary_inplace("sub", sub)
 mul_ = _binary_inplace("mul", mul)
 div_ = _binary_inplace("div", div)
 pow_ = _binary_inplace("pow", pow)
+floor_divide_ = _binary_inplace("floor_divide", floor_divide)
+remainder_ = _binary_inplace("remainder", remainder)
 
 
 def _unary_inplace(op, functional):
     def apply(input):
+        _check_inplace(input)
+        _check_no_internal_overlap(input)
+        if op in ("exp", "log", "sqrt", "sigmoid", "tanh") and not input.dtype.is_floating_point:
+            raise RuntimeError(
+                f"result type {_scalar_name(dtypes.get_default_dtype())} can't be cast to the desired "
+                f"output type {_scalar_name(input.dtype)}")
+        if input.dtype is dtypes.bool and op in ("neg", "abs"):
+            functional(input)  # raises torch's error for a bool tensor
+
         def fast():
             kernel(op, input._device)(input._np, out=input._np)
         return _inplace(input, functional, (), fast)
@@ -2292,6 +2672,8 @@ abs_ = _unary_inplace("abs", abs)
 
 
 def clamp_(input, min=None, max=None):
+    _check_inplace(input)
+    _check_no_internal_overlap(input)
     return _inplace(input, lambda old: clamp(old, min, max), (),
                     lambda: kernel("clamp", input._device)(input._np, min, max, out=input._np))
 
@@ -2338,6 +2720,8 @@ def _fill(input, value, node_cls):
 
 def copy_(input, src, non_blocking=False):
     """Write ``src`` (broadcast, converted, possibly from another device) into ``input``."""
+    _check_inplace(input)
+    _check_no_internal_overlap(input)  # (a number comes from t[...] = 3, which torch copies too)
     if isinstance(src, Tensor):
         shape = broadcast_shapes(input._shape, src._shape)
         if shape != input._shape:
@@ -2387,8 +2771,19 @@ class SoftmaxBackward0(Node):
         return (result * (grad - (grad * result).sum(self._saved_dim, keepdim=True)),)
 
 
-def log_softmax(input, dim, dtype=None):
+def _softmax_input(input, dim, dtype, name):
+    """``dtype`` converts first (torch's way to softmax integers); the kernels want floats."""
+    if dtype is not None:
+        input = to(input, dtype)
     d = _wrap_dim(dim, input.dim())
+    if not input.dtype.is_floating_point:
+        where = "lastdim_kernel_impl" if d == input.dim() - 1 or input.dim() == 0 else "kernel_impl"
+        raise NotImplementedError(f"\"{name}_{where}\" not implemented for '{_scalar_name(input.dtype)}'")
+    return input, d
+
+
+def log_softmax(input, dim, dtype=None):
+    input, d = _softmax_input(input, dim, dtype, "log_softmax")
     out = _wrap(kernel("log_softmax", input._device)(input._np, d), input._device)
     if _needs_grad(input):
         node = LogSoftmaxBackward0()
@@ -2399,7 +2794,7 @@ def log_softmax(input, dim, dtype=None):
 
 
 def softmax(input, dim, dtype=None):
-    d = _wrap_dim(dim, input.dim())
+    input, d = _softmax_input(input, dim, dtype, "softmax")
     out = _wrap(kernel("softmax", input._device)(input._np, d), input._device)
     if _needs_grad(input):
         node = SoftmaxBackward0()
@@ -2435,9 +2830,16 @@ def _device_arg(device):
     return d
 
 
+def _check_sizes(size):
+    for n in size:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(size)}")
+
+
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if isinstance(size, builtins.int):
         size = (size,)
+    _check_sizes(size)
     if dtype is None:
         dtype = dtypes.scalar_dtype(fill_value)
     d = _device_arg(device)
@@ -2445,6 +2847,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
+    if builtins.any(n < 0 for n in _shape_arg(size, "zeros")):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
     return full(_shape_arg(size, "zeros"), 0, dtype=dtype or dtypes.get_default_dtype(), device=device,
                 requires_grad=requires_grad)
 
@@ -2457,13 +2861,20 @@ def ones(*size, dtype=None, device=None, requires_grad=False):
 def empty(*size, dtype=None, device=None, requires_grad=False):
     d = _device_arg(device)
     dtype = dtype or dtypes.get_default_dtype()
+    _check_sizes(_shape_arg(size, "empty"))
     return _finish(_wrap(kernel("empty", d)(_shape_arg(size, "empty"), dtype.numpy), d), requires_grad)
 
 
 def _like(maker):
-    def like(input, *args, dtype=None, device=None, requires_grad=False, **kwargs):
-        return maker(input._shape, *args, dtype=dtype or input.dtype,
-                     device=device or input._device, requires_grad=requires_grad, **kwargs)
+    def like(input, *args, dtype=None, device=None, requires_grad=False, memory_format=None, **kwargs):
+        out = maker(input._shape, *args, dtype=dtype or input.dtype,
+                    device=device or input._device, requires_grad=False, **kwargs)
+        # same layout as ``input`` (torch's preserve_format), unless asked for row-major
+        if memory_format != "contiguous" and input._stride != out._stride:
+            strides = preserve_format_strides(input._shape, input._stride)
+            if strides != out._stride:
+                out = _with_strides(out._np, strides, out._device)
+        return _finish(out, requires_grad)
     like.__name__ = maker.__name__ + "_like"
     return like
 
@@ -2527,15 +2938,33 @@ def _check_against(data, shape, dim):
 def _infer_dtype(data):
     """The dtype torch.tensor picks for nested Python data."""
     _check_rectangular(data)
-    flat = np.asarray(data, dtype=object).reshape(-1) if not isinstance(data, (builtins.bool, builtins.int, builtins.float)) else [data]
-    kinds = {type(v) for v in flat}
-    if builtins.any(isinstance(v, Tensor) for v in flat):
-        raise TypeError("only scalar tensors can be part of nested data")
-    if builtins.any(k is builtins.float or np.issubdtype(k, np.floating) for k in kinds if k is not builtins.bool):
+    flat, pending = [], [data]
+    while pending:  # every number in the nested lists (NumPy's asarray would unpack tensors)
+        item = pending.pop()
+        if isinstance(item, (list, tuple)):
+            pending.extend(item)
+        elif isinstance(item, np.ndarray):
+            flat.extend(item.reshape(-1))
+        else:
+            flat.append(item)
+    if not flat:  # no numbers at all: torch.tensor([]) is a float tensor
         return dtypes.get_default_dtype()
-    if kinds and builtins.all(k is builtins.bool or k is np.bool_ for k in kinds):
-        return dtypes.bool
-    return dtypes.int64
+    # each element has a dtype (a tensor or NumPy number its own, a Python float the default
+    # dtype, an int int64, a bool bool), and the result is the promotion of them all
+    result = None
+    for v in flat:
+        if isinstance(v, Tensor):
+            kind = v.dtype
+        elif isinstance(v, np.generic):
+            kind = dtypes.from_numpy_dtype(v.dtype)
+        elif isinstance(v, builtins.bool):
+            kind = dtypes.bool
+        elif isinstance(v, builtins.int):
+            kind = dtypes.int64
+        else:
+            kind = dtypes.get_default_dtype()
+        result = kind if result is None else dtypes.promote_types(result, kind)
+    return result
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False):
@@ -2590,6 +3019,8 @@ def _copy_keeping_layout(source, dtype):
 
 def _unwrap_scalars(data):
     if isinstance(data, Tensor):
+        if data.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return data.item()
     if isinstance(data, (list, tuple)):
         return [_unwrap_scalars(v) for v in data]
@@ -2705,4 +3136,34 @@ _METHODS = dict(
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 Tensor.T = property(_T)
-Tensor.mT = property(lambda self: transpose(self, -2, -1))
+Tensor.mT = property(_matrix_transpose("mT", "This function is the identity in these cases."))
+Tensor.mH = property(_matrix_transpose("mH", "Consider using x.conj()."))
+Tensor.H = property(_H)
+
+
+def _invert(input):  # ~x: Python's operator has its own check (and TypeError) in torch
+    if input.dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    return bitwise_not(input)
+
+
+Tensor.__invert__ = _invert
+
+
+def _comparison_operator(compare):
+    """``t == None`` is False and ``t < [1, 2]`` a TypeError, as for torch: for an operand it
+    cannot compare with, the operator hands over to Python (NotImplemented)."""
+    def operator(self, other):
+        if not isinstance(other, (Tensor, builtins.int, builtins.float, np.generic)):
+            return NotImplemented
+        return compare(self, other)
+    operator.__name__ = compare.__name__
+    return operator
+
+
+Tensor.__eq__, Tensor.__ne__, Tensor.__lt__, Tensor.__le__, Tensor.__gt__, Tensor.__ge__ = (
+    _comparison_operator(f) for f in (eq, ne, lt, le, gt, ge))
+# x //= y and x %= y write into x, as torch's do (without these Python would rebind x)
+Tensor.floor_divide_, Tensor.__ifloordiv__ = floor_divide_, floor_divide_
+Tensor.remainder_, Tensor.__imod__ = remainder_, remainder_
+Tensor.__ipow__ = pow_

@@ -62,7 +62,7 @@ def _through_float32(value, np_dtype):
 for _name, _ufunc in {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
     "floor_divide": np.floor_divide, "remainder": np.remainder,
-    "pow": np.power, "maximum": np.maximum, "minimum": np.minimum,
+    "maximum": np.maximum, "minimum": np.minimum,
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
     "gt": np.greater, "ge": np.greater_equal,
     "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
@@ -83,6 +83,37 @@ def sign(a, out=None):
     if out is None:
         return a.copy()
     out[...] = a
+    return out
+
+
+@cpu_kernel("pow")
+def power(a, b, out=None):
+    """a ** b; an integer to a negative integer power is 1, -1 or 0 (C's rule, as torch),
+    where NumPy refuses."""
+    if np.result_type(a, b).kind in "iu" and np.any(np.asarray(b) < 0):
+        a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+        wide = np.result_type(a, b)
+        result = np.power(a, np.maximum(b, 0)).astype(wide)
+        negative = b < 0
+        result[negative] = np.where(a[negative] == 1, 1, np.where(a[negative] == -1, 1 - 2 * (b[negative] % 2), 0))
+        if out is None:
+            return result
+        out[...] = result
+        return out
+    return np.power(a, b, out=out)
+
+
+@cpu_kernel("div_trunc")
+def div_trunc(a, b, out=None):
+    """Division rounded toward zero; integers stay exact (no detour through floats)."""
+    if np.result_type(a, b).kind == "f":
+        return np.trunc(np.true_divide(a, b), out=out)
+    quotient = np.floor_divide(a, b)
+    # floor went one below zero's side when the signs differ and the division is inexact
+    quotient = quotient + ((quotient < 0) & (quotient * b != a))
+    if out is None:
+        return quotient
+    out[...] = quotient
     return out
 
 
@@ -207,6 +238,8 @@ def sort(a, dim, descending):
 @cpu_kernel("log_softmax")
 @in_float32
 def log_softmax(a, dim):
+    if a.size == 0:  # nothing to normalise (np.max has no identity for an empty axis)
+        return a.copy()
     shifted = a - np.max(a, axis=dim, keepdims=True)
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
@@ -214,6 +247,8 @@ def log_softmax(a, dim):
 @cpu_kernel("softmax")
 @in_float32
 def softmax(a, dim):
+    if a.size == 0:
+        return a.copy()
     e = np.exp(a - np.max(a, axis=dim, keepdims=True))
     return e / np.sum(e, axis=dim, keepdims=True)
 

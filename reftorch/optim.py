@@ -20,6 +20,9 @@ class Optimizer:
         self.defaults = defaults
         self.state: dict = {}
         self.param_groups: list = []
+        if isinstance(params, Tensor):  # a bare tensor iterates over its rows: refuse it
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            f"Tensors or dicts, but got {params.type()}")
         params = list(params)
         if not params:
             raise ValueError("optimizer got an empty parameter list")
@@ -32,6 +35,8 @@ class Optimizer:
         params = group["params"]
         group["params"] = [params] if isinstance(params, Tensor) else list(params)
         for p in group["params"]:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is {type(p).__name__}")
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
         for key, value in self.defaults.items():
@@ -145,6 +150,8 @@ class SGD(Optimizer):
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
             raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         _refuse_unsupported("SGD", differentiable=differentiable, fused=fused)
@@ -183,10 +190,14 @@ class Adam(Optimizer):
                  decoupled_weight_decay=False):
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
+        if eps < 0.0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
         if not 0.0 <= betas[0] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
         if not 0.0 <= betas[1] < 1.0:
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         _refuse_unsupported("Adam", capturable=capturable, differentiable=differentiable, fused=fused)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       amsgrad=amsgrad, maximize=maximize, foreach=foreach,

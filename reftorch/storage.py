@@ -225,6 +225,63 @@ def elementwise_strides(shape, operand_strides) -> tuple[int, ...]:
     return tuple(strides)
 
 
+def is_non_overlapping_and_dense(shape, strides) -> bool:
+    """torch's test: sorted by stride, the dims tile one block of memory exactly.
+
+    Dims of size 0 or 1 sort last and end the test (they can take no room of their own)."""
+    if len(shape) == 1:
+        return shape[0] < 2 or strides[0] == 1
+    order = sorted(range(len(shape)), key=lambda d: (shape[d] < 2, strides[d] if shape[d] >= 2 else 0))
+    required = 1
+    for d in order:
+        if shape[d] < 2:
+            return True
+        if strides[d] != required:
+            return False
+        required *= shape[d]
+    return True
+
+
+def preserve_format_strides(shape, strides) -> tuple[int, ...]:
+    """The strides of a copy made with torch's ``memory_format=torch.preserve_format``
+    (``clone``, ``empty_like``, ``.to(dtype)``, ...).
+
+    A dense, non-overlapping source keeps its strides exactly (a transposed tensor copies
+    as a transposed tensor). Otherwise the copy is dense, with dims in the source's stride
+    order (torch's ``infer_dense_strides``): a sliced transpose stays column-major, an
+    expanded dim (stride 0) keeps its row-major place.
+    """
+    shape, strides = tuple(shape), tuple(strides)
+    if is_non_overlapping_and_dense(shape, strides):
+        return strides
+    ndim = len(shape)
+    order = list(range(ndim - 1, -1, -1))  # fastest first, as for a row-major tensor
+
+    def should_swap(d0, d1):  # TensorIterator's comparison: stride 0 has no say
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return 1 if s0 > s1 else -1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    for i in range(1, ndim):  # stable insertion sort that stops at the first "keep"
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            decision = should_swap(order[d0], order[d1])
+            if decision > 0:
+                order[d0], order[d1] = order[d1], order[d0]
+                d1 = d0
+            elif decision < 0:
+                break
+    result = [0] * ndim
+    step = 1
+    for d in order:
+        result[d] = step
+        step *= shape[d] if shape[d] > 1 else 1  # a dim of size 0 counts as 1 (no element lives there)
+    return tuple(result)
+
+
 def broadcast_strides(shape, strides, target_shape) -> tuple[int, ...]:
     """An operand's strides seen from the broadcast result: 0 where it repeats."""
     extra = len(target_shape) - len(shape)

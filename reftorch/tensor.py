@@ -222,11 +222,18 @@ class Tensor:
     def __bool__(self) -> bool:
         if self.numel() != 1:
             raise RuntimeError(
+                "Boolean value of Tensor with no values is ambiguous" if self.numel() == 0 else
                 "Boolean value of Tensor with more than one value is ambiguous"
             )
         return builtins.bool(self._np.reshape(-1)[0])
 
+    def _check_one_element(self):
+        # float(t) and int(t) are Python's number protocol: ValueError, unlike t.item()
+        if self.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+
     def __float__(self):
+        self._check_one_element()
         if self._requires_grad:
             warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
                           "unexpected behavior.\nConsider using tensor.detach() first.",
@@ -234,6 +241,7 @@ class Tensor:
         return builtins.float(self.item())
 
     def __int__(self):
+        self._check_one_element()
         return builtins.int(self.item())
 
     def __index__(self):
@@ -311,10 +319,34 @@ class Tensor:
 
     @grad.setter
     def grad(self, value):
-        if value is not None and tuple(value._shape) != self._shape:
-            raise RuntimeError(
-                "assigned grad has data of a different size"
-            )
+        # torch's checks, in torch's order: type, self, dtype, device, size
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value is self:
+                raise RuntimeError("can't assign Variable as its own grad")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_cpp_type_name(value.dtype)}' to a "
+                    f"tensor with grad_dtype '{_scalar_type_name(self.dtype)}'. The gradient must "
+                    "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set the "
+                    "tensor's grad_dtype attribute with a specific dtype, or None to allow any dtype. "
+                    "Set grad_dtype with caution. Diverging the dtypes of a tensor and its gradient "
+                    "may break downstream systems that assume they match."
+                )
+            if value._device.type != self._device.type:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with device type '{value._device.type}' to a "
+                    f"tensor with device type '{self._device.type}'. Please ensure that the gradient "
+                    "and the tensor are on the same device"
+                )
+            if tuple(value._shape) != self._shape:
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value._shape)}' to a tensor of "
+                    f"size '{list(self._shape)}'. Please ensure that the gradient and the tensor are "
+                    "the same size"
+                )
         self._grad = value
 
     def _grad_accumulator(self) -> AccumulateGrad:
@@ -388,6 +420,23 @@ class Tensor:
 
     def cuda(self, device=None):
         return self.to("cuda" if device is None else device)
+
+
+# how torch's messages name a dtype: its C++ element type, or its ScalarType
+_CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long int",
+                   "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+                   "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long",
+                      "int16": "Short", "int8": "Char", "uint8": "Byte",
+                      "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16"}
+
+
+def _cpp_type_name(dtype) -> str:
+    return _CPP_TYPE_NAMES.get(dtype.name, dtype.name)
+
+
+def _scalar_type_name(dtype) -> str:
+    return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
 
 
 class Size(tuple):

@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import builtins
 import heapq
 
 from . import grad_mode
@@ -193,8 +194,9 @@ def _check_hook_result(hook, grad, result):
 def _accumulate_into(tensor, grad, create_graph):
     """What AccumulateGrad does: the first gradient is stored, later ones are added."""
     if tensor._grad is None:
-        # a private copy: the same gradient tensor may also flow to other leaves
-        tensor._grad = grad if create_graph else grad.detach().clone()
+        # a private copy (the same gradient tensor may also flow to other leaves), laid out
+        # like the tensor itself: torch's "gradient layout contract"
+        tensor._grad = grad if create_graph else _copy_in_layout_of(grad, tensor)
     elif create_graph:
         tensor._grad = tensor._grad + grad
     else:
@@ -204,6 +206,26 @@ def _accumulate_into(tensor, grad, create_graph):
             tensor._grad.add_(grad)
         finally:
             grad_mode.state.grad_enabled = previous
+
+
+def _copy_in_layout_of(grad, tensor):
+    """The first ``.grad`` of ``tensor``: a copy of ``grad`` laid out by torch's "gradient
+    layout contract". For a leaf whose strides are dense, the gradient must have those strides
+    (dims of size 1 aside); for any other leaf it must be row-major. A gradient that already
+    complies keeps its strides, any other is copied into that layout. A retained non-leaf
+    gradient is always copied row-major."""
+    from ..functions import _with_strides
+    from ..storage import contiguous_strides, is_contiguous, is_non_overlapping_and_dense
+    row_major = contiguous_strides(tensor._shape)
+    if tensor.grad_fn is not None:
+        strides = row_major
+    elif is_non_overlapping_and_dense(tensor._shape, tensor._stride):
+        complies = builtins.all(g == t if n != 1 else g != 0 for n, g, t in
+                                zip(tensor._shape, grad._stride, tensor._stride))
+        strides = grad._stride if complies else tensor._stride
+    else:
+        strides = grad._stride if is_contiguous(grad._shape, grad._stride) else row_major
+    return _with_strides(grad._np, strides, grad._device)
 
 
 def _root_grads(outputs, grad_outputs, create_graph):

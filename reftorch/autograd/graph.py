@@ -94,8 +94,8 @@ class Node:
     def name(self) -> str:
         return type(self).__name__
 
-    def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
+    def __repr__(self) -> str:  # the class name, as torch prints it (name() may be C++'s)
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     # saved tensors ---------------------------------------------------------------
     def save(self, *values, output=None):
@@ -113,8 +113,12 @@ class Node:
         return tuple(s.unpack(self) if s.__class__ is SavedTensor else s for s in self._saved)
 
     def release(self):
-        """Free saved tensors after backward (unless the graph is retained)."""
-        if self._saved and any(s.__class__ is SavedTensor for s in self._saved):
+        """Free saved tensors after backward (unless the graph is retained).
+
+        A saved Python number counts too: torch wraps the ``2`` of ``x * 2`` in a tensor and
+        saves that, so a second backward through it raises as well."""
+        if self._saved and any(s.__class__ is SavedTensor or s.__class__ in (int, float, bool)
+                               for s in self._saved):
             self._freed = True
             self._saved = None
 
@@ -136,6 +140,9 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         super().__init__()
         self.variable = variable
+
+    def name(self) -> str:  # torch names the nodes it writes in C++ by their C++ name
+        return "torch::autograd::AccumulateGrad"
 
     def backward(self, grad):  # the engine calls accumulate() instead
         return ()

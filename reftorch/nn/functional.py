@@ -78,6 +78,9 @@ def mse_loss(input, target, reduction="mean"):
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
             "Please ensure they have the same size.", UserWarning, stacklevel=2)
+    common = F.dtypes.result_type(input, target)
+    if not common.is_floating_point:
+        raise NotImplementedError(f"\"mse_cpu\" not implemented for '{F._scalar_name(common)}'")
     diff = input._np - target._np
     out = _wrap(_reduce(diff * diff, reduction), input.device)
     if _needs_grad(input, target):
@@ -89,44 +92,113 @@ def mse_loss(input, target, reduction="mean"):
 
 
 class NllLossBackward0(Node):
+    """Each target's class gets minus the incoming gradient (divided by the count for
+    'mean'); every other entry of the input gets zero."""
+
     def backward(self, grad):
         (target,) = self.saved_values
-        n, c = self._shape
-        rows = np.arange(n)
-        out = np.zeros(self._shape, dtype=grad._np.dtype)
-        g = grad._np
-        scale = -(g / n if self._reduction == "mean" else g)
-        out[rows, target._np] = scale if self._reduction != "none" else -g
         if grad.requires_grad:
-            raise RuntimeError("reftorch: double backward through NllLossBackward0 is not implemented")
+            raise RuntimeError(f"reftorch: double backward through {self.name()} is not implemented")
+        picked = np.expand_dims(target._np, self._class_dim)
+        g = grad._np
+        if self._reduction == "mean":
+            values = -g / max(target.numel(), 1)
+        elif self._reduction == "sum":
+            values = -g
+        else:
+            values = -np.expand_dims(g, self._class_dim)
+        out = np.zeros(self._shape, dtype=g.dtype)
+        np.put_along_axis(out, picked, np.broadcast_to(values, picked.shape), axis=self._class_dim)
         return (_wrap(out, grad.device),)
 
 
-def nll_loss(input, target, reduction="mean"):
-    if input.dim() != 2:
-        raise ValueError(f"Expected 2 dimensions (got {input.dim()})")
-    if target.dim() != 1 or target.shape[0] != input.shape[0]:
+class NllLoss2DBackward0(NllLossBackward0):  # inputs with dims after the class dim
+    pass
+
+
+def _check_nll_target(input, target):
+    """torch's checks, in its order: dims and batch size, target shape, then target dtype."""
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    target_batch = target.shape[0] if target.dim() else 0
+    if input.dim() != 1 and input.shape[0] != target_batch:
         raise ValueError(
-            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target.shape[0]})."
+            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target_batch})."
         )
-    if target.is_floating_point():
-        raise RuntimeError(f"expected scalar type Long but found {F._scalar_name(target.dtype)}")
-    n, c = input.shape
-    t = target._np
-    if n and (t.min() < 0 or t.max() >= c):
+    if input.dim() == 1 and target.dim() == 1 and target.shape[0] != 1:
+        raise ValueError(
+            f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
+    if input.dim() > 2:
+        expected = (input.shape[0],) + tuple(input.shape[2:])
+        if tuple(target.shape) != expected:
+            raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
+    elif target.dim() > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if target.dtype is not F.dtypes.int64:  # (torch also takes uint8, which reftorch lacks)
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got {F._scalar_name(target.dtype)}")
+
+
+def nll_loss(input, target, reduction="mean"):
+    """Minus the input at each target's class; the class dim is 1 (0 for one unbatched row)."""
+    _check_nll_target(input, target)
+    if input.dim() == 3 or input.dim() > 4:
+        # torch folds the trailing dims into one (a view) and runs the 4-D (N, C, H, W) loss
+        n, c = input.shape[0], input.shape[1]
+        out = nll_loss(input.contiguous().view(n, c, 1, -1), target.contiguous().view(n, 1, -1),
+                       reduction=reduction)
+        return out.view(target.shape) if reduction == "none" else out
+    class_dim = 0 if input.dim() == 1 else 1
+    c = input.shape[class_dim]
+    t = target._np.reshape(-1 if input.dim() > 1 else 1)
+    if t.size and (t.min() < 0 or t.max() >= c):
         raise IndexError(f"Target {int(t.max() if t.max() >= c else t.min())} is out of bounds.")
-    out = _wrap(_reduce(-input._np[np.arange(n), t], reduction), input.device)
+    picked = np.expand_dims(target._np, class_dim) if input.dim() > 1 else target._np.reshape(1)
+    losses = -np.take_along_axis(input._np, picked, axis=class_dim)
+    losses = losses.squeeze(class_dim) if input.dim() > 1 else losses.reshape(())
+    out = _wrap(_reduce(losses, reduction), input.device)
     if _needs_grad(input):
-        node = NllLossBackward0()
-        node._shape, node._reduction = (n, c), reduction
+        node = NllLoss2DBackward0() if input.dim() > 2 else NllLossBackward0()
+        node._shape, node._class_dim, node._reduction = tuple(input.shape), class_dim, reduction
         node.save(target)
         _record(node, (input,), out)
     return out
 
 
+class DivBackward1(Node):  # division by a number inside an op (torch's div.Scalar)
+    def backward(self, grad):
+        return (grad / self._saved_other,)
+
+
+def _divide_by_number(total, number):
+    out = _wrap(np.asarray(total._np / number, dtype=total._np.dtype), total.device)
+    if _needs_grad(total):
+        node = DivBackward1()
+        node._saved_other = number
+        _record(node, (total,), out)
+    return out
+
+
 def cross_entropy(input, target, reduction="mean"):
-    """log_softmax over classes, then the negative log-likelihood of the right class."""
-    return nll_loss(log_softmax(input, 1), target, reduction=reduction)
+    """log_softmax over classes, then the negative log-likelihood of the right class.
+
+    A float target shaped like the input holds class probabilities instead of indices."""
+    class_dim = 0 if input.dim() == 1 else 1
+    if tuple(input.shape) == tuple(target.shape):
+        if not target.is_floating_point():
+            raise RuntimeError(
+                "Expected floating point type for target with class probabilities, got "
+                f"{F._scalar_name(target.dtype)}")
+        log_probs = log_softmax(input, class_dim)
+        if reduction == "mean":
+            n_rows = input.numel() // input.shape[class_dim] if input.numel() else 1
+            return _divide_by_number(-(log_probs * target).sum(), n_rows)
+        if reduction == "sum":
+            return -(log_probs * target).sum()
+        if reduction == "none":
+            return -(log_probs * target).sum(class_dim)
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return nll_loss(log_softmax(input, class_dim), target, reduction=reduction)
 
 
 def one_hot(tensor, num_classes=-1):

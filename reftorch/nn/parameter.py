@@ -11,7 +11,11 @@ class Parameter(Tensor):
         if data is None:
             from ..functions import empty
             data = empty(0)
-        param = data.detach()._alias_as(cls)
+        detached = data.detach()
+        if requires_grad and not detached.dtype.is_floating_point:
+            # torch words this the way its factories do, not the way requires_grad_() does
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        param = detached._alias_as(cls)
         param.requires_grad_(requires_grad)
         return param
 
@@ -20,6 +24,8 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__  # Tensor's __str__ is its own __repr__; print(param) shows the header too
 
     def __reduce_ex__(self, protocol):
         raise NotImplementedError("pickling reftorch parameters is not supported")
