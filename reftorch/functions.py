@@ -1376,11 +1376,38 @@ def _check_matmul_dtypes(a, b, what):
         )
 
 
+def _column_major(layout):
+    """A matrix laid out column by column, such as ``weight.t()`` in a Linear layer."""
+    shape, stride = layout
+    return stride[0] == 1 and stride[1] == shape[0]
+
+
+def _mm_mat1_grad(grad, mat2, mat1_layout):
+    # torch gives a column-major mat1 a column-major gradient (the same product, transposed)
+    if _column_major(mat1_layout):
+        return mat2.mm(grad.t()).t()
+    return grad.mm(mat2.t())
+
+
+def _mm_mat2_grad(grad, mat1, mat2_layout):
+    # so ``weight.t()`` gets a column-major gradient, and TBackward0 hands the weight a
+    # contiguous one: no transposed copy on the way into .grad
+    if _column_major(mat2_layout):
+        return grad.t().mm(mat1).t()
+    return mat1.t().mm(grad)
+
+
+def _save_layouts(node, mat1, mat2):
+    """The sizes and strides the two gradient formulas above look at (as torch saves them)."""
+    node._saved_mat1_layout = (mat1._shape, mat1._stride)
+    node._saved_mat2_layout = (mat2._shape, mat2._stride)
+
+
 class MmBackward0(Node):
     def backward(self, grad):
         a, b = self.saved_values
-        return (grad.mm(b.t()) if b is not _UNSAVED else None,
-                a.t().mm(grad) if a is not _UNSAVED else None)
+        return (_mm_mat1_grad(grad, b, self._saved_mat1_layout) if b is not _UNSAVED else None,
+                _mm_mat2_grad(grad, a, self._saved_mat2_layout) if a is not _UNSAVED else None)
 
 
 def _matrix_product(node_cls, a, b):
@@ -1390,6 +1417,8 @@ def _matrix_product(node_cls, a, b):
     if _needs_grad(a, b):
         node = node_cls()
         node.save(_save_for_other(a, _requires(b)), _save_for_other(b, _requires(a)))
+        if node_cls is MmBackward0:
+            _save_layouts(node, a, b)
         _record(node, (a, b), out)
     return out
 
@@ -1489,8 +1518,8 @@ class AddmmBackward0(Node):
         m1, m2 = self.saved_values
         alpha, beta = self._saved_alpha, self._saved_beta
         g_bias = grad if beta == 1 else grad * beta
-        g1 = grad.mm(m2.t()) if m2 is not _UNSAVED else None
-        g2 = m1.t().mm(grad) if m1 is not _UNSAVED else None
+        g1 = _mm_mat1_grad(grad, m2, self._saved_mat1_layout) if m2 is not _UNSAVED else None
+        g2 = _mm_mat2_grad(grad, m1, self._saved_mat2_layout) if m1 is not _UNSAVED else None
         if alpha != 1:
             g1 = None if g1 is None else g1 * alpha
             g2 = None if g2 is None else g2 * alpha
@@ -1520,6 +1549,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         node = AddmmBackward0()
         node._saved_alpha, node._saved_beta = alpha, beta
         node.save(_save_for_other(mat1, _requires(mat2)), _save_for_other(mat2, _requires(mat1)))
+        _save_layouts(node, mat1, mat2)
         _record(node, (input, mat1, mat2), out)
     return out
 

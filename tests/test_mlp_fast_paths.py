@@ -1,0 +1,61 @@
+"""The MLP training step's hot paths (bench/bench_engine.py) against torch: the layouts of
+the gradients they produce, and the short-cuts taken for speed, which must give torch's
+numbers, dtypes, strides and errors exactly as the general path does."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+
+import reftorch
+from engine_support import ENGINE, LIBS, assert_same, make_array, seeds
+
+
+def matrix(lib, array, column_major, requires_grad=True):
+    """A matrix with ``array``'s values, stored row by row or column by column (like ``w.t()``)."""
+    if column_major:
+        leaf = lib.tensor(np.ascontiguousarray(array.T), requires_grad=requires_grad)
+        return leaf, leaf.t()
+    leaf = lib.tensor(array, requires_grad=requires_grad)
+    return leaf, leaf * 1  # a non-leaf, so that autograd.grad returns the raw gradient
+
+
+@ENGINE
+@given(seed=seeds, sizes=st.tuples(*[st.integers(1, 4)] * 3),
+       column_major=st.tuples(st.booleans(), st.booleans()), op=st.sampled_from(["mm", "addmm", "linear"]))
+def test_matrix_product_gradients_keep_torchs_layout(seed, sizes, column_major, op):
+    """torch hands a column-major mat1/mat2 a column-major gradient (mm_mat1_backward,
+    mm_mat2_backward); a Linear weight therefore gets a contiguous .grad."""
+    n, k, m = sizes
+    a, b, bias = (make_array(seed + i, shape, "float32") for i, shape in enumerate([(n, k), (k, m), (m,)]))
+    results = []
+    for lib in LIBS:
+        _, x = matrix(lib, a, column_major[0])
+        if op == "linear":  # the weight is (out, in); linear multiplies by weight.t()
+            w_leaf = w = lib.tensor(np.ascontiguousarray(b.T), requires_grad=True)
+            out = lib.nn.functional.linear(x, w, lib.tensor(bias))
+        else:
+            w_leaf, w = matrix(lib, b, column_major[1])
+            out = x.mm(w) if op == "mm" else lib.addmm(lib.tensor(bias), x, w)
+        grads = lib.autograd.grad(out.sum() * 2, (x, w), retain_graph=True)
+        out.sum().backward()
+        # (a size-1 dim leaves a stride free, and torch's AccumulateGrad then keeps the
+        # incoming gradient's strides where reftorch's copy renumbers them: compared only
+        # when every side is at least 2)
+        leaf_grad = w_leaf.grad if min(sizes) > 1 else None
+        results.append((out, grads, leaf_grad))
+    assert_same(results[1], results[0], geometry=True, name=op)
+
+
+def test_linear_stack_parameter_grads_are_contiguous_like_torch():
+    grads = []
+    for lib in LIBS:
+        lib.manual_seed(0)
+        nn = lib.nn
+        model = nn.Sequential(nn.Linear(7, 5), nn.ReLU(), nn.Linear(5, 3))
+        x, y = lib.randn(4, 7), lib.tensor([0, 2, 1, 2])
+        nn.CrossEntropyLoss()(model(x), y).backward()
+        grads.append([p.grad.stride() for p in model.parameters()])
+    assert grads[1] == grads[0] == [(7, 1), (1,), (5, 1), (1,)]
