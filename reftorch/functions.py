@@ -150,22 +150,29 @@ class RsubBackward1(AddBackward0):
         return (-grad if self._saved_alpha == 1 else grad * -self._saved_alpha),
 
 
-def _scaled(other, alpha):
-    """``alpha * other`` computed outside the graph (the node keeps alpha instead)."""
+def _check_alpha(alpha, dtype):
+    if isinstance(alpha, builtins.float) and not dtype.is_floating_point:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
+def _scaled(other, alpha, dtype):
+    """``alpha * other`` computed outside the graph (the node keeps alpha instead), in the
+    ``dtype`` the sum is computed in: torch promotes ``other`` first, then scales it."""
     if alpha == 1:
         return other
+    _check_alpha(alpha, dtype)
     if not isinstance(other, Tensor):
         return other * alpha
     saved = _grad_state.grad_enabled
     _grad_state.grad_enabled = False
     try:
-        return mul(other, alpha)
+        return mul(other if other.dtype is dtype else other.to(dtype), alpha)
     finally:
         _grad_state.grad_enabled = saved
 
 
 def add(input, other, *, alpha=1):
-    out = _binary("add", input, _scaled(other, alpha))
+    out = _binary("add", input, _scaled(other, alpha, dtypes.result_type(input, other)))
     if _needs_grad(input, other):
         _record(AddBackward0(alpha), (input, other), out)
     return out
@@ -177,7 +184,7 @@ def sub(input, other, *, alpha=1):
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead."
         )
-    out = _binary("sub", input, _scaled(other, alpha))
+    out = _binary("sub", input, _scaled(other, alpha, dtypes.result_type(input, other)))
     if _needs_grad(input, other):
         _record(SubBackward0(alpha), (input, other), out)
     return out
@@ -185,7 +192,7 @@ def sub(input, other, *, alpha=1):
 
 def rsub(input, other, *, alpha=1):
     """``other - input`` for a number ``other`` (what ``2 - x`` calls)."""
-    out = _binary("sub", other, _scaled(input, alpha))
+    out = _binary("sub", other, _scaled(input, alpha, dtypes.result_type(other, input)))
     if _needs_grad(input):
         _record(RsubBackward1(alpha), (input,), out)
     return out
@@ -416,8 +423,10 @@ cos, CosBackward0 = _simple_unary("cos", "CosBackward0", lambda g, x: -g * sin(x
 tanh, TanhBackward0 = _simple_unary("tanh", "TanhBackward0", lambda g, r: g * (1 - r * r), saves="output")
 sigmoid, SigmoidBackward0 = _simple_unary(
     "sigmoid", "SigmoidBackward0", lambda g, r: g * r * (1 - r), saves="output")
+# torch's threshold_backward: where the output is <= 0 the gradient is 0 (not g * 0, which
+# would turn an infinite g into nan), elsewhere it passes
 relu, ReluBackward0 = _simple_unary(
-    "relu", "ReluBackward0", lambda g, r: g * (r > 0), saves="output", floating=False)
+    "relu", "ReluBackward0", lambda g, r: where(r <= 0, 0, g), saves="output", floating=False)
 reciprocal, ReciprocalBackward0 = _simple_unary(
     "reciprocal", "ReciprocalBackward0", lambda g, r: -g * r * r, saves="output")
 
@@ -2092,11 +2101,15 @@ def _binary_inplace(op, functional):
                     f"output with shape {list(input._shape)} doesn't match the broadcast shape {list(shape)}"
                 )
         alpha = kwargs.get("alpha", 1)
-        operand = other if alpha == 1 else other * alpha
 
         def fast():
             dev = _devices(input, other)
-            kernel(op, dev)(input._np, _array(operand, input.dtype if op != "div" else rt), out=input._np)
+            dtype = input.dtype if op != "div" else rt
+            operand = _array(other, dtype)
+            if alpha != 1:  # scaled after the cast, as torch does; a bare array, no tensor needed
+                _check_alpha(alpha, rt)
+                operand = operand * alpha if not isinstance(other, Tensor) else kernel("mul", dev)(operand, alpha)
+            kernel(op, dev)(input._np, operand, out=input._np)
 
         return _inplace(input, lambda old: functional(old, other, **kwargs).to(input.dtype), (other,), fast)
     apply.__name__ = op + "_"

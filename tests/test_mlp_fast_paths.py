@@ -59,3 +59,47 @@ def test_linear_stack_parameter_grads_are_contiguous_like_torch():
         nn.CrossEntropyLoss()(model(x), y).backward()
         grads.append([p.grad.stride() for p in model.parameters()])
     assert grads[1] == grads[0] == [(7, 1), (1,), (5, 1), (1,)]
+
+
+special_floats = st.sampled_from([0.0, -0.0, 1.5, -2.0, float("inf"), float("-inf"), float("nan")])
+
+
+@ENGINE
+@given(values=st.lists(special_floats, min_size=1, max_size=6), data=st.data())
+def test_relu_backward_is_torchs_threshold_backward(values, data):
+    """Where relu's output is <= 0 the gradient is 0 even for an infinite or nan upstream
+    gradient; a nan output passes the gradient on (torch's threshold_backward)."""
+    upstream = data.draw(st.lists(special_floats, min_size=len(values), max_size=len(values)), label="grad")
+    results = []
+    for lib in LIBS:
+        x = lib.tensor(values, requires_grad=True)
+        x.relu().backward(lib.tensor(upstream))
+        results.append(x.grad)
+    assert_same(results[1], results[0])
+
+
+def outcome(fn):
+    """What ``fn()`` gives, or the class and message of the error it raises."""
+    try:
+        return fn()
+    except Exception as error:  # noqa: BLE001 (the comparison is the point)
+        return type(error).__name__, str(error)
+
+
+@ENGINE
+@given(seed=seeds, shape=st.sampled_from([(3,), (2, 3), (4, 1)]), alpha=st.sampled_from([1, 2, -0.01, 0.9]),
+       op=st.sampled_from(["add_", "sub_", "add", "sub"]), transposed=st.booleans(),
+       dtypes=st.sampled_from([("float32", "float32"), ("float64", "float64"), ("float32", "int64"),
+                               ("float64", "int32"), ("int64", "int64"), ("int32", "int64")]))
+def test_add_with_alpha_matches_torch(seed, shape, alpha, op, dtypes, transposed):
+    """``p.add_(buf, alpha=-lr)`` (every optimizer step) scales ``other`` without building a
+    tensor; in torch's order (promote, then scale) and with torch's error for a float alpha
+    on integers."""
+    target, other = make_array(seed, shape, dtypes[0]), make_array(seed + 1, shape[-1:], dtypes[1])
+    results = []
+    for lib in LIBS:
+        t = lib.tensor(np.ascontiguousarray(target.T)).t() if transposed else lib.tensor(target)
+        with lib.no_grad():
+            out = outcome(lambda: getattr(t, op)(lib.tensor(other), alpha=alpha))
+        results.append((out, t))
+    assert_same(results[1], results[0], geometry=True)
