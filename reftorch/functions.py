@@ -423,10 +423,34 @@ cos, CosBackward0 = _simple_unary("cos", "CosBackward0", lambda g, x: -g * sin(x
 tanh, TanhBackward0 = _simple_unary("tanh", "TanhBackward0", lambda g, r: g * (1 - r * r), saves="output")
 sigmoid, SigmoidBackward0 = _simple_unary(
     "sigmoid", "SigmoidBackward0", lambda g, r: g * r * (1 - r), saves="output")
-# torch's threshold_backward: where the output is <= 0 the gradient is 0 (not g * 0, which
-# would turn an infinite g into nan), elsewhere it passes
-relu, ReluBackward0 = _simple_unary(
-    "relu", "ReluBackward0", lambda g, r: where(r <= 0, 0, g), saves="output", floating=False)
+def _in_one_kernel(op, tensors, *args):
+    """A backward formula computed by one kernel instead of op by op.
+
+    Only when no graph is being recorded for the backward itself (no ``create_graph``): the
+    kernel gives the same numbers as the formula's ops, minus a tensor per step; with
+    ``create_graph`` the formula must be built from ops, so that it can be differentiated.
+    ``tensors`` come in the order that decides the result's layout, as in the formula."""
+    dev = tensors[0]._device
+    return _elementwise_result(kernel(op, dev)(*[t._np for t in tensors], *args), dev, *tensors)
+
+
+class ReluBackward0(Node):
+    def backward(self, grad):
+        (result,) = self.saved_values
+        if not _grad_state.grad_enabled:
+            return (_in_one_kernel("threshold_backward", (result, grad), 0),)
+        # torch's threshold_backward: 0 where the output is <= 0 (not g * 0, which would turn
+        # an infinite g into nan), elsewhere g
+        return (where(result <= 0, 0, grad),)
+
+
+def relu(input):
+    out = _unary("relu", _tensor_arg(input, "relu"), floating=False)
+    if _needs_grad(input):
+        node = ReluBackward0()
+        node.save(output=out)
+        _record(node, (input,), out)
+    return out
 reciprocal, ReciprocalBackward0 = _simple_unary(
     "reciprocal", "ReciprocalBackward0", lambda g, r: -g * r * r, saves="output")
 
@@ -2229,6 +2253,8 @@ def requires_grad_(input, requires_grad=True):
 class LogSoftmaxBackward0(Node):
     def backward(self, grad):
         (result,) = self.saved_values
+        if not _grad_state.grad_enabled:
+            return (_in_one_kernel("log_softmax_backward", (grad, result), self._saved_dim),)
         return (grad - exp(result) * grad.sum(self._saved_dim, keepdim=True),)
 
 

@@ -103,3 +103,23 @@ def test_add_with_alpha_matches_torch(seed, shape, alpha, op, dtypes, transposed
             out = outcome(lambda: getattr(t, op)(lib.tensor(other), alpha=alpha))
         results.append((out, t))
     assert_same(results[1], results[0], geometry=True)
+
+
+@ENGINE
+@given(seed=seeds, rows=st.integers(1, 5), classes=st.integers(1, 6), transposed=st.booleans(),
+       reduction=st.sampled_from(["mean", "sum", "none"]), create_graph=st.booleans())
+def test_cross_entropy_backward_matches_torch(seed, rows, classes, transposed, reduction, create_graph):
+    """log_softmax's and relu's backward run as one kernel unless create_graph asks for a
+    differentiable formula; both ways give torch's gradients, layout and second derivative."""
+    logits = make_array(seed, (rows, classes), "float32", low=-20, high=20)
+    target = np.random.default_rng(seed).integers(0, classes, rows)
+    results = []
+    for lib in LIBS:
+        leaf = lib.tensor(np.ascontiguousarray(logits.T) if transposed else logits, requires_grad=True)
+        x = leaf.t() if transposed else leaf
+        loss = lib.nn.functional.cross_entropy(x.relu() - 1, lib.tensor(target), reduction=reduction)
+        upstream = lib.ones(loss.shape) if reduction == "none" else None
+        (grad,) = lib.autograd.grad(loss, leaf, upstream, create_graph=create_graph)
+        second = lib.autograd.grad((grad * grad).sum(), leaf)[0] if create_graph else None
+        results.append((loss, grad.detach(), second))
+    assert_same(results[1], results[0], geometry=True)
