@@ -423,6 +423,8 @@ cos, CosBackward0 = _simple_unary("cos", "CosBackward0", lambda g, x: -g * sin(x
 tanh, TanhBackward0 = _simple_unary("tanh", "TanhBackward0", lambda g, r: g * (1 - r * r), saves="output")
 sigmoid, SigmoidBackward0 = _simple_unary(
     "sigmoid", "SigmoidBackward0", lambda g, r: g * r * (1 - r), saves="output")
+
+
 def _in_one_kernel(op, tensors, *args):
     """A backward formula computed by one kernel instead of op by op.
 
@@ -451,6 +453,8 @@ def relu(input):
         node.save(output=out)
         _record(node, (input,), out)
     return out
+
+
 reciprocal, ReciprocalBackward0 = _simple_unary(
     "reciprocal", "ReciprocalBackward0", lambda g, r: -g * r * r, saves="output")
 

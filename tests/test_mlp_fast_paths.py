@@ -4,12 +4,9 @@ numbers, dtypes, strides and errors exactly as the general path does."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
-import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
-import reftorch
 from engine_support import ENGINE, LIBS, assert_same, make_array, seeds
 
 
