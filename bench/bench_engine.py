@@ -1,6 +1,10 @@
 """reftorch vs torch on the CPU, measured in one run: ratio = reftorch time / torch time.
 
     python -m bench.bench_engine
+
+Both libraries run with the threads they start with (printed at the end). On a machine that
+others share, two spinning thread pools per library measure the neighbours more than the
+code; ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1`` gives both one thread and steadier ratios.
 """
 from __future__ import annotations
 
@@ -106,7 +110,7 @@ def main() -> int:
         print(f"{name:{width}}  {fmt(t_torch)}  {fmt(t_ref)}  {t_ref / t_torch:6.2f}x")
     threads = blas_threads()
     print(f"torch {torch.__version__}, threads={threads['torch']}; reftorch {reftorch.__version__} on NumPy "
-          f"{np.__version__}, OpenBLAS threads={threads['numpy']} (each library as it starts, nothing changed)")
+          f"{np.__version__}, OpenBLAS threads={threads['numpy']} (as each library started: the bench sets none)")
     verdict = "met" if mlp <= MLP_TARGET else "NOT met"
     print(f"MLP train step ratio: {mlp:.2f}x torch (median of per-round ratios, the two interleaved); "
           f"target <= {MLP_TARGET}x: {verdict}")
