@@ -164,22 +164,29 @@ class RsubBackward1(AddBackward0):
         return (-grad if self._saved_alpha == 1 else grad * -self._saved_alpha),
 
 
-def _scaled(other, alpha):
-    """``alpha * other`` computed outside the graph (the node keeps alpha instead)."""
+def _check_alpha(alpha, dtype):
+    if isinstance(alpha, builtins.float) and not dtype.is_floating_point:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+
+
+def _scaled(other, alpha, dtype):
+    """``alpha * other`` computed outside the graph (the node keeps alpha instead), in the
+    ``dtype`` the sum is computed in: torch promotes ``other`` first, then scales it."""
     if alpha == 1:
         return other
+    _check_alpha(alpha, dtype)
     if not isinstance(other, Tensor):
         return other * alpha
     saved = _grad_state.grad_enabled
     _grad_state.grad_enabled = False
     try:
-        return mul(other, alpha)
+        return mul(other if other.dtype is dtype else other.to(dtype), alpha)
     finally:
         _grad_state.grad_enabled = saved
 
 
 def add(input, other, *, alpha=1):
-    out = _binary("add", input, _scaled(other, alpha))
+    out = _binary("add", input, _scaled(other, alpha, dtypes.result_type(input, other)))
     if _needs_grad(input, other):
         _record(AddBackward0(alpha), (input, other), out)
     return out
@@ -191,7 +198,7 @@ def sub(input, other, *, alpha=1):
             "Subtraction, the `-` operator, with two bool tensors is not supported. "
             "Use the `^` or `logical_xor()` operator instead."
         )
-    out = _binary("sub", input, _scaled(other, alpha))
+    out = _binary("sub", input, _scaled(other, alpha, dtypes.result_type(input, other)))
     if _needs_grad(input, other):
         _record(SubBackward0(alpha), (input, other), out)
     return out
@@ -199,7 +206,7 @@ def sub(input, other, *, alpha=1):
 
 def rsub(input, other, *, alpha=1):
     """``other - input`` for a number ``other`` (what ``2 - x`` calls)."""
-    out = _binary("sub", other, _scaled(input, alpha))
+    out = _binary("sub", other, _scaled(input, alpha, dtypes.result_type(other, input)))
     if _needs_grad(input):
         _record(RsubBackward1(alpha), (input,), out)
     return out
@@ -526,8 +533,38 @@ cos, CosBackward0 = _simple_unary("cos", "CosBackward0", lambda g, x: -g * sin(x
 tanh, TanhBackward0 = _simple_unary("tanh", "TanhBackward0", lambda g, r: g * (1 - r * r), saves="output")
 sigmoid, SigmoidBackward0 = _simple_unary(
     "sigmoid", "SigmoidBackward0", lambda g, r: g * r * (1 - r), saves="output")
-relu, ReluBackward0 = _simple_unary(
-    "relu", "ReluBackward0", lambda g, r: g * (r > 0), saves="output", floating=False)
+
+
+def _in_one_kernel(op, tensors, *args):
+    """A backward formula computed by one kernel instead of op by op.
+
+    Only when no graph is being recorded for the backward itself (no ``create_graph``): the
+    kernel gives the same numbers as the formula's ops, minus a tensor per step; with
+    ``create_graph`` the formula must be built from ops, so that it can be differentiated.
+    ``tensors`` come in the order that decides the result's layout, as in the formula."""
+    dev = tensors[0]._device
+    return _elementwise_result(kernel(op, dev)(*[t._np for t in tensors], *args), dev, *tensors)
+
+
+class ReluBackward0(Node):
+    def backward(self, grad):
+        (result,) = self.saved_values
+        if not _grad_state.grad_enabled:
+            return (_in_one_kernel("threshold_backward", (result, grad), 0),)
+        # torch's threshold_backward: 0 where the output is <= 0 (not g * 0, which would turn
+        # an infinite g into nan), elsewhere g
+        return (where(result <= 0, 0, grad),)
+
+
+def relu(input):
+    out = _unary("relu", _tensor_arg(input, "relu"), floating=False)
+    if _needs_grad(input):
+        node = ReluBackward0()
+        node.save(output=out)
+        _record(node, (input,), out)
+    return out
+
+
 reciprocal, ReciprocalBackward0 = _simple_unary(
     "reciprocal", "ReciprocalBackward0", lambda g, r: -g * r * r, saves="output")
 
@@ -1777,11 +1814,38 @@ def _check_matmul_dtypes(a, b, what):
         )
 
 
+def _column_major(layout):
+    """A matrix laid out column by column, such as ``weight.t()`` in a Linear layer."""
+    shape, stride = layout
+    return stride[0] == 1 and stride[1] == shape[0]
+
+
+def _mm_mat1_grad(grad, mat2, mat1_layout):
+    # torch gives a column-major mat1 a column-major gradient (the same product, transposed)
+    if _column_major(mat1_layout):
+        return mat2.mm(grad.t()).t()
+    return grad.mm(mat2.t())
+
+
+def _mm_mat2_grad(grad, mat1, mat2_layout):
+    # so ``weight.t()`` gets a column-major gradient, and TBackward0 hands the weight a
+    # contiguous one: no transposed copy on the way into .grad
+    if _column_major(mat2_layout):
+        return grad.t().mm(mat1).t()
+    return mat1.t().mm(grad)
+
+
+def _save_layouts(node, mat1, mat2):
+    """The sizes and strides the two gradient formulas above look at (as torch saves them)."""
+    node._saved_mat1_layout = (mat1._shape, mat1._stride)
+    node._saved_mat2_layout = (mat2._shape, mat2._stride)
+
+
 class MmBackward0(Node):
     def backward(self, grad):
         a, b = self.saved_values
-        return (grad.mm(b.t()) if b is not _UNSAVED else None,
-                a.t().mm(grad) if a is not _UNSAVED else None)
+        return (_mm_mat1_grad(grad, b, self._saved_mat1_layout) if b is not _UNSAVED else None,
+                _mm_mat2_grad(grad, a, self._saved_mat2_layout) if a is not _UNSAVED else None)
 
 
 # the CPU kernel that refuses a bool product in torch (after the shape checks)
@@ -1803,6 +1867,8 @@ def _matrix_product(node_cls, a, b):
     if _needs_grad(a, b):
         node = node_cls()
         node.save(_save_for_other(a, _requires(b)), _save_for_other(b, _requires(a)))
+        if node_cls is MmBackward0:
+            _save_layouts(node, a, b)
         _record(node, (a, b), out)
     return out
 
@@ -1905,8 +1971,8 @@ class AddmmBackward0(Node):
         m1, m2 = self.saved_values
         alpha, beta = self._saved_alpha, self._saved_beta
         g_bias = grad if beta == 1 else grad * beta
-        g1 = grad.mm(m2.t()) if m2 is not _UNSAVED else None
-        g2 = m1.t().mm(grad) if m1 is not _UNSAVED else None
+        g1 = _mm_mat1_grad(grad, m2, self._saved_mat1_layout) if m2 is not _UNSAVED else None
+        g2 = _mm_mat2_grad(grad, m1, self._saved_mat2_layout) if m1 is not _UNSAVED else None
         if alpha != 1:
             g1 = None if g1 is None else g1 * alpha
             g2 = None if g2 is None else g2 * alpha
@@ -1944,6 +2010,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         node = AddmmBackward0()
         node._saved_alpha, node._saved_beta = alpha, beta
         node.save(_save_for_other(mat1, _requires(mat2)), _save_for_other(mat2, _requires(mat1)))
+        _save_layouts(node, mat1, mat2)
         _record(node, (input, mat1, mat2), out)
     return out
 
@@ -2619,7 +2686,6 @@ def _binary_inplace(op, functional):
                     f"output with shape {list(input._shape)} doesn't match the broadcast shape {list(shape)}"
                 )
         alpha = kwargs.get("alpha", 1)
-        operand = other if alpha == 1 else other * alpha
 
         def fast():
             dev = _devices(input, other)
@@ -2627,7 +2693,12 @@ def _binary_inplace(op, functional):
                 rounded = _divide_rounded(input, other, rounding_mode)
                 np.copyto(input._np, rounded._np, casting="unsafe")
                 return
-            kernel(op, dev)(input._np, _array(operand, input.dtype if op != "div" else rt), out=input._np)
+            dtype = input.dtype if op != "div" else rt
+            operand = _array(other, dtype)
+            if alpha != 1:  # scaled after the cast, as torch does; a bare array, no tensor needed
+                _check_alpha(alpha, rt)
+                operand = operand * alpha if not isinstance(other, Tensor) else kernel("mul", dev)(operand, alpha)
+            kernel(op, dev)(input._np, operand, out=input._np)
 
         return _inplace(input, lambda old: functional(old, other, **kwargs).to(input.dtype), (other,), fast)
     apply.__name__ = op + "_"
@@ -2762,6 +2833,8 @@ def requires_grad_(input, requires_grad=True):
 class LogSoftmaxBackward0(Node):
     def backward(self, grad):
         (result,) = self.saved_values
+        if not _grad_state.grad_enabled:
+            return (_in_one_kernel("log_softmax_backward", (grad, result), self._saved_dim),)
         return (grad - exp(result) * grad.sum(self._saved_dim, keepdim=True),)
 
 

@@ -244,6 +244,18 @@ def log_softmax(a, dim):
     return shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))
 
 
+@cpu_kernel("log_softmax_backward")
+def log_softmax_backward(grad, output, dim):
+    # the formula of LogSoftmaxBackward0, op for op: grad - exp(output) * grad.sum(dim)
+    return grad - np.exp(output) * np.sum(grad, axis=(dim,), keepdims=True, dtype=grad.dtype)
+
+
+@cpu_kernel("threshold_backward")
+def threshold_backward(output, grad, threshold):
+    # 0 where output <= threshold, else grad: a select (grad * mask would make inf * 0 = nan)
+    return np.where(output <= threshold, 0, grad)
+
+
 @cpu_kernel("softmax")
 @in_float32
 def softmax(a, dim):

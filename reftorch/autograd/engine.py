@@ -39,7 +39,7 @@ def _validate(grad, meta, node, index):
     shape, dtype, device = meta
     if grad._shape != shape:
         grad = _sum_to(grad, shape, node, index)
-    if grad.dtype is not dtype or grad._device != device:
+    if grad.dtype is not dtype or (grad._device is not device and grad._device != device):
         grad = grad.to(dtype=dtype, device=device)
     return grad
 
