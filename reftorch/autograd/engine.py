@@ -92,7 +92,12 @@ def run_backward(roots, retain_graph, create_graph, *, accumulate=True, capture=
     root_nodes = [node for node, _, _ in roots]
     dependencies, order = _collect(root_nodes)
     needed = _needed_nodes(order, targets) if targets is not None else None
+    stop_at = set()
     if needed is not None:
+        # a target that leads to no other target only hands its gradient over: it does not
+        # run (as in torch, whose saved values it would otherwise read, maybe already freed)
+        stop_at = {node for node in targets
+                   if not any(child in needed for child, _ in node.next_functions if child is not None)}
         # only edges between needed nodes count
         dependencies = {}
         for node in order:
@@ -132,6 +137,8 @@ def run_backward(roots, retain_graph, create_graph, *, accumulate=True, capture=
             if node.__class__ is AccumulateGrad:
                 if accumulate and grads[0] is not None:
                     _accumulate_into(node.variable, grads[0], create_graph)
+                continue
+            if node in stop_at:
                 continue
             if node.num_outputs == 1:
                 results = node.backward(grads[0])
