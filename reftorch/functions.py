@@ -27,7 +27,7 @@ from .autograd.graph import FREED_MESSAGE, Node, gradient_edge
 from .dispatch import canonical, check_same_device, cpu, kernel
 from .storage import (
     broadcast_shapes, broadcast_strides, contiguous_strides, elementwise_strides, expand_strides,
-    preserve_format_strides, view_strides,
+    is_non_overlapping_and_dense, preserve_format_strides, view_strides,
 )
 from .tensor import Size, Tensor, _cpp_type_name, _scalar_type_name as _scalar_name, _wrap_dim
 
@@ -2452,8 +2452,7 @@ class MaskedFillBackward1(Node):  # value is a 0-dim tensor
         return where(mask, zeros_like(grad), grad), where(mask, grad, zeros_like(grad)).sum()
 
 
-def masked_fill(input, mask, value):
-    """``input`` with ``value`` wherever ``mask`` is True (the dtype stays input's)."""
+def _check_masked_fill_args(mask, value):
     if isinstance(value, Tensor) and value.dim() != 0:
         raise RuntimeError(
             "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -2462,6 +2461,11 @@ def masked_fill(input, mask, value):
     if mask.dtype is not dtypes.bool:
         raise RuntimeError(
             f"masked_fill_ only supports boolean masks, but got mask with dtype {_cpp_type_name(mask.dtype)}")
+
+
+def masked_fill(input, mask, value):
+    """``input`` with ``value`` wherever ``mask`` is True (the dtype stays input's)."""
+    _check_masked_fill_args(mask, value)
     broadcast_shapes(mask._shape, input._shape)  # torch expands the mask first: it is "tensor a"
     fill = value._np.astype(input.dtype.numpy) if isinstance(value, Tensor) else value
     dev = _devices(input, mask)
@@ -2477,14 +2481,7 @@ def masked_fill(input, mask, value):
 
 def masked_fill_(input, mask, value):
     """In place: write ``value`` wherever ``mask`` (broadcast to ``input``'s shape) is True."""
-    if isinstance(value, Tensor) and value.dim() != 0:
-        raise RuntimeError(
-            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
-            f"{value.dim()} dimension(s)."
-        )
-    if mask.dtype is not dtypes.bool:
-        raise RuntimeError(
-            f"masked_fill_ only supports boolean masks, but got mask with dtype {_cpp_type_name(mask.dtype)}")
+    _check_masked_fill_args(mask, value)
     shape = broadcast_shapes(input._shape, mask._shape)
     if shape != input._shape:
         raise RuntimeError(
@@ -3065,21 +3062,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
 
 
 def _non_overlapping_and_dense(shape, strides) -> bool:
-    """torch's test: the elements tile one block of memory with no gaps and no overlaps."""
-    if 0 in shape:  # nothing to lay out: torch keeps an empty array's strides as they are
-        return True
-    if len(shape) == 1:
-        return shape[0] < 2 or strides[0] == 1
-    # dims of size 0 or 1 go last: they never leave a gap
-    order = sorted(range(len(shape)), key=lambda d: (shape[d] < 2, strides[d] if shape[d] >= 2 else 0))
-    required = 1
-    for d in order:
-        if shape[d] < 2:
-            return True
-        if strides[d] != required:
-            return False
-        required *= shape[d]
-    return True
+    """storage's test, except that an empty tensor counts as dense: torch keeps its strides."""
+    return 0 in shape or is_non_overlapping_and_dense(shape, strides)
 
 
 def _copy_keeping_layout(source, dtype):

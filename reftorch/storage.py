@@ -194,6 +194,11 @@ def elementwise_strides(shape, operand_strides) -> tuple[int, ...]:
     strides put the smaller dim first). The result is dense in that order, so a permuted
     input gives a permuted result. ``operand_strides`` are already broadcast to ``shape``.
     """
+    return _dense_in_operand_order(shape, operand_strides, empty_dims_count_as_one=False)
+
+
+def _dense_in_operand_order(shape, operand_strides, empty_dims_count_as_one) -> tuple[int, ...]:
+    """Dense strides with the dims ordered as TensorIterator orders them (see above)."""
     ndim = len(shape)
     order = list(range(ndim - 1, -1, -1))  # fastest first
 
@@ -221,7 +226,7 @@ def elementwise_strides(shape, operand_strides) -> tuple[int, ...]:
     step = 1
     for d in order:
         strides[d] = step
-        step *= shape[d]
+        step *= shape[d] if shape[d] or not empty_dims_count_as_one else 1
     return tuple(strides)
 
 
@@ -254,32 +259,8 @@ def preserve_format_strides(shape, strides) -> tuple[int, ...]:
     shape, strides = tuple(shape), tuple(strides)
     if is_non_overlapping_and_dense(shape, strides):
         return strides
-    ndim = len(shape)
-    order = list(range(ndim - 1, -1, -1))  # fastest first, as for a row-major tensor
-
-    def should_swap(d0, d1):  # TensorIterator's comparison: stride 0 has no say
-        s0, s1 = strides[d0], strides[d1]
-        if s0 == 0 or s1 == 0:
-            return 0
-        if s0 != s1:
-            return 1 if s0 > s1 else -1
-        return 1 if shape[d0] > shape[d1] else 0
-
-    for i in range(1, ndim):  # stable insertion sort that stops at the first "keep"
-        d1 = i
-        for d0 in range(i - 1, -1, -1):
-            decision = should_swap(order[d0], order[d1])
-            if decision > 0:
-                order[d0], order[d1] = order[d1], order[d0]
-                d1 = d0
-            elif decision < 0:
-                break
-    result = [0] * ndim
-    step = 1
-    for d in order:
-        result[d] = step
-        step *= shape[d] if shape[d] > 1 else 1  # a dim of size 0 counts as 1 (no element lives there)
-    return tuple(result)
+    # a dim of size 0 counts as 1 here (no element lives there)
+    return _dense_in_operand_order(shape, (strides,), empty_dims_count_as_one=True)
 
 
 def broadcast_strides(shape, strides, target_shape) -> tuple[int, ...]:
