@@ -145,19 +145,20 @@ class Recorder:
         self.cell = None
         self.count = 0
 
-    def __call__(self, what, probe, args, expect, has_expect, close, rtol, atol):
+    def __call__(self, what, probe, args, expect, has_expect, how):
         number, self.count = self.count, self.count + 1
         args_data = self.convert(list(args))
+        how = {"close": bool(how.get("close")), "rtol": float(how.get("rtol")), "atol": float(how.get("atol")),
+               "agree": None if how.get("agree") is None else float(how["agree"])}
         message = {"t": "call", "cell": self.cell, "n": number, "probe": getattr(probe, "__name__", "?"),
-                   "args": args_data, "what": _str(what)[:1000], "close": bool(close),
-                   "rtol": float(rtol), "atol": float(atol)}
+                   "args": args_data, "what": _str(what)[:1000], "how": how}
         ref_error = ""
         try:
             got = probe(*build(args_data))
         except _BaseException as error:  # noqa: BLE001 - the instructor's solution fails its own probe
             got, ref_error = None, _message(error)
         if has_expect and not ref_error:
-            reason = self.namespace["mismatch"](got, expect, close=close, rtol=rtol, atol=atol)
+            reason = self.namespace["mismatch"](got, expect, **how)
             if reason:
                 ref_error = _str(reason)
         message["expected"] = self.convert(expect if has_expect else got)

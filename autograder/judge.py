@@ -211,13 +211,20 @@ def _judge_probes(index, view: RunView, ref_index, ref_view: RunView, tools, sta
         except BadObservation as error:
             return False, f"{what}: your code returned an unusable value ({error})"
         try:
-            reason = mismatch(got, expected, close=call.get("close") is True,
-                              rtol=float(call.get("rtol", 1e-4)), atol=float(call.get("atol", 1e-5)))
+            reason = mismatch(got, expected, **_how(call.get("how")))
         except Exception as error:  # noqa: BLE001 - a value the comparison cannot handle fails
             reason = f"cannot compare ({type(error).__name__}: {_first_line(error)})"
         if reason:
             return False, f"{what}: {reason}"
     return True, "passed"
+
+
+def _how(how) -> dict:
+    """The comparison options the reference run recorded (its own data, checked anyway)."""
+    how = how if isinstance(how, dict) else {}
+    number = lambda value, default: float(value) if type(value) in (int, float) else default  # noqa: E731
+    return {"close": how.get("close") is True, "rtol": number(how.get("rtol"), 1e-4),
+            "atol": number(how.get("atol"), 1e-5), "agree": number(how.get("agree"), None)}
 
 
 def _first_line(error) -> str:

@@ -14,7 +14,7 @@ import sys
 
 MAX_ELEMENTS = 1_000_000   # per tensor or array
 MAX_ITEMS = 10_000         # per list, tuple, dict or set
-MAX_DEPTH = 8
+MAX_DEPTH = 16
 MAX_STR = 20_000
 
 _type = type
