@@ -13,6 +13,7 @@ host judges.
 from __future__ import annotations
 
 import base64
+import builtins
 import hashlib
 import json
 import os
@@ -31,6 +32,9 @@ _exec = exec
 _BaseException = BaseException
 _type = type
 _str = str
+# The builtins as they were before any student code ran: probes look names up here, so a
+# notebook global called `isinstance` or a patched `builtins.all` does not change them.
+_BUILTINS = dict(vars(builtins))
 
 
 def _message(error: BaseException) -> str:
@@ -166,10 +170,21 @@ class Recorder:
         self.channel.send(**message)
 
 
-def _run_probes(cell: dict, compiled, namespace: dict, channel: Channel, convert: Converter) -> None:
-    """In the student's process: define the probes, call each with its arguments, send results."""
-    _exec(compiled, namespace)
-    functions = {name: namespace.get(name) for name in cell["names"]}
+def _run_probes(cell: dict, compiled, namespace: dict, channel: Channel, convert: Converter,
+                snapshot: "Snapshot") -> None:
+    """In the student's process: define the probes, call each with its arguments, send results.
+
+    The probes see the student's names (that is what they call) but the original builtins and
+    library modules; whatever else the student changes only changes the student's results."""
+    snapshot.restore(namespace)
+    torch = snapshot.modules.get("torch")
+    if torch is not None:  # probes build their inputs with torch's defaults
+        torch.set_grad_enabled(True)
+        torch.set_default_dtype(torch.float32)
+    probe_globals = {key: value for key, value in namespace.items() if key not in _BUILTINS}
+    probe_globals["__builtins__"] = _BUILTINS
+    _exec(compiled, probe_globals)
+    functions = {name: probe_globals.get(name) for name in cell["names"]}
     for number, name, args in cell["calls"]:
         try:
             value = functions[name](*build(args))
@@ -249,7 +264,7 @@ def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Con
         if cell["kind"] in ("probe", "reference_test"):
             try:
                 if cell["kind"] == "probe":
-                    _run_probes(cell, compiled[index], namespace, channel, convert)
+                    _run_probes(cell, compiled[index], namespace, channel, convert, snapshot)
                 else:
                     recorder.cell, recorder.count = index, 0
                     _reset_globals(snapshot, namespace, _cell_seed(0, cell["grade_id"]))
