@@ -21,7 +21,7 @@ from attacks import inject
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("grading_trust")]
 
 # Attacks on 01_tensors that work wherever the test code runs with the student's code.
-STOCK_BEATEN = ["delegate_to_torch", "frame_expected", "shadow_helpers"]
+STOCK_BEATEN = ["delegate_to_torch", "delegate_to_numpy", "frame_expected", "shadow_helpers"]
 
 
 def _grade(root: Path, assignment: str) -> dict:
