@@ -181,6 +181,8 @@ def _judge_probes(index, view: RunView, ref_index, ref_view: RunView, tools, sta
     if not ref_ok:
         return False, f"the instructor's solution fails this test ({ref_error or 'did not finish'})"
     calls = ref_view.calls.get(ref_index, [])
+    if not calls:  # a test that checks nothing must not give points away
+        return False, "the instructor's test recorded no cases (no check(...) call ran)"
     for call in calls:
         if call.get("ref_error"):
             return False, f"the instructor's solution fails this test ({call.get('what')}: {call['ref_error']})"
