@@ -105,12 +105,14 @@ def test_memorised_test_labels_earn_nothing(modules):
     assert "new points" in train["message"], train["message"]
 
 
-def test_lying_prediction_dicts_earn_nothing(tmp_path):
+def test_lying_prediction_dicts_and_shadowed_helpers_earn_nothing(tmp_path):
     assignment = "04_inplace_clone"
     root = inject.make_course(tmp_path / "course", assignment)
     blank = inject.released(root, assignment)
     inject.submit(root, assignment, "blank", blank)
-    source, place = inject.attack_source("liar_dict")
-    inject.submit(root, assignment, "liar_dict", inject.insert(blank, source, place))
+    for name in ("liar_dict", "shadow_helpers"):  # both beat the previous design's 04 (2 and 5 of 18)
+        source, place = inject.attack_source(name)
+        inject.submit(root, assignment, name, inject.insert(blank, source, place))
     rows = _grade(root, assignment)
-    assert rows["liar_dict"].score <= rows["blank"].score == 0
+    assert rows["blank"].score == 0
+    assert rows["liar_dict"].score == rows["shadow_helpers"].score == 0
