@@ -181,6 +181,7 @@ def _run_probes(cell: dict, compiled, namespace: dict, channel: Channel, convert
     if torch is not None:  # probes build their inputs with torch's defaults
         torch.set_grad_enabled(True)
         torch.set_default_dtype(torch.float32)
+        torch.use_deterministic_algorithms(False)
     probe_globals = {key: value for key, value in namespace.items() if key not in _BUILTINS}
     probe_globals["__builtins__"] = _BUILTINS
     _exec(compiled, probe_globals)
