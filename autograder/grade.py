@@ -24,7 +24,7 @@ import nbformat
 
 from .course import Course
 from .judge import NotebookResult, TestResult, judge_notebook
-from .plan import AssignmentSpec, UnreadableNotebook, build_plan, load_spec, read_submission
+from .plan import AssignmentSpec, Plan, UnreadableNotebook, build_plan, load_spec, read_submission
 from .progress import ProgressBar
 from .sandbox import Limits, RunOutcome, Sandbox, SandboxError
 
@@ -95,8 +95,12 @@ class Grader:
         self.spec = load_spec(assignment, source.stem, source)
         self.spec_digest = _digest(source.read_bytes(), GRADER_VERSION.encode())
         self.tools = load_tools(self.spec)
-        self.seed = self._seed()
         self.with_torch = not course.forbids_torch(assignment)
+        self.legacy = any(c.probes is None for c in self.spec.tests)
+        # Only legacy assert-form test cells run in the student's process and need a seed.
+        self.seed = self._seed() if self.legacy else None
+        # The student runs a submission needs: with torch (True) and/or without (False).
+        self.kinds = sorted({self._kind(c.grade_id) for c in self.spec.tests}, reverse=True) or [self.with_torch]
         self.pid_namespaces: set[str] = set()
 
     def _seed(self) -> int:
@@ -119,16 +123,49 @@ class Grader:
                     students.append(entry.name)
         return students
 
-    def _job(self, plan, files) -> dict:
-        return {"cells": plan.cells, "files": files, "seed": self.seed}
+    def _kind(self, grade_id: str) -> bool:
+        cell = next(c for c in self.spec.tests if c.grade_id == grade_id)
+        return self.with_torch if cell.probes is None else cell.probes.torch
+
+    def _job(self, plan, files, reference: bool = False) -> dict:
+        job = {"cells": plan.cells, "files": files}
+        if self.legacy:
+            job["seed"] = self.seed
+        if reference:
+            job["reference"] = True
+        return job
 
     def reference(self, sandbox: Sandbox):
+        """The instructor's notebook, run once: the legacy taps, and every probe-form case
+        with its expected value (which never goes into a student's process)."""
         plan = build_plan(self.spec, None)
         files = _extra_files(self.course.source_notebook(self.assignment).parent, self.spec.notebook + ".ipynb")
-        outcome = sandbox.run(self._job(plan, files))
+        outcome = sandbox.run(self._job(plan, files, reference=True))
         return plan, outcome
 
-    def grade_one(self, sandbox: Sandbox, student: str, reference) -> SubmissionRow:
+    def _variants(self, plan: Plan, reference) -> list[tuple[bool, Plan]]:
+        """One plan per student run: its kind's test cells, the cases filled in from the reference."""
+        from .judge import RunView
+        ref_plan, ref_outcome = reference
+        ref_view = RunView.of(ref_outcome)
+        variants = []
+        for kind in self.kinds:
+            cells, index = [], {}
+            for cell in plan.cells:
+                grade_id = cell.get("grade_id")
+                if grade_id in plan.test_index and self._kind(grade_id) != kind:
+                    continue
+                if cell["kind"] == "probe":
+                    calls = ref_view.calls.get(ref_plan.test_index[grade_id], [])
+                    cell = {**cell, "calls": [[c.get("n"), c.get("probe"), c.get("args")] for c in calls]}
+                    index[grade_id] = cell["index"]
+                elif grade_id in plan.test_index:
+                    index[grade_id] = cell["index"]
+                cells.append(cell)
+            variants.append((kind, Plan(cells, plan.notes, index)))
+        return variants
+
+    def grade_one(self, sandboxes: dict[bool, Sandbox], student: str, reference) -> SubmissionRow:
         folder = self.course.submitted_root / student / self.assignment
         path = folder / f"{self.spec.notebook}.ipynb"
         raw = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
@@ -145,13 +182,17 @@ class Grader:
                 test.message = str(error)
             return self._row(student, NotebookResult(str(error), str(error), tests_zero), digest)
         plan = build_plan(self.spec, submission)
-        try:
-            outcome = sandbox.run(self._job(plan, _extra_files(folder, path.name)))
-        except SandboxError as error:
-            outcome = RunOutcome(end=None)
-            plan.notes.append(str(error))
+        files = _extra_files(folder, path.name)
+        runs = []
+        for kind, variant in self._variants(plan, reference):
+            try:
+                outcome = sandboxes[kind].run(self._job(variant, files))
+            except SandboxError as error:
+                outcome = RunOutcome(end=None)
+                plan.notes.append(str(error))
+            runs.append((variant, outcome))
         ref_plan, ref_outcome = reference
-        result = judge_notebook(self.spec, plan, outcome, ref_plan, ref_outcome, self.tools)
+        result = judge_notebook(self.spec, plan, runs, ref_plan, ref_outcome, self.tools)
         return self._row(student, result, digest)
 
     def _row(self, student, result: NotebookResult, digest) -> SubmissionRow:
@@ -179,11 +220,16 @@ class Grader:
         if not pending:
             writer.close()
             return [rows[s] for s in students]
-        sandboxes = [Sandbox(self.limits, self.with_torch) for _ in range(min(self.workers, len(pending)))]
+        sandboxes = [{kind: Sandbox(self.limits, kind) for kind in self.kinds}
+                     for _ in range(min(self.workers, len(pending)))]
+        # The reference run computes expectations (torch as the oracle): always with torch.
+        reference_box = sandboxes[0].get(True) or Sandbox(self.limits, True)
+        everything = [box for boxes in sandboxes for box in boxes.values()] + \
+            ([] if True in sandboxes[0] else [reference_box])
         previous_limit = _cap_own_memory()
         try:
-            sandboxes[0].start()
-            reference = self.reference(sandboxes[0])
+            reference_box.start()
+            reference = self.reference(reference_box)
             self._check_reference(reference)
             jobs: queue.Queue = queue.Queue()
             for student in pending:
@@ -202,7 +248,7 @@ class Grader:
             for thread in threads:
                 thread.join()
         finally:
-            for box in sandboxes:
+            for box in everything:
                 box.close()
                 self.pid_namespaces |= box.pid_namespaces - {""}
             writer.close()
@@ -235,7 +281,7 @@ class Grader:
             raise GradingError(f"the instructor's solution for {self.assignment} does not run cleanly "
                                f"in the sandbox: {status}")
 
-    def _work(self, sandbox: Sandbox, jobs: queue.Queue, results: queue.Queue, reference) -> None:
+    def _work(self, sandbox: dict[bool, Sandbox], jobs: queue.Queue, results: queue.Queue, reference) -> None:
         while True:
             try:
                 student = jobs.get_nowait()

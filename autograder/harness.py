@@ -13,12 +13,13 @@ host judges.
 from __future__ import annotations
 
 import base64
+import builtins
 import hashlib
 import json
 import os
 import sys
 
-from .observe import Converter
+from .observe import Converter, build
 
 MAX_JOB_BYTES = 256 * 1024 * 1024
 WORK_DIR = "/tmp/work"
@@ -31,6 +32,9 @@ _exec = exec
 _BaseException = BaseException
 _type = type
 _str = str
+# The builtins as they were before any student code ran: probes look names up here, so a
+# notebook global called `isinstance` or a patched `builtins.all` does not change them.
+_BUILTINS = dict(vars(builtins))
 
 
 def _message(error: BaseException) -> str:
@@ -132,6 +136,66 @@ class Checker:
             raise AssertionError()
 
 
+class Recorder:
+    """``__course_record__`` in the reference run: one message per ``check(...)`` call.
+
+    Runs only in the instructor's own run. The probe gets a copy of its arguments rebuilt
+    from the data the student's process will get, so both runs call it with the same values."""
+
+    def __init__(self, channel: Channel, convert: Converter, namespace: dict):
+        self.channel = channel
+        self.convert = convert
+        self.namespace = namespace
+        self.cell = None
+        self.count = 0
+
+    def __call__(self, what, probe, args, expect, has_expect, how):
+        number, self.count = self.count, self.count + 1
+        args_data = self.convert(list(args))
+        how = {"close": bool(how.get("close")), "rtol": float(how.get("rtol")), "atol": float(how.get("atol")),
+               "agree": None if how.get("agree") is None else float(how["agree"])}
+        message = {"t": "call", "cell": self.cell, "n": number, "probe": getattr(probe, "__name__", "?"),
+                   "args": args_data, "what": _str(what)[:1000], "how": how}
+        ref_error = ""
+        try:
+            got = probe(*build(args_data))
+        except _BaseException as error:  # noqa: BLE001 - the instructor's solution fails its own probe
+            got, ref_error = None, _message(error)
+        if has_expect and not ref_error:
+            reason = self.namespace["mismatch"](got, expect, **how)
+            if reason:
+                ref_error = _str(reason)
+        message["expected"] = self.convert(expect if has_expect else got)
+        message["ref_error"] = ref_error
+        self.channel.send(**message)
+
+
+def _run_probes(cell: dict, compiled, namespace: dict, channel: Channel, convert: Converter,
+                snapshot: "Snapshot") -> None:
+    """In the student's process: define the probes, call each with its arguments, send results.
+
+    The probes see the student's names (that is what they call) but the original builtins and
+    library modules; whatever else the student changes only changes the student's results."""
+    snapshot.restore(namespace)
+    torch = snapshot.modules.get("torch")
+    if torch is not None:  # probes build their inputs with torch's defaults
+        torch.set_grad_enabled(True)
+        torch.set_default_dtype(torch.float32)
+        torch.use_deterministic_algorithms(False)
+    probe_globals = {key: value for key, value in namespace.items() if key not in _BUILTINS}
+    probe_globals["__builtins__"] = _BUILTINS
+    _exec(compiled, probe_globals)
+    functions = {name: probe_globals.get(name) for name in cell["names"]}
+    for number, name, args in cell["calls"]:
+        try:
+            value = functions[name](*build(args))
+            data = convert(value)
+        except _BaseException as error:  # noqa: BLE001 - the student's code raised: that is its answer
+            channel.send(t="out", cell=cell["index"], n=number, raised=_message(error))
+            continue
+        channel.send(t="out", cell=cell["index"], n=number, value=data)
+
+
 def _cell_seed(seed: int, grade_id: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}:{grade_id}".encode()).digest()[:4], "little")
 
@@ -181,19 +245,36 @@ def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Con
     checker = Checker(channel, convert)
     compiled = {}
     for cell in job["cells"]:
-        if cell["kind"] == "test":
+        if cell["kind"] in ("test", "probe", "reference_test"):
             compiled[cell["index"]] = _compile(cell["source"], f"<test {cell['grade_id']}>", "exec")
             cell["source"] = ""  # no test source text left lying around for student code to find
     _write_files(job.get("files", []))
     os.chdir(WORK_DIR)
     namespace = shell.user_ns
-    namespace["__course_tap__"] = checker.tap
-    namespace["__course_check__"] = checker.check
-    seed = int(job["seed"])
+    # Legacy assert-form test cells only: the new form needs neither taps nor a seed.
+    if any(cell["kind"] == "test" for cell in job["cells"]):
+        namespace["__course_tap__"] = checker.tap
+        namespace["__course_check__"] = checker.check
+    seed = int(job.get("seed", 0))
+    recorder = Recorder(channel, convert, namespace) if job.get("reference") else None
+    if recorder is not None:
+        namespace["__course_record__"] = recorder
     for cell in job["cells"]:
         index = cell["index"]
         channel.send(t="start", cell=index)
-        if cell["kind"] == "test":
+        if cell["kind"] in ("probe", "reference_test"):
+            try:
+                if cell["kind"] == "probe":
+                    _run_probes(cell, compiled[index], namespace, channel, convert, snapshot)
+                else:
+                    recorder.cell, recorder.count = index, 0
+                    _reset_globals(snapshot, namespace, _cell_seed(0, cell["grade_id"]))
+                    _exec(compiled[index], namespace)
+            except _BaseException as error:  # noqa: BLE001 - reported, the next cell still runs
+                channel.send(t="end", cell=index, ok=False, error=_message(error))
+                continue
+            channel.send(t="end", cell=index, ok=True)
+        elif cell["kind"] == "test":
             checker.cell = index
             _reset_globals(snapshot, namespace, _cell_seed(seed, cell["grade_id"]))
             namespace["__course_tap__"] = checker.tap

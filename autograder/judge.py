@@ -49,6 +49,8 @@ class RunView:
     started: set[int] = field(default_factory=set)
     ended: dict[int, tuple[bool, str]] = field(default_factory=dict)
     observations: dict[int, list[dict]] = field(default_factory=dict)
+    calls: dict[int, list[dict]] = field(default_factory=dict)        # reference run: cases
+    outs: dict[int, dict[int, dict]] = field(default_factory=dict)    # student run: results
     done: bool = False
     harness_error: str = ""
     last_started: int | None = None
@@ -66,6 +68,10 @@ class RunView:
                 view.ended[cell] = (message.get("ok") is True, error if isinstance(error, str) else "")
             elif kind == "obs" and type(cell) is int:
                 view.observations.setdefault(cell, []).append(message)
+            elif kind == "call" and type(cell) is int:
+                view.calls.setdefault(cell, []).append(message)
+            elif kind == "out" and type(cell) is int and type(message.get("n")) is int:
+                view.outs.setdefault(cell, {}).setdefault(message["n"], message)
             elif kind == "done":
                 view.done = True
             elif kind == "harness_error" and isinstance(message.get("error"), str):
@@ -138,20 +144,94 @@ def _hint(spec: AssignmentSpec, grade_id: str, message: str) -> str:
     return "Compare your result with the expected value in the message; try that input yourself."
 
 
-def judge_notebook(spec: AssignmentSpec, plan: Plan, outcome: RunOutcome,
+def judge_notebook(spec: AssignmentSpec, plan: Plan, runs: list[tuple[Plan, RunOutcome]],
                    reference_plan: Plan, reference: RunOutcome, tools: dict) -> NotebookResult:
-    view, ref_view = RunView.of(outcome), RunView.of(reference)
-    status = describe_end(outcome, view, plan)
+    """``runs``: the student's runs (one per kind, with or without torch), each with the
+    variant of ``plan`` it executed; every test cell is in exactly one of them."""
+    ref_view = RunView.of(reference)
+    views, statuses = {}, []
+    for variant, outcome in runs:
+        view = RunView.of(outcome)
+        run_status = describe_end(outcome, view, variant)
+        if run_status not in statuses:
+            statuses.append(run_status)
+        for grade_id in variant.test_index:
+            views[grade_id] = (view, run_status)
+    failures = [s for s in statuses if s != "ok"]
+    status = "; ".join(failures) if failures else "ok"
     tests = []
     for cell in spec.tests:
         checks = spec.checks[cell.grade_id]
         index, ref_index = plan.test_index[cell.grade_id], reference_plan.test_index[cell.grade_id]
-        ok, reason = _judge_test(checks, index, view, ref_index, ref_view, tools, status)
+        view, run_status = views.get(cell.grade_id, (RunView(), "not run"))
+        if cell.probes is not None:
+            ok, reason = _judge_probes(index, view, ref_index, ref_view, tools, run_status)
+        else:
+            ok, reason = _judge_test(checks, index, view, ref_index, ref_view, tools, run_status)
         reason = _redact(reason, checks.hidden_lines)
         tests.append(TestResult(cell.grade_id, cell.points if ok else 0.0, cell.points, ok, reason,
                                 "" if ok else _hint(spec, cell.grade_id, reason)))
     message = "; ".join([status] + plan.notes) if plan.notes else status
     return NotebookResult(status=status, message=message, tests=tests)
+
+
+def _judge_probes(index, view: RunView, ref_index, ref_view: RunView, tools, status):
+    """A probe-form test: every case's result, compared on the host with its expected value."""
+    ref_ok, ref_error = ref_view.ended.get(ref_index, (False, "did not run"))
+    if not ref_ok:
+        return False, f"the instructor's solution fails this test ({ref_error or 'did not finish'})"
+    calls = ref_view.calls.get(ref_index, [])
+    if not calls:  # a test that checks nothing must not give points away
+        return False, "the instructor's test recorded no cases (no check(...) call ran)"
+    for call in calls:
+        if call.get("ref_error"):
+            return False, f"the instructor's solution fails this test ({call.get('what')}: {call['ref_error']})"
+    if index not in view.started:
+        return False, f"not run: {status}" if status != "ok" else "not run"
+    if index not in view.ended:
+        return False, f"the notebook stopped during this test: {status}"
+    ok, error = view.ended[index]
+    if not ok:
+        return False, error or "failed"
+    outs = view.outs.get(index, {})
+    mismatch = tools["mismatch"]
+    for call in calls:
+        what = call.get("what") if isinstance(call.get("what"), str) else "a check"
+        out = outs.get(call.get("n"))
+        if out is None:
+            return False, f"{what}: no result from your code"
+        if "raised" in out:
+            raised = out["raised"] if isinstance(out["raised"], str) else "an exception"
+            if raised.startswith("NotImplementedError"):
+                return False, f"{what}: not implemented yet (your code raised NotImplementedError)"
+            if raised.startswith("TestFailure: "):
+                return False, raised[len("TestFailure: "):]
+            return False, f"{what}: your code raised {raised}"
+        try:
+            got = rebuild(out.get("value"), "s")
+            expected = rebuild(call.get("expected"), "r")
+        except BadObservation as error:
+            return False, f"{what}: your code returned an unusable value ({error})"
+        try:
+            reason = mismatch(got, expected, **_how(call.get("how")))
+        except Exception as error:  # noqa: BLE001 - a value the comparison cannot handle fails
+            reason = f"cannot compare ({type(error).__name__}: {_first_line(error)})"
+        if reason:
+            return False, f"{what}: {reason}"
+    return True, "passed"
+
+
+def _how(how) -> dict:
+    """The comparison options the reference run recorded (its own data, checked anyway)."""
+    how = how if isinstance(how, dict) else {}
+    number = lambda value, default: float(value) if type(value) in (int, float) else default  # noqa: E731
+    return {"close": how.get("close") is True, "rtol": number(how.get("rtol"), 1e-4),
+            "atol": number(how.get("atol"), 1e-5), "agree": number(how.get("agree"), None)}
+
+
+def _first_line(error) -> str:
+    text = str(error).strip().splitlines()
+    return text[0][:200] if text else ""
 
 
 def _judge_test(checks, index, view: RunView, ref_index, ref_view: RunView, tools, status):

@@ -14,7 +14,7 @@ import sys
 
 MAX_ELEMENTS = 1_000_000   # per tensor or array
 MAX_ITEMS = 10_000         # per list, tuple, dict or set
-MAX_DEPTH = 8
+MAX_DEPTH = 16
 MAX_STR = 20_000
 
 _type = type
@@ -143,3 +143,60 @@ class Converter:
         if plain.dtype.kind == "c":
             data = [{"kind": "complex", "real": _float(x.real), "imag": _float(x.imag)} for x in items]
         return {"kind": "ndarray", "dtype": str(plain.dtype), "shape": list(plain.shape), "data": data}
+
+
+class NotData(ValueError):
+    """An argument that cannot be rebuilt as a plain value in this process."""
+
+
+def build(data, depth: int = 0):
+    """Data (as :class:`Converter` writes it) back to a value: a probe's arguments.
+
+    The data comes from the reference run (trusted); torch and numpy are used when this
+    process has them, and a tensor argument in a process without torch is an error."""
+    if depth > MAX_DEPTH + 2:
+        raise NotData("too deeply nested")
+    kind = _type(data)
+    if data is None or kind in (bool, int, str, float):
+        return data
+    if kind is not dict:
+        raise NotData(f"malformed value {kind.__name__}")
+    tag = data.get("kind")
+    if tag == "float":
+        return float(data["text"])
+    if tag == "bigint":
+        return int(data["text"])
+    if tag == "str":
+        return data["text"]
+    if tag == "complex":
+        return complex(build(data["real"]), build(data["imag"]))
+    if tag in ("list", "tuple", "set", "frozenset"):
+        items = [build(item, depth + 1) for item in data["items"]]
+        return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
+    if tag == "dict":
+        return {build(k, depth + 1): build(v, depth + 1) for k, v in data["items"]}
+    if tag in ("tensor", "size", "dtype"):
+        torch = sys.modules.get("torch")
+        if torch is None:
+            raise NotData(f"a {tag} argument, but this process has no torch")
+        if tag == "size":
+            return torch.Size(data["dims"])
+        if tag == "dtype":
+            return getattr(torch, data["name"])
+        values = [build(v) if _type(v) is dict else v for v in data["data"]]
+        tensor = torch.tensor(values, dtype=getattr(torch, data["dtype"])).reshape(data["shape"])
+        if data.get("requires_grad"):
+            tensor.requires_grad_(True)
+        return tensor
+    if tag == "device":
+        return data["name"]
+    if tag == "ndarray":
+        numpy = sys.modules.get("numpy")
+        if numpy is None:
+            raise NotData("an array argument, but this process has no numpy")
+        values = [build(v) if _type(v) is dict else v for v in data["data"]]
+        return numpy.array(values, dtype=data["dtype"]).reshape(data["shape"])
+    if tag == "npscalar":
+        numpy = sys.modules.get("numpy")
+        return numpy.dtype(data["dtype"]).type(build(data["value"]))
+    raise NotData(f"a {tag} value is not plain data")

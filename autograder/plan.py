@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 
 import nbformat
 
-from .checks import TestCellChecks, check_functions_defined_in, checks_for_test_cell
+from .checks import HIDDEN_BEGIN, HIDDEN_END, TestCellChecks, check_functions_defined_in, \
+    checks_for_test_cell, hidden_line_numbers, strip_magics
+from .probes import ProbeCell, is_probe_form, split_test_cell
 
 
 MAX_NOTEBOOK_BYTES = 64 * 1024**2
@@ -29,6 +31,7 @@ class TrustedCell:
     source: str
     points: float = 0.0
     position: int = 0  # order in the source notebook
+    probes: ProbeCell | None = None   # a test cell in the probe form (see probes.py)
 
 
 @dataclass
@@ -44,6 +47,11 @@ class AssignmentSpec:
     @property
     def tests(self) -> list[TrustedCell]:
         return [c for c in self.cells if c.role == "test"]
+
+    @property
+    def probe_kinds(self) -> set[bool]:
+        """Student runs a submission needs: True with torch, False without."""
+        return {True if c.probes is None else c.probes.torch for c in self.tests}
 
     @property
     def max_score(self) -> float:
@@ -84,14 +92,31 @@ def load_spec(name: str, notebook: str, source_path) -> AssignmentSpec:
             role = "answer"
         else:
             role = "locked"
-            if check_functions_defined_in(_source(cell)):
+            if check_functions_defined_in(_source(cell)) or _defines_mismatch(_source(cell)):
                 tools.append(_source(cell))
-        cells.append(TrustedCell(grade_id, role, _source(cell), float(meta.get("points") or 0), position))
+        cells.append(TrustedCell(grade_id, role, _source(cell), float(meta.get("points") or 0), position,
+                                 split_test_cell(_source(cell)) if role == "test" and is_probe_form(_source(cell))
+                                 else None))
     spec = AssignmentSpec(name, notebook, cells, source_notebook, tools_source="\n\n".join(tools))
     check_functions = frozenset().union(*(check_functions_defined_in(t) for t in tools)) if tools else frozenset()
     for cell in spec.tests:
-        spec.checks[cell.grade_id] = checks_for_test_cell(cell.grade_id, cell.source, check_functions)
+        if cell.probes is not None:
+            spec.checks[cell.grade_id] = TestCellChecks(cell.grade_id, "", [], _hidden_lines(cell.source))
+        else:
+            spec.checks[cell.grade_id] = checks_for_test_cell(cell.grade_id, cell.source, check_functions)
     return spec
+
+
+def _defines_mismatch(source: str) -> bool:
+    return "def mismatch(" in source
+
+
+def _hidden_lines(source: str) -> list[str]:
+    """Hidden source lines long enough to recognise, to redact them from messages."""
+    lines = strip_magics(source).splitlines()
+    return [lines[n - 1].strip() for n in sorted(hidden_line_numbers("\n".join(lines)))
+            if len(lines[n - 1].strip()) >= 6 and not HIDDEN_BEGIN.match(lines[n - 1])
+            and not HIDDEN_END.match(lines[n - 1])]
 
 
 def read_submission(path) -> nbformat.NotebookNode:
@@ -146,7 +171,7 @@ def build_plan(spec: AssignmentSpec, submission: nbformat.NotebookNode | None) -
                     _normalized(_source(cell)) != _normalized(known.source):
                 notes.append(f"test cell {grade_id} edited: restored from the instructor's version")
             last_position = known.position
-            entries.append(((last_position, len(entries)), _job_cell(spec, known)))
+            entries.append(((last_position, len(entries)), _job_cell(spec, known, submission is None)))
             continue
         if known is not None:
             seen.add(grade_id)
@@ -156,13 +181,13 @@ def build_plan(spec: AssignmentSpec, submission: nbformat.NotebookNode | None) -
     for cell in spec.cells:
         if cell.role != "answer" and cell.grade_id not in seen:
             notes.append(f"{_role(cell)} {cell.grade_id} deleted: restored from the instructor's version")
-            entries.append(((cell.position - 0.5, 0), _job_cell(spec, cell)))
+            entries.append(((cell.position - 0.5, 0), _job_cell(spec, cell, submission is None)))
     entries.sort(key=lambda pair: pair[0])
     job_cells, test_index = [], {}
     for index, (_, cell) in enumerate(entries):
         cell["index"] = index
         job_cells.append(cell)
-        if cell["kind"] == "test":
+        if cell["kind"] in ("test", "probe", "reference_test"):
             test_index[cell["grade_id"]] = index
     return Plan(job_cells, notes, test_index)
 
@@ -171,14 +196,19 @@ def _role(cell: TrustedCell) -> str:
     return "test cell" if cell.role == "test" else "locked cell"
 
 
-def _job_cell(spec: AssignmentSpec, cell: TrustedCell) -> dict:
+def _job_cell(spec: AssignmentSpec, cell: TrustedCell, reference: bool) -> dict:
+    if cell.role == "test" and cell.probes is not None:
+        if reference:  # the instructor's run: the whole cell, expectations and hidden cases included
+            return {"kind": "reference_test", "grade_id": cell.grade_id, "source": strip_magics(cell.source)}
+        # The student's run: the probe functions only; the cases are filled in from the reference run.
+        return {"kind": "probe", "grade_id": cell.grade_id, "source": cell.probes.source,
+                "names": cell.probes.names, "torch": cell.probes.torch, "calls": []}
     if cell.role == "test":
         return {"kind": "test", "grade_id": cell.grade_id, "source": spec.checks[cell.grade_id].sandbox_source}
     return {"kind": "code", "grade_id": cell.grade_id, "source": cell.source}
 
 
 def _strip_hidden(source: str) -> str:
-    from .checks import HIDDEN_BEGIN, HIDDEN_END
     kept, inside = [], False
     for line in source.splitlines():
         if HIDDEN_BEGIN.match(line):

@@ -117,8 +117,9 @@ def bwrap_command(control_fd: int, limits: Limits, with_torch: bool) -> list[str
         inside = f"{SITE_MOUNT}/{index}"
         site_packages.append(inside)
         command += ["--ro-bind", directory, inside]
-        if not with_torch and os.path.isdir(os.path.join(directory, "torch")):
-            command += ["--tmpfs", f"{inside}/torch"]
+        for hidden in ("torch", "numpy"):  # no array library to hand a mechanism to (reftorch needs numpy)
+            if not with_torch and os.path.isdir(os.path.join(directory, hidden)):
+                command += ["--tmpfs", f"{inside}/{hidden}"]
     for package in ("autograder", "reftorch"):
         if (REPO / package).is_dir():
             command += ["--ro-bind", str(REPO / package), f"{GRADER_MOUNT}/{package}"]

@@ -140,7 +140,8 @@ def main(argv: list[str]) -> int:
         torch.set_num_threads(1)
     else:
         sys.modules["torch"] = None  # `import torch` raises ModuleNotFoundError
-    import numpy  # noqa: F401 - imported once here, inherited by every child
+    if with_torch:
+        import numpy  # noqa: F401 - imported once here, inherited by every child
     from autograder import harness, observe
 
     shell = harness.make_shell()

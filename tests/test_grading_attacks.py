@@ -25,6 +25,7 @@ ASSIGNMENT = "03_autograd"
 CODE_ATTACKS = [
     "patch_comparisons", "patch_builtins", "patch_check_helpers_late", "tensor_subclass_liar", "shadow_modules",
     "object_liar", "leak_hidden_tests", "ipython_hooks", "displayhook_tricks", "read_solutions", "write_gradebook", "network",
+    "frame_expected", "shadow_helpers", "seed_in_feedback",
 ]
 CRASH_ATTACKS = [
     "exit_os", "exit_sys", "segfault", "loop_ignoring_sigint", "memory_bomb", "fork_bomb",
@@ -213,6 +214,13 @@ def test_nothing_outlives_the_batch(batch):
     from autograder.sandbox import processes_in
     assert batch["grader"].pid_namespaces
     assert processes_in(batch["grader"].pid_namespaces) == []
+
+
+def test_no_secret_reaches_the_student(batch):
+    """The attack looks for a seed in the grader's frames and reports what it found."""
+    messages = " ".join(t["message"] for t in batch["rows"]["seed_in_feedback"].tests)
+    assert "seed=none" in messages, messages
+    assert not list((batch["root"] / "course" / "autograded").glob(".seed-*"))
 
 
 def test_feedback_never_shows_hidden_test_source(batch):

@@ -2,7 +2,8 @@
 
 Each attack in this folder is a code cell (``<name>.py``); its first line says where it
 goes: ``after_tools`` (right after the locked grading-tools cell, before any answer),
-``middle`` (after the first half of the test cells) or ``end``.
+``middle`` (after the first half of the test cells), ``end``, or ``before_each_test`` (a copy
+right before every test cell, so it takes effect whatever cell a test calls).
 """
 from __future__ import annotations
 
@@ -85,6 +86,10 @@ def attack_source(name: str) -> tuple[str, str]:
 def insert(notebook: nbformat.NotebookNode, source: str, place: str) -> nbformat.NotebookNode:
     notebook = copy.deepcopy(notebook)
     cells = notebook.cells
+    if place == "before_each_test":
+        for position in reversed([i for i, c in enumerate(cells) if _is_test(c)]):
+            cells.insert(position, nbformat.v4.new_code_cell(source))
+        return notebook
     if place == "after_tools":
         position = next(i for i, c in enumerate(cells) if _grade_id(c) == "grading_tools") + 1
     elif place == "middle":

@@ -1,0 +1,75 @@
+"""Split a test cell into its probes (run in the student's process) and the rest (reference run).
+
+A test cell in the probe form defines functions decorated ``@probe`` (or
+``@probe(torch=False)``) that call the student's code, and calls
+``check(what, probe, *args, expect=...)`` for each case. Only the probe definitions are
+sent to the student's process; they are the only instructor code that runs there.
+
+>>> cell = split_test_cell("@probe(torch=False)\\ndef p(n):\\n    return f(n)\\ncheck('f(1)', p, 1, expect=2)")
+>>> cell.names, cell.torch
+(['p'], False)
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .checks import strip_magics
+
+PROBE = "probe"
+
+
+class ProbeFormError(ValueError):
+    """A test cell mixes probe styles in a way the grader cannot split."""
+
+
+@dataclass
+class ProbeCell:
+    source: str            # the probe definitions, as sent to the student's process
+    names: list[str]       # probe function names, in order
+    torch: bool            # whether the student's process for these probes has torch
+
+
+def _probe_decorator(node: ast.AST):
+    """(is a probe, torch allowed) for one decorator expression."""
+    if isinstance(node, ast.Name) and node.id == PROBE:
+        return True, True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == PROBE:
+        allowed = True
+        for keyword in node.keywords:
+            if keyword.arg == "torch" and isinstance(keyword.value, ast.Constant):
+                allowed = bool(keyword.value.value)
+        return True, allowed
+    return False, True
+
+
+def is_probe_form(source: str) -> bool:
+    try:
+        tree = ast.parse(strip_magics(source))
+    except SyntaxError:
+        return False
+    return any(isinstance(node, ast.FunctionDef) and any(_probe_decorator(d)[0] for d in node.decorator_list)
+               for node in tree.body)
+
+
+def split_test_cell(source: str) -> ProbeCell:
+    tree = ast.parse(strip_magics(source))
+    probes, names, kinds = [], [], set()
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        marks = [_probe_decorator(d) for d in node.decorator_list]
+        if not any(is_probe for is_probe, _ in marks):
+            continue
+        if len(node.decorator_list) != 1:
+            raise ProbeFormError(f"probe {node.name}: @probe must be its only decorator")
+        kinds.add(marks[0][1])
+        node.decorator_list = []  # the student's process needs the plain function
+        probes.append(node)
+        names.append(node.name)
+    if len(kinds) > 1:
+        raise ProbeFormError("a test cell's probes must all allow torch or all forbid it")
+    if len(set(names)) != len(names):
+        raise ProbeFormError("two probes with the same name in one test cell")
+    return ProbeCell(source="\n\n".join(ast.unparse(p) for p in probes), names=names,
+                     torch=kinds != {False})

@@ -1,0 +1,118 @@
+"""The probe design against the attacks that beat the previous one, with positive controls.
+
+The student's process only runs probes on data; expected values stay in the reference run
+and on the host. Each attack here must score no more than its baseline with `course grade`.
+The positive control grades the same submissions with stock `nbgrader autograde`, where the
+test cells (expected values, check helpers, torch) run in the student's kernel: there the
+attacks score above their baseline, so they are real attacks and the tests can fail.
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attacks import inject
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("grading_trust")]
+
+# Attacks on 01_tensors that work wherever the test code runs with the student's code.
+STOCK_BEATEN = ["delegate_to_torch", "delegate_to_numpy", "frame_expected", "shadow_helpers"]
+
+
+def _grade(root: Path, assignment: str) -> dict:
+    from autograder.course import Course
+    from autograder.grade import Grader
+
+    return {row.student: row for row in Grader(Course.load(root), assignment, workers=2).run()}
+
+
+def _stock_scores(root: Path, assignment: str) -> dict[str, float]:
+    """`nbgrader autograde` as shipped, on the same course folder."""
+    environment = dict(os.environ, JUPYTER_CONFIG_PATH=str(root / "course"),
+                       PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "autograde", assignment],
+                   cwd=root, env=environment, capture_output=True, text=True, check=True, timeout=600)
+    with sqlite3.connect(root / "course" / "gradebook.db") as connection:
+        rows = connection.execute(
+            "select s.student_id, sum(coalesce(g.auto_score, 0)) from submitted_assignment s "
+            "join submitted_notebook n on n.assignment_id = s.id join grade g on g.notebook_id = n.id "
+            "group by s.student_id").fetchall()
+    return {student: float(score) for student, score in rows}
+
+
+@pytest.fixture(scope="module")
+def tensors(tmp_path_factory):
+    assignment = "01_tensors"
+    root = inject.make_course(tmp_path_factory.mktemp("trust01") / "course", assignment)
+    partial = inject.honest(root, assignment, keep=0.5)
+    inject.submit(root, assignment, "partial", partial)
+    inject.submit(root, assignment, "honest", inject.honest(root, assignment))
+    for name in STOCK_BEATEN:
+        source, place = inject.attack_source(name)
+        inject.submit(root, assignment, name, inject.insert(partial, source, place))
+    stock_root = tmp_path_factory.mktemp("trust01_stock") / "course"
+    import shutil
+    shutil.copytree(root, stock_root)
+    (stock_root / "course" / "submitted" / "honest").rename(stock_root / "honest_not_graded")
+    return {"rows": _grade(root, assignment), "stock": _stock_scores(stock_root, assignment)}
+
+
+@pytest.mark.parametrize("name", STOCK_BEATEN)
+def test_attack_beats_stock_nbgrader(tensors, name):
+    stock = tensors["stock"]
+    assert stock[name] > stock["partial"], f"{name}: {stock[name]} vs partial {stock['partial']} on stock nbgrader"
+
+
+@pytest.mark.parametrize("name", STOCK_BEATEN)
+def test_attack_gains_nothing_with_probes(tensors, name):
+    rows = tensors["rows"]
+    assert rows["honest"].score == rows["honest"].max_score
+    assert rows[name].score <= rows["partial"].score, [t["message"] for t in rows[name].tests if not t["passed"]]
+
+
+def test_mechanism_exercises_run_without_torch(tensors):
+    """Delegating to torch fails because the probes of 01 run where torch cannot be imported."""
+    messages = " ".join(t["message"] for t in tensors["rows"]["delegate_to_torch"].tests)
+    assert "can_view" in messages and "NameError" not in messages
+
+
+@pytest.fixture(scope="module")
+def modules(tmp_path_factory):
+    assignment = "05_modules"
+    root = inject.make_course(tmp_path_factory.mktemp("trust05") / "course", assignment)
+    honest = inject.honest(root, assignment)
+    partial = inject.honest(root, assignment, keep=0.8)  # everything but train
+    inject.submit(root, assignment, "partial", partial)
+    for name, base in (("honest_float64_init", honest), ("memorise_labels", partial)):
+        source, place = inject.attack_source(name)
+        inject.submit(root, assignment, name, inject.insert(base, source, place))
+    return _grade(root, assignment)
+
+
+def test_float64_init_and_extra_random_draws_keep_full_marks(modules):
+    row = modules["honest_float64_init"]
+    assert row.score == row.max_score, [t["message"] for t in row.tests if not t["passed"]]
+
+
+def test_memorised_test_labels_earn_nothing(modules):
+    assert modules["memorise_labels"].score <= modules["partial"].score
+    train = next(t for t in modules["memorise_labels"].tests if t["grade_id"] == "test_train")
+    assert "new points" in train["message"], train["message"]
+
+
+def test_lying_prediction_dicts_and_shadowed_helpers_earn_nothing(tmp_path):
+    assignment = "04_inplace_clone"
+    root = inject.make_course(tmp_path / "course", assignment)
+    blank = inject.released(root, assignment)
+    inject.submit(root, assignment, "blank", blank)
+    for name in ("liar_dict", "shadow_helpers"):  # both beat the previous design's 04 (2 and 5 of 18)
+        source, place = inject.attack_source(name)
+        inject.submit(root, assignment, name, inject.insert(blank, source, place))
+    rows = _grade(root, assignment)
+    assert rows["blank"].score == 0
+    assert rows["liar_dict"].score == rows["shadow_helpers"].score == 0
