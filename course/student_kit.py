@@ -18,8 +18,9 @@ DEST, so a failed build leaves nothing behind. The audit (also ``--audit``) fail
   ``### BEGIN SOLUTION`` ... ``### END SOLUTION`` and ``### BEGIN HIDDEN TESTS`` ...
   ``### END HIDDEN TESTS`` region of solutions/*/*.ipynb, stripped, except
   (1) trivial lines: fewer than 8 characters or no letter (``pass``, ``else:``, ``)``), and
-  (2) lines the course shows students anyway: a line of a lesson notebook, of reftorch/ or
-  of a released notebook in assignments/ (the lessons teach what the assignments ask).
+  (2) lines the course shows students anyway: a line of a lesson notebook, of reftorch/, of
+  reftorch's own tests that the kit ships, or of a released notebook in assignments/ (the
+  lessons teach what the assignments ask).
   A kit file's lines are its text lines, stripped, and for .ipynb/.json files also every
   line of every string in the JSON (cell sources, outputs, metadata);
 - an instructor-only path: solutions/, autograder/, bench/, nbgrader's source, submitted,
@@ -49,11 +50,13 @@ COURSE_FILES = ("__init__.py", "cli.py", "release.py", "release_audit.py", "nbgr
 # reftorch against torch, with no assignment or grading code in them. Not shipped: the
 # assignment and grading tests (they run solutions/ and hidden tests), the lesson gates and
 # the environment test (instructor tooling), the browser walk-through (instructor loop).
-STUDENT_TESTS = ("conftest.py", "engine_support.py", "test_engine_autograd.py", "test_engine_errors.py",
-                 "test_engine_gradients.py", "test_engine_inplace.py", "test_engine_tensor.py",
-                 "test_engine_views.py", "test_nn_parity.py", "test_torchviz_parity.py", "test_snippets.py")
+STUDENT_TESTS = ("conftest.py", "engine_support.py", "test_engine_api.py", "test_engine_autograd.py",
+                 "test_engine_errors.py", "test_engine_fidelity.py", "test_engine_gradients.py",
+                 "test_engine_inplace.py", "test_engine_lowprec.py", "test_engine_random.py",
+                 "test_engine_tensor.py", "test_engine_views.py", "test_mlp_fast_paths.py",
+                 "test_nn_parity.py", "test_torchviz_parity.py", "test_snippets.py")
 # What `make lab` and `make test` need; the lock gets these and everything they require.
-STUDENT_PACKAGES = ("torch", "numpy", "jupyterlab", "nbgrader", "nbval", "torchviz", "graphviz",
+STUDENT_PACKAGES = ("torch", "numpy", "ml_dtypes", "jupyterlab", "nbgrader", "nbval", "torchviz", "graphviz",
                     "matplotlib", "ipykernel", "hypothesis", "pytest")
 # The venv's own installer and build tools: every venv has them, the lock does not pin them.
 VENV_TOOLS = ("pip", "setuptools", "wheel")
@@ -107,12 +110,13 @@ def marked_lines(root: Path) -> dict[str, Secret]:
 
 
 def public_lines(root: Path) -> set[str]:
-    """Lines the course shows students in any case: lesson and release notebooks, reftorch/."""
+    """Lines the course shows students in any case: lesson and release notebooks, reftorch/
+    and the engine tests the kit ships (as they are in the repository, not in a kit)."""
     lines: set[str] = set()
     for notebook in [*(root / "lessons").glob("*.ipynb"), *(root / "assignments").glob("*/*.ipynb")]:
         for cell in json.loads(notebook.read_text(encoding="utf-8")).get("cells", []):
             lines.update(line.strip() for line in _cell_source(cell).splitlines())
-    for module in (root / "reftorch").rglob("*.py"):
+    for module in [*(root / "reftorch").rglob("*.py"), *(root / "tests" / name for name in STUDENT_TESTS)]:
         lines.update(line.strip() for line in module.read_text(encoding="utf-8").splitlines())
     return lines
 
