@@ -1,14 +1,14 @@
 """`course grade <a> --dask ADDRESS | --dask-local N`: one Dask task per submission.
 
 The grading itself is the single-machine path: each Dask worker builds the same ``Grader``
-from the course folder, keeps one sandbox (and the instructor's reference run) per worker
+from the course folder, keeps its sandboxes (and the instructor's reference run) per worker
 thread, and calls ``Grader.grade_one_safely`` for each student it is handed. A task
 returns the plain ``SubmissionRow``; the client alone writes to the gradebook, one
 transaction per submission as it arrives (``Grader.commit``), so PostgreSQL sees one
 writer and a killed batch resumes like any other (state files, digests).
 
 What the workers need: the same course folder at the same path (a shared volume: the
-submissions, solutions/ and the per-assignment seed in autograded/), the same Python
+submissions and solutions/), the same Python
 environment with bubblewrap, and the scheduler's address. They never talk to the
 gradebook. See docs/deploy.md.
 """
@@ -100,23 +100,28 @@ def _prepare(job: WorkerJob):
         raise GradingError(
             f"this worker reads a different solutions/{job.assignment} than the client did under "
             f"{job.root}: every worker must see the course folder the client grades (a shared volume)")
-    sandbox = Sandbox(job.limits, grader.with_torch)
+    sandboxes = {kind: Sandbox(job.limits, kind) for kind in grader.kinds}
+    # the reference run computes expectations with torch, as on one machine
+    reference_box = sandboxes.get(True) or Sandbox(job.limits, True)
     try:
-        sandbox.start()
-        reference = grader.reference(sandbox)
+        reference_box.start()
+        reference = grader.reference(reference_box)
         grader._check_reference(reference)  # a broken reference fails every task of the batch
     except BaseException:
-        sandbox.close()
+        for box in {*sandboxes.values(), reference_box}:
+            box.close()
         raise
+    if True not in sandboxes:
+        reference_box.close()
     with _prepared_lock:
-        _prepared[key] = (grader, sandbox, reference)
+        _prepared[key] = (grader, sandboxes, reference)
     return _prepared[key]
 
 
 def grade_on_worker(job: WorkerJob, student: str) -> SubmissionRow:
     """Grade one submission in this worker thread's sandbox: the single-machine path."""
-    grader, sandbox, reference = _prepare(job)
-    return grader.grade_one_safely(sandbox, student, reference)
+    grader, sandboxes, reference = _prepare(job)
+    return grader.grade_one_safely(sandboxes, student, reference)
 
 
 def release_job(job: WorkerJob | None = None) -> int:
@@ -124,8 +129,9 @@ def release_job(job: WorkerJob | None = None) -> int:
     with _prepared_lock:
         keys = [key for key in _prepared if job is None or key[1] == _job_key(job)]
         entries = [_prepared.pop(key) for key in keys]
-    for _, sandbox, _ in entries:
-        sandbox.close()
+    for _, sandboxes, _ in entries:
+        for sandbox in sandboxes.values():
+            sandbox.close()
     return len(entries)
 
 

@@ -289,11 +289,11 @@ class Grader:
                 return
             results.put(self.grade_one_safely(sandbox, student, reference))
 
-    def grade_one_safely(self, sandbox: Sandbox, student: str, reference) -> SubmissionRow:
+    def grade_one_safely(self, sandboxes: dict[bool, Sandbox], student: str, reference) -> SubmissionRow:
         """grade_one, with the grader's own failure turned into a row: one bad submission
         never stops the batch (threads here, Dask workers in autograder/distributed.py)."""
         try:
-            return self.grade_one(sandbox, student, reference)
+            return self.grade_one(sandboxes, student, reference)
         except Exception as error:  # noqa: BLE001
             zero = [asdict(TestResult(c.grade_id, 0.0, c.points, False, "internal grader error"))
                     for c in self.spec.tests]
