@@ -17,11 +17,10 @@ import queue
 import resource
 import secrets
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-import nbformat
-
+from . import autograded_notebook
 from .course import Course
 from .judge import NotebookResult, TestResult, judge_notebook
 from .plan import AssignmentSpec, UnreadableNotebook, build_plan, load_spec, read_submission
@@ -31,8 +30,6 @@ from .sandbox import Limits, RunOutcome, Sandbox, SandboxError
 STATE_FILE = "grading.json"
 MAX_EXTRA_FILES_BYTES = 64 * 1024**2
 GRADER_VERSION = "1"
-# Outcomes that may be the grader's own trouble rather than the notebook's: not final.
-RETRY_STATUSES = ("sandbox stopped responding", "grader error")
 
 
 @dataclass
@@ -45,6 +42,13 @@ class SubmissionRow:
     tests: list[dict]
     digest: str = ""
     final: bool = True
+    # Why this result may be the grader's trouble rather than the notebook's (sandbox died or
+    # could not be prepared, grader exception, gradebook write failed); "" when it is not.
+    # Such a result is tried once more on a fresh sandbox, and is never final: the next
+    # `course grade` grades it again.
+    grader_fault: str = ""
+    # The notebook formgrader will show, built in the worker; not part of the saved state.
+    autograded: object = field(default=None, repr=False, compare=False, metadata={"state": False})
 
 
 class GradingError(RuntimeError):
@@ -143,16 +147,27 @@ class Grader:
         except UnreadableNotebook as error:
             for test in tests_zero:
                 test.message = str(error)
-            return self._row(student, NotebookResult(str(error), str(error), tests_zero), digest)
+            row = self._row(student, NotebookResult(str(error), str(error), tests_zero), digest)
+            row.autograded, _ = autograded_notebook.build(self.spec, None)
+            return row
         plan = build_plan(self.spec, submission)
         try:
             outcome = sandbox.run(self._job(plan, _extra_files(folder, path.name)))
         except SandboxError as error:
-            outcome = RunOutcome(end=None)
+            outcome = RunOutcome(end=None, grader_fault=str(error))
             plan.notes.append(str(error))
         ref_plan, ref_outcome = reference
         result = judge_notebook(self.spec, plan, outcome, ref_plan, ref_outcome, self.tools)
-        return self._row(student, result, digest)
+        row = self._row(student, result, digest)
+        row.grader_fault = outcome.grader_fault
+        row.autograded, notes = autograded_notebook.build(self.spec, submission)
+        if notes:
+            row.message = "; ".join([row.message, *notes[:5]] + ([f"{len(notes) - 5} more"] if len(notes) > 5 else []))
+        if outcome.end is not None and outcome.end.get("setup") is not True:
+            # Nothing of the notebook ran: say so rather than how the broken child exited.
+            row.status = f"not graded: {outcome.grader_fault}"
+            row.message = "; ".join([row.status] + plan.notes)
+        return row
 
     def _row(self, student, result: NotebookResult, digest) -> SubmissionRow:
         return SubmissionRow(student, result.score, result.max_score, result.status, result.message,
@@ -201,12 +216,14 @@ class Grader:
             for _ in pending:
                 row = results.get()
                 try:
-                    writer.record(row)
+                    if row.autograded is not None:  # None: a grader error, nothing to record
+                        writer.record(row, row.autograded)
                 except Exception as error:  # noqa: BLE001 - reported; no state file, so a re-run retries
                     row.status = row.message = f"gradebook write failed: {type(error).__name__}: {error}"[:300]
+                    row.grader_fault, row.final = row.status, False
                 else:
                     # Trouble that may be the grader's own is recorded but tried again next run.
-                    row.final = not row.status.startswith(RETRY_STATUSES)
+                    row.final = not row.grader_fault
                     self._save_state(row)
                 rows[row.student] = row
                 bar.advance()
@@ -235,22 +252,32 @@ class Grader:
                 student = jobs.get_nowait()
             except queue.Empty:
                 return
-            try:
-                row = self.grade_one(sandbox, student, reference)
-            except Exception as error:  # noqa: BLE001 - one bad submission never stops the batch
-                zero = [asdict(TestResult(c.grade_id, 0.0, c.points, False, "internal grader error"))
-                        for c in self.spec.tests]
-                row = SubmissionRow(student, 0.0, self.spec.max_score,
-                                    f"grader error: {type(error).__name__}: {error}"[:300],
-                                    f"grader error: {type(error).__name__}: {error}"[:300], zero)
+            row = self._grade_guarded(sandbox, student, reference)
+            if row.grader_fault:
+                # Perhaps the sandbox's trouble, not the notebook's: once more, on a fresh one.
+                sandbox.close()
+                row = self._grade_guarded(sandbox, student, reference)
             results.put(row)
+
+    def _grade_guarded(self, sandbox: Sandbox, student: str, reference) -> SubmissionRow:
+        try:
+            return self.grade_one(sandbox, student, reference)
+        except Exception as error:  # noqa: BLE001 - one bad submission never stops the batch
+            zero = [asdict(TestResult(c.grade_id, 0.0, c.points, False, "internal grader error"))
+                    for c in self.spec.tests]
+            why = f"grader error: {type(error).__name__}: {error}"[:300]
+            return SubmissionRow(student, 0.0, self.spec.max_score, why, why, zero, grader_fault=why)
 
     def _save_state(self, row: SubmissionRow) -> None:
         folder = self.course.autograded_root / row.student / self.assignment
         folder.mkdir(parents=True, exist_ok=True)
         temporary = folder / (STATE_FILE + ".tmp")
-        temporary.write_text(json.dumps(asdict(row), indent=1))
+        temporary.write_text(json.dumps(_state(row), indent=1))
         os.replace(temporary, folder / STATE_FILE)
+
+
+def _state(row: SubmissionRow) -> dict:
+    return {f.name: getattr(row, f.name) for f in fields(row) if f.metadata.get("state", True)}
 
 
 def _cap_own_memory(headroom: int = 8 * 1024**3) -> tuple[int, int]:
@@ -271,22 +298,3 @@ def _cap_own_memory(headroom: int = 8 * 1024**3) -> tuple[int, int]:
 def load_row(course: Course, assignment: str, student: str) -> SubmissionRow:
     state = course.autograded_root / student / assignment / STATE_FILE
     return SubmissionRow(**json.loads(state.read_text()))
-
-
-def write_autograded_notebook(course: Course, spec: AssignmentSpec, student: str) -> None:
-    """nbgrader's formgrader shows autograded/<student>/<a>/<nb>.ipynb: the submission as graded."""
-    source = course.submitted_root / student / spec.name / f"{spec.notebook}.ipynb"
-    target = course.autograded_root / student / spec.name / f"{spec.notebook}.ipynb"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        notebook = read_submission(source)
-    except UnreadableNotebook:
-        notebook = nbformat.v4.new_notebook()
-    trusted = {c.grade_id: c for c in spec.cells if c.role != "answer"}
-    for cell in notebook.cells:
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if grade_id in trusted:
-            cell["source"] = trusted[grade_id].source
-        if cell.get("cell_type") == "code":
-            cell["outputs"], cell["execution_count"] = [], None
-    nbformat.write(notebook, str(target))
