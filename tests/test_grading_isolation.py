@@ -31,20 +31,29 @@ PAYLOADS = [
 
 
 def _markup_notebook(root):
-    """Honest answers; markdown, raw and metadata that a careless renderer would execute."""
+    """Honest answers; markdown, raw cells and metadata that a careless renderer would run."""
     notebook = inject.honest(root, ASSIGNMENT)
     notebook.cells.insert(1, nbformat.v4.new_markdown_cell("\n\n".join(PAYLOADS)))
     raw = nbformat.v4.new_raw_cell(PAYLOADS[0])
     raw.metadata["raw_mimetype"] = "text/html"
     notebook.cells.insert(2, raw)
-    strange = nbformat.v4.new_markdown_cell("metadata of the wrong types")
-    strange.metadata["nbgrader"] = "oops"
-    notebook.cells.insert(3, strange)
     answer = next(c for c in notebook.cells if c.cell_type == "code" and "solution" in str(c.metadata))
     copy_of_answer = nbformat.v4.new_code_cell(answer.source)
     copy_of_answer.metadata["nbgrader"] = {"grade_id": f'"><img src=x onerror="{MARK}()">', "solution": True,
                                            "grade": True, "points": 100}
     notebook.cells.append(copy_of_answer)
+    return notebook
+
+
+def _wrong_metadata_notebook(root):
+    """Honest answers, and cells whose metadata have the wrong types."""
+    notebook = inject.honest(root, ASSIGNMENT)
+    strange = nbformat.v4.new_markdown_cell("metadata.nbgrader is a string here")
+    strange.metadata["nbgrader"] = "oops"
+    notebook.cells.insert(1, strange)
+    listed = nbformat.v4.new_code_cell("x = 1")
+    listed.metadata["nbgrader"] = ["grade_id", "points"]
+    notebook.cells.append(listed)
     return notebook
 
 
@@ -57,15 +66,17 @@ def batch(tmp_path_factory):
     root = inject.make_course(tmp_path_factory.mktemp("isolation") / "course", ASSIGNMENT)
     token = f"t{secrets.token_hex(6)}"   # fresh each run: the keyring outlives sandboxes
     honest = inject.honest(root, ASSIGNMENT)
-    plan = {
+    plan = {   # graded in this order, all in one sandbox (or its replacements)
         "a0_markup": _markup_notebook(root),
+        "a0_metadata": _wrong_metadata_notebook(root),
         "a1_writer": shared_answers.writer(root, ASSIGNMENT, token),
-        "a2_poisoner": inject.insert(honest, *inject.attack_source("poison_output_path")),
+        **{f"a2_reader_{c}": shared_answers.reader(root, ASSIGNMENT, token, c) for c in shared_answers.CHANNELS},
         "a3_honest": honest,
-        **{f"a4_reader_{c}": shared_answers.reader(root, ASSIGNMENT, token, c) for c in shared_answers.CHANNELS},
-        "a5_killer": inject.insert(honest, *inject.attack_source("kill_zygote")),
-        "a6_honest": honest,
-        "a7_blank": inject.released(root, ASSIGNMENT),
+        "a4_poisoner": inject.insert(honest, *inject.attack_source("poison_output_path")),
+        "a5_honest": honest,
+        "a6_killer": inject.insert(honest, *inject.attack_source("kill_zygote")),
+        "a7_honest": honest,
+        "a8_blank": inject.released(root, ASSIGNMENT),
     }
     for student, notebook in plan.items():
         inject.submit(root, ASSIGNMENT, student, notebook)
@@ -82,23 +93,24 @@ def test_one_worker_grades_in_name_order(batch):
 
 def test_a_poisoned_sandbox_costs_later_students_nothing(batch):
     rows = batch["rows"]
-    for student in ("a2_poisoner", "a3_honest", "a6_honest"):
+    for student in ("a3_honest", "a4_poisoner", "a5_honest", "a7_honest"):
         row = rows[student]
-        assert (row.score, row.status, row.final, row.grader_fault) == (batch["max"], "ok", True, ""), row.message
+        assert (row.score, row.status, row.final) == (batch["max"], "ok", True), f"{student}: {row.message}"
+        assert row.grader_fault == ""
 
 
 @pytest.mark.parametrize("channel", shared_answers.CHANNELS)
 def test_answers_do_not_pass_between_students(batch, channel):
     rows = batch["rows"]
     assert rows["a1_writer"].score == batch["max"], "the writer ran its answers"
-    assert rows[f"a4_reader_{channel}"].score <= rows["a7_blank"].score == 0
+    assert rows[f"a2_reader_{channel}"].score <= rows["a8_blank"].score == 0
 
 
 def test_a_dead_sandbox_is_retried_and_never_final(batch):
-    row = batch["rows"]["a5_killer"]
-    assert row.grader_fault == "sandbox stopped responding"
+    row = batch["rows"]["a6_killer"]
     assert row.final is False
-    state = json.loads((batch["course"].autograded_root / "a5_killer" / ASSIGNMENT / "grading.json").read_text())
+    assert row.grader_fault == "sandbox stopped responding"
+    state = json.loads((batch["course"].autograded_root / "a6_killer" / ASSIGNMENT / "grading.json").read_text())
     assert state["final"] is False and state["grader_fault"]
     assert "autograded" not in state
 
@@ -106,11 +118,14 @@ def test_a_dead_sandbox_is_retried_and_never_final(batch):
 def test_wrong_metadata_types_are_graded_and_described(batch):
     from nbgrader.api import Gradebook
 
-    row = batch["rows"]["a0_markup"]
-    assert row.score == batch["max"] and row.final
+    row = batch["rows"]["a0_metadata"]
+    assert row.score == batch["max"] and row.final, row.message
     assert "metadata.nbgrader is a str, not a mapping: ignored" in row.message
+    assert "metadata.nbgrader is a list, not a mapping: ignored" in row.message
     with Gradebook(batch["course"].db_url, batch["course"].course_id) as gradebook:
-        assert gradebook.find_submission(ASSIGNMENT, "a0_markup").score == pytest.approx(batch["max"])
+        assert gradebook.find_submission(ASSIGNMENT, "a0_metadata").score == pytest.approx(batch["max"])
+    autograded = batch["course"].autograded_root / "a0_metadata" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    nbformat.validate(nbformat.read(str(autograded), as_version=4))
 
 
 class _Elements(HTMLParser):
