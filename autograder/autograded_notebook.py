@@ -39,15 +39,21 @@ _TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "pre", "code
 _IMAGE_DATA = re.compile(r"^data:image/(png|jpeg|gif);base64,[A-Za-z0-9+/=\s]*$")
 
 
+def _url(value: str) -> str:
+    # Browsers ignore whitespace and control characters inside a URL's scheme.
+    return re.sub(r"[\x00-\x20]", "", value).lower()
+
+
 def _allowed_attribute(tag: str, name: str, value: str) -> bool:
+    """bleach keeps only http(s), mailto and data URLs; data only for images, here."""
     if name in ("title", "alt"):
         return True
     if name == "class":
         return tag in ("span", "div", "pre", "code", "a") and "mermaid" not in value.lower()
     if tag == "a" and name == "href":
-        return True   # bleach itself keeps only the protocols below
+        return not _url(value).startswith("data:")
     if tag == "img" and name == "src":
-        return not value.lower().startswith("data:") or bool(_IMAGE_DATA.match(value))
+        return not _url(value).startswith("data:") or bool(_IMAGE_DATA.match(value))
     if tag in ("th", "td") and name == "align":
         return True
     return tag == "input" and name in ("type", "checked", "disabled") and (name != "type" or value == "checkbox")

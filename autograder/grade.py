@@ -160,7 +160,11 @@ class Grader:
         result = judge_notebook(self.spec, plan, outcome, ref_plan, ref_outcome, self.tools)
         row = self._row(student, result, digest)
         row.grader_fault = outcome.grader_fault
-        row.autograded, notes = autograded_notebook.build(self.spec, submission)
+        try:
+            row.autograded, notes = autograded_notebook.build(self.spec, submission)
+        except Exception as error:  # noqa: BLE001 - the grade stands; formgrader shows no cells, and says why
+            row.autograded, _ = autograded_notebook.build(self.spec, None)
+            notes = [f"autograded notebook left empty: {type(error).__name__}: {error}"[:200]]
         if notes:
             row.message = "; ".join([row.message, *notes[:5]] + ([f"{len(notes) - 5} more"] if len(notes) > 5 else []))
         if outcome.end is not None and outcome.end.get("setup") is not True:

@@ -108,6 +108,10 @@ def bwrap_command(control_fd: int, limits: Limits, with_torch: bool, seccomp_fd:
     command += ["bwrap", "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
                 "--disable-userns", "--seccomp", str(seccomp_fd),
+                # The zygote itself is PID 1: no bwrap reaper that a notebook could ptrace (it is
+                # not dumpable) and take over to watch later notebooks, and a notebook's signals
+                # cannot kill it (PID 1 ignores them from inside its namespace).
+                "--as-pid-1",
                 # Only inside the sandbox's own user namespace: the zygote needs it to give each
                 # child fresh mount/IPC namespaces; the child drops it before reading its job.
                 "--cap-add", "CAP_SYS_ADMIN",

@@ -60,6 +60,7 @@ def _set_not_dumpable():
 
 
 def _other_pids() -> list[int]:
+    # The zygote is PID 1 of the sandbox (bwrap --as-pid-1): orphans are reparented to it.
     me = os.getpid()
     return [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
 
@@ -71,7 +72,7 @@ def _kill_everything_else() -> bool:
             os.kill(-1, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        while True:  # reap our own children; orphans are reaped by bwrap's init
+        while True:  # reap our children, the orphans reparented to us included
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:

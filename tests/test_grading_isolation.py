@@ -8,6 +8,8 @@ as its positive control; the evidence is in the report of the change that added 
 from __future__ import annotations
 
 import json
+import queue
+import re
 import secrets
 from html.parser import HTMLParser
 
@@ -27,6 +29,8 @@ PAYLOADS = [
     f"[md link](javascript:{MARK}())",
     f'<div onmouseover="{MARK}()">hover</div>',
     f'<svg><animate onbegin="{MARK}()"/></svg>',
+    f'<a href="data:text/html,<script>{MARK}()</script>">data link</a>',
+    f"[tabbed](java\tscript:{MARK}())",
 ]
 
 
@@ -71,7 +75,6 @@ def batch(tmp_path_factory):
         "a0_metadata": _wrong_metadata_notebook(root),
         "a1_writer": shared_answers.writer(root, ASSIGNMENT, token),
         **{f"a2_reader_{c}": shared_answers.reader(root, ASSIGNMENT, token, c) for c in shared_answers.CHANNELS},
-        "a3_honest": honest,
         "a4_poisoner": inject.insert(honest, *inject.attack_source("poison_output_path")),
         "a5_honest": honest,
         "a6_killer": inject.insert(honest, *inject.attack_source("kill_zygote")),
@@ -93,7 +96,7 @@ def test_one_worker_grades_in_name_order(batch):
 
 def test_a_poisoned_sandbox_costs_later_students_nothing(batch):
     rows = batch["rows"]
-    for student in ("a3_honest", "a4_poisoner", "a5_honest", "a7_honest"):
+    for student in ("a4_poisoner", "a5_honest", "a7_honest"):
         row = rows[student]
         assert (row.score, row.status, row.final) == (batch["max"], "ok", True), f"{student}: {row.message}"
         assert row.grader_fault == ""
@@ -106,13 +109,29 @@ def test_answers_do_not_pass_between_students(batch, channel):
     assert rows[f"a2_reader_{channel}"].score <= rows["a8_blank"].score == 0
 
 
-def test_a_dead_sandbox_is_retried_and_never_final(batch):
-    row = batch["rows"]["a6_killer"]
-    assert row.final is False
-    assert row.grader_fault == "sandbox stopped responding"
-    state = json.loads((batch["course"].autograded_root / "a6_killer" / ASSIGNMENT / "grading.json").read_text())
-    assert state["final"] is False and state["grader_fault"]
-    assert "autograded" not in state
+def test_a_notebook_cannot_kill_its_sandbox(batch):
+    """The zygote is PID 1 of the sandbox: a notebook's SIGKILL does not reach it."""
+    rows = batch["rows"]
+    for student in ("a6_killer", "a7_honest"):
+        assert (rows[student].score, rows[student].final, rows[student].grader_fault) == (batch["max"], True, "")
+
+
+def test_a_sandbox_that_fails_is_retried_and_never_final(batch):
+    from autograder.plan import build_plan
+    from autograder.sandbox import Limits, RunOutcome, Sandbox
+
+    grader = batch["grader"]
+    reference = (build_plan(grader.spec, None), RunOutcome())
+    broken = Sandbox(Limits(cpu_seconds="never"), with_torch=False)   # every child fails its setup
+    jobs, results = queue.Queue(), queue.Queue()
+    jobs.put("a5_honest")
+    try:
+        grader._work(broken, jobs, results, reference)
+    finally:
+        broken.close()
+    row = results.get_nowait()
+    assert row.grader_fault == "the sandbox could not prepare a fresh state for the notebook"
+    assert row.status == f"not graded: {row.grader_fault}"
 
 
 def test_wrong_metadata_types_are_graded_and_described(batch):
@@ -167,8 +186,8 @@ def _active_payloads(page: str) -> list:
     elements = _Elements()
     elements.feed(page)
     active = [(tag, name) for tag, name, value in elements.attributes
-              if MARK in value and (name.startswith("on") or value.strip().lower().startswith("javascript:")
-                                    or name == "id")]
+              if MARK in value and (name.startswith("on") or name == "id"
+                                    or re.sub(r"[\x00-\x20]", "", value).lower().startswith(("javascript:", "data:")))]
     return active + [s for s in elements.scripts if MARK in s]
 
 
@@ -228,6 +247,17 @@ libc = ctypes.CDLL(None, use_errno=True)
 assert libc.syscall(248, b"user", b"left", b"42", 2, ctypes.c_int(-4)) == -1
 assert ctypes.get_errno() == errno.EPERM
 '''
+PID_ONE = r'''
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.ptrace(0x4206, 1, None, None) == -1, "PTRACE_SEIZE of PID 1 (the zygote) worked"
+try:
+    os.listdir("/proc/1/root/tmp")
+except PermissionError:
+    pass
+else:
+    raise AssertionError("the zygote's /tmp is reachable through /proc/1/root")
+'''
 CAPABILITIES = r'''
 status = dict(line.split(":", 1) for line in open("/proc/self/status"))
 held = {name: status[name].strip() for name in ("CapEff", "CapPrm", "CapInh", "CapAmb")}
@@ -249,8 +279,8 @@ def _cells_ok(outcome):
 def test_the_next_job_starts_from_a_fresh_state(bare_sandbox):
     left = bare_sandbox.run(_job(LEAVE))
     assert _cells_ok(left) == [(True, "")], "the attack's own positive control"
-    after = bare_sandbox.run(_job(LOOK, KEYRING, CAPABILITIES))
-    assert _cells_ok(after) == [(True, "")] * 3
+    after = bare_sandbox.run(_job(LOOK, KEYRING, PID_ONE, CAPABILITIES))
+    assert _cells_ok(after) == [(True, "")] * 4
     assert after.end["setup"] is True and not after.grader_fault and not after.end["restart"]
 
 
