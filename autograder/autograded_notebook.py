@@ -23,6 +23,7 @@ the wrong types is described in the row's message instead of failing after the c
 from __future__ import annotations
 
 import copy
+import functools
 import re
 
 import bleach
@@ -61,6 +62,17 @@ def _allowed_attribute(tag: str, name: str, value: str) -> bool:
 
 def safe_markdown(source: str, attachments: dict) -> str:
     """A student's markdown as cleaned HTML that formgrader's markdown pass will not touch."""
+    if not attachments:
+        return _safe_markdown_cached(source)   # most cells are the release's own, unchanged
+    return _safe_markdown(source, attachments)
+
+
+@functools.lru_cache(maxsize=4096)
+def _safe_markdown_cached(source: str) -> str:
+    return _safe_markdown(source, {})
+
+
+def _safe_markdown(source: str, attachments: dict) -> str:
     renderer = IPythonRenderer(escape=False, allow_harmful_protocols=False, attachments=attachments)
     rendered = MarkdownWithMath(renderer=renderer).render(source)
     cleaned = bleach.clean(rendered, tags=_TAGS, attributes=_allowed_attribute,
@@ -128,8 +140,10 @@ def build(spec: AssignmentSpec, submission: nbformat.NotebookNode | None) -> tup
                 source = trusted.source   # locked and test cells: the instructor's own text
         if kind == "markdown" and (trusted is None or trusted.metadata.nbgrader.get("solution")):
             source = safe_markdown(source, _attachments(cell))
-        new = {"code": nbformat.v4.new_code_cell, "markdown": nbformat.v4.new_markdown_cell,
-               "raw": nbformat.v4.new_raw_cell}[kind](source)
+        new = nbformat.NotebookNode(id=f"cell-{len(cells)}", cell_type=kind, source=source,
+                                    metadata=nbformat.NotebookNode())
+        if kind == "code":
+            new.outputs, new.execution_count = [], None
         if trusted is not None:
             new.metadata["nbgrader"] = copy.deepcopy(trusted.metadata.nbgrader)
         cells.append(new)
