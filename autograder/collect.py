@@ -4,11 +4,19 @@ From nbgrader's exchange (its own ``ExchangeCollect``), or from a folder or zip 
 downloaded from an LMS. For the latter a file is placed when its student can be told:
 ``<student>/<...>.ipynb`` (one folder per student) or ``<student>_<anything>.ipynb``
 (LMS-style flat names). Everything else is listed as unplaceable with the reason; nothing
-is silently dropped, and zip entries are never extracted by their own paths.
+is silently dropped (symbolic links and other non-regular files included: they are listed,
+never followed), and zip entries are never extracted by their own paths.
+
+The submission time recorded in the gradebook (``timestamp.txt``) is never the student's
+word: from a folder or zip it is the LMS's modification time of the notebook taken, and a
+student's own ``timestamp.txt`` (or ``submission_secret.txt``) is refused and listed; from
+the exchange it is the time in the name of the inbound folder nbgrader's collector chose.
 """
 from __future__ import annotations
 
+import os
 import re
+import stat
 import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -19,6 +27,16 @@ from .course import Course
 MAX_FILE_BYTES = 64 * 1024**2
 MAX_TOTAL_BYTES = 1024**3
 _STUDENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.@+-]{0,63}$")
+# Files the grader writes itself next to a submission; a student's copy would be taken as ours.
+RESERVED = {"timestamp.txt": "the submission time comes from the LMS, not from the student",
+            "submission_secret.txt": "written by nbgrader's exchange only"}
+
+
+def _stamp(moment: datetime) -> str:
+    """nbgrader's timestamp.txt format; a naive time (nbgrader's parse_utc gives those) is UTC."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc)
+    return moment.strftime("%Y-%m-%d %H:%M:%S.%f") + " UTC"
 
 
 @dataclass
@@ -51,20 +69,38 @@ class _Entry:
     read: object         # () -> bytes
 
 
-def _entries_from_folder(folder: Path) -> list[_Entry]:
+def _entries_from_folder(folder: Path, report: CollectReport) -> list[_Entry]:
+    """Regular files under ``folder``; links (to files or folders) and special files are
+    listed in the report and not followed: a link could point at anything on this machine."""
     entries = []
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and not path.is_symlink():
-            stat = path.stat()
-            entries.append(_Entry(path.relative_to(folder).as_posix(), stat.st_size,
-                                  datetime.fromtimestamp(stat.st_mtime, timezone.utc), path.read_bytes))
+    for directory, subdirectories, files in os.walk(folder):
+        subdirectories.sort()
+        for name in sorted(subdirectories + files):
+            path = Path(directory) / name
+            relative = path.relative_to(folder).as_posix()
+            info = path.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                report.unplaceable.append((relative, f"symbolic link (to {os.readlink(path)}): not followed"))
+            elif name in files and not stat.S_ISREG(info.st_mode):
+                report.unplaceable.append((relative, "not a regular file"))
+            elif name in files:
+                entries.append(_Entry(relative, info.st_size, datetime.fromtimestamp(info.st_mtime, timezone.utc),
+                                      path.read_bytes))
+    entries.sort(key=lambda e: e.name)
     return entries
 
 
-def _entries_from_zip(archive: zipfile.ZipFile) -> list[_Entry]:
+def _entries_from_zip(archive: zipfile.ZipFile, report: CollectReport) -> list[_Entry]:
     entries = []
     for info in archive.infolist():
         if info.is_dir():
+            continue
+        kind = stat.S_IFMT(info.external_attr >> 16)
+        if kind == stat.S_IFLNK:
+            report.unplaceable.append((info.filename, "symbolic link in the archive: not followed"))
+            continue
+        if kind and kind != stat.S_IFREG:
+            report.unplaceable.append((info.filename, "not a regular file"))
             continue
         modified = datetime(*info.date_time, tzinfo=timezone.utc)
         entries.append(_Entry(info.filename, info.file_size, modified,
@@ -96,9 +132,9 @@ def collect_files(course: Course, assignment: str, source: Path) -> CollectRepor
     report = CollectReport()
     if zipfile.is_zipfile(source):
         archive = zipfile.ZipFile(source)
-        entries = _entries_from_zip(archive)
+        entries = _entries_from_zip(archive, report)
     elif source.is_dir():
-        entries = _entries_from_folder(source)
+        entries = _entries_from_folder(source, report)
     else:
         report.failed = f"{source} is neither a folder nor a zip file"
         return report
@@ -120,6 +156,9 @@ def collect_files(course: Course, assignment: str, source: Path) -> CollectRepor
             relative = PurePosixPath(*PurePosixPath(entry.name).parts[1:])
             if relative.parts and relative.parts[0] == assignment:
                 relative = PurePosixPath(*relative.parts[1:])
+            if relative.as_posix() in RESERVED:
+                report.unplaceable.append((entry.name, f"reserved name: {RESERVED[relative.as_posix()]}"))
+                continue
             extras.setdefault(student, []).append((relative.as_posix(), entry))
         else:
             report.unplaceable.append((entry.name, "not a notebook"))
@@ -132,13 +171,14 @@ def collect_files(course: Course, assignment: str, source: Path) -> CollectRepor
         folder = course.submitted_root / student / assignment
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{assignment}.ipynb").write_bytes(chosen.read())
-        (folder / "timestamp.txt").write_text(chosen.modified.strftime("%Y-%m-%d %H:%M:%S.%f %Z"))
         for relative, entry in extras.get(student, []):
             if relative.endswith(".ipynb") or not relative or ".." in PurePosixPath(relative).parts:
                 continue
             target = folder / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(entry.read())
+        # Last, so that nothing above can replace it.
+        (folder / "timestamp.txt").write_text(_stamp(chosen.modified))
         report.placed[student] = chosen.name
     for student, files in extras.items():
         if student not in notebooks:
@@ -164,6 +204,13 @@ def collect_exchange(course: Course, assignment: str) -> CollectReport:
     except Exception as error:  # noqa: BLE001 - nbgrader's ExchangeError and friends, reported as is
         report.failed = f"nbgrader collect failed: {error}"
         return report
+    for record in getattr(collector, "src_records", None) or []:
+        # The time nbgrader chose this submission by (its inbound folder's name), not the
+        # timestamp.txt inside it, which whoever wrote the folder controls.
+        stamp = course.submitted_root / record["username"] / assignment / "timestamp.txt"
+        if stamp.parent.is_dir() and not stamp.parent.is_symlink():
+            stamp.unlink(missing_ok=True)
+            stamp.write_text(_stamp(record["timestamp"]))
     if inbound.is_dir():
         for entry in sorted(inbound.iterdir()):
             parts = entry.name.split("+")

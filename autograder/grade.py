@@ -17,11 +17,10 @@ import queue
 import resource
 import secrets
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-import nbformat
-
+from . import autograded_notebook
 from .course import Course
 from .judge import NotebookResult, TestResult, judge_notebook
 from .plan import AssignmentSpec, Plan, UnreadableNotebook, build_plan, load_spec, read_submission
@@ -31,8 +30,6 @@ from .sandbox import Limits, RunOutcome, Sandbox, SandboxError
 STATE_FILE = "grading.json"
 MAX_EXTRA_FILES_BYTES = 64 * 1024**2
 GRADER_VERSION = "1"
-# Outcomes that may be the grader's own trouble rather than the notebook's: not final.
-RETRY_STATUSES = ("sandbox stopped responding", "grader error")
 
 
 @dataclass
@@ -45,6 +42,13 @@ class SubmissionRow:
     tests: list[dict]
     digest: str = ""
     final: bool = True
+    # Why this result may be the grader's trouble rather than the notebook's (sandbox died or
+    # could not be prepared, grader exception, gradebook write failed); "" when it is not.
+    # Such a result is tried once more on a fresh sandbox, and is never final: the next
+    # `course grade` grades it again.
+    grader_fault: str = ""
+    # The notebook formgrader will show, built in the worker; not part of the saved state.
+    autograded: object = field(default=None, repr=False, compare=False, metadata={"state": False})
 
 
 class GradingError(RuntimeError):
@@ -180,7 +184,9 @@ class Grader:
         except UnreadableNotebook as error:
             for test in tests_zero:
                 test.message = str(error)
-            return self._row(student, NotebookResult(str(error), str(error), tests_zero), digest)
+            row = self._row(student, NotebookResult(str(error), str(error), tests_zero), digest)
+            row.autograded, _ = autograded_notebook.build(self.spec, None)
+            return row
         plan = build_plan(self.spec, submission)
         files = _extra_files(folder, path.name)
         runs = []
@@ -188,12 +194,26 @@ class Grader:
             try:
                 outcome = sandboxes[kind].run(self._job(variant, files))
             except SandboxError as error:
-                outcome = RunOutcome(end=None)
+                outcome = RunOutcome(end=None, grader_fault=str(error))
                 plan.notes.append(str(error))
             runs.append((variant, outcome))
         ref_plan, ref_outcome = reference
         result = judge_notebook(self.spec, plan, runs, ref_plan, ref_outcome, self.tools)
-        return self._row(student, result, digest)
+        row = self._row(student, result, digest)
+        row.grader_fault = next((o.grader_fault for _, o in runs if o.grader_fault), "")
+        try:
+            row.autograded, notes = autograded_notebook.build(self.spec, submission)
+        except Exception as error:  # noqa: BLE001 - the grade stands; formgrader shows no cells, and says why
+            row.autograded, _ = autograded_notebook.build(self.spec, None)
+            notes = [f"autograded notebook left empty: {type(error).__name__}: {error}"[:200]]
+        if notes:
+            row.message = "; ".join([row.message, *notes[:5]] + ([f"{len(notes) - 5} more"] if len(notes) > 5 else []))
+        unprepared = [o for _, o in runs if o.end is not None and o.end.get("setup") is not True]
+        if unprepared:
+            # Nothing of the notebook ran: say so rather than how the broken child exited.
+            row.status = f"not graded: {unprepared[0].grader_fault}"
+            row.message = "; ".join([row.status] + plan.notes)
+        return row
 
     def _row(self, student, result: NotebookResult, digest) -> SubmissionRow:
         return SubmissionRow(student, result.score, result.max_score, result.status, result.message,
@@ -264,12 +284,14 @@ class Grader:
     def commit(self, writer, row: SubmissionRow) -> None:
         """One submission's grades into the gradebook (one transaction), then its state file."""
         try:
-            writer.record(row)
+            if row.autograded is not None:  # None: a grader error, nothing to record
+                writer.record(row, row.autograded)
         except Exception as error:  # noqa: BLE001 - reported; no state file, so a re-run retries
             row.status = row.message = f"gradebook write failed: {type(error).__name__}: {error}"[:300]
+            row.grader_fault, row.final = row.status, False
         else:
             # Trouble that may be the grader's own is recorded but tried again next run.
-            row.final = not row.status.startswith(RETRY_STATUSES)
+            row.final = not row.grader_fault
             self._save_state(row)
 
     def _check_reference(self, reference) -> None:
@@ -281,32 +303,45 @@ class Grader:
             raise GradingError(f"the instructor's solution for {self.assignment} does not run cleanly "
                                f"in the sandbox: {status}")
 
-    def _work(self, sandbox: dict[bool, Sandbox], jobs: queue.Queue, results: queue.Queue, reference) -> None:
+    def _work(self, sandboxes: dict[bool, Sandbox], jobs: queue.Queue, results: queue.Queue, reference) -> None:
         while True:
             try:
                 student = jobs.get_nowait()
             except queue.Empty:
                 return
-            results.put(self.grade_one_safely(sandbox, student, reference))
+            results.put(self.grade_one_safely(sandboxes, student, reference))
 
     def grade_one_safely(self, sandboxes: dict[bool, Sandbox], student: str, reference) -> SubmissionRow:
-        """grade_one, with the grader's own failure turned into a row: one bad submission
-        never stops the batch (threads here, Dask workers in autograder/distributed.py)."""
+        """grade_one, with the grader's own failure turned into a row, tried once more on fresh
+        sandboxes when it may be the grader's fault: one bad submission never stops the batch
+        (threads here, Dask workers in autograder/distributed.py)."""
+        row = self._grade_guarded(sandboxes, student, reference)
+        if row.grader_fault:
+            # Perhaps the sandbox's trouble, not the notebook's: once more, on a fresh one.
+            for box in sandboxes.values():
+                box.close()
+            row = self._grade_guarded(sandboxes, student, reference)
+        return row
+
+    def _grade_guarded(self, sandboxes: dict[bool, Sandbox], student: str, reference) -> SubmissionRow:
         try:
             return self.grade_one(sandboxes, student, reference)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:  # noqa: BLE001 - one bad submission never stops the batch
             zero = [asdict(TestResult(c.grade_id, 0.0, c.points, False, "internal grader error"))
                     for c in self.spec.tests]
-            return SubmissionRow(student, 0.0, self.spec.max_score,
-                                 f"grader error: {type(error).__name__}: {error}"[:300],
-                                 f"grader error: {type(error).__name__}: {error}"[:300], zero)
+            why = f"grader error: {type(error).__name__}: {error}"[:300]
+            return SubmissionRow(student, 0.0, self.spec.max_score, why, why, zero, grader_fault=why)
 
     def _save_state(self, row: SubmissionRow) -> None:
         folder = self.course.autograded_root / row.student / self.assignment
         folder.mkdir(parents=True, exist_ok=True)
         temporary = folder / (STATE_FILE + ".tmp")
-        temporary.write_text(json.dumps(asdict(row), indent=1))
+        temporary.write_text(json.dumps(_state(row), indent=1))
         os.replace(temporary, folder / STATE_FILE)
+
+
+def _state(row: SubmissionRow) -> dict:
+    return {f.name: getattr(row, f.name) for f in fields(row) if f.metadata.get("state", True)}
 
 
 def _cap_own_memory(headroom: int = 8 * 1024**3) -> tuple[int, int]:
@@ -327,22 +362,3 @@ def _cap_own_memory(headroom: int = 8 * 1024**3) -> tuple[int, int]:
 def load_row(course: Course, assignment: str, student: str) -> SubmissionRow:
     state = course.autograded_root / student / assignment / STATE_FILE
     return SubmissionRow(**json.loads(state.read_text()))
-
-
-def write_autograded_notebook(course: Course, spec: AssignmentSpec, student: str) -> None:
-    """nbgrader's formgrader shows autograded/<student>/<a>/<nb>.ipynb: the submission as graded."""
-    source = course.submitted_root / student / spec.name / f"{spec.notebook}.ipynb"
-    target = course.autograded_root / student / spec.name / f"{spec.notebook}.ipynb"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        notebook = read_submission(source)
-    except UnreadableNotebook:
-        notebook = nbformat.v4.new_notebook()
-    trusted = {c.grade_id: c for c in spec.cells if c.role != "answer"}
-    for cell in notebook.cells:
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if grade_id in trusted:
-            cell["source"] = trusted[grade_id].source
-        if cell.get("cell_type") == "code":
-            cell["outputs"], cell["execution_count"] = [], None
-    nbformat.write(notebook, str(target))

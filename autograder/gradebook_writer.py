@@ -10,6 +10,8 @@ from __future__ import annotations
 import time
 import warnings
 
+import nbformat
+
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.utils import parse_utc
 from sqlalchemy.exc import OperationalError
@@ -30,10 +32,10 @@ class GradebookWriter:
                 f"assignment {assignment!r} (notebook {spec.notebook!r}) is not in the gradebook "
                 f"{course.db_url}: run `course release {assignment}` first") from None
 
-    def record(self, row, attempts: int = 20) -> None:
-        """Write one submission's grades; a locked SQLite file (formgrader open) is retried."""
-        from .grade import write_autograded_notebook
-
+    def record(self, row, notebook, attempts: int = 20) -> None:
+        """Write one submission's grades, then the autograded ``notebook`` that formgrader
+        shows (built beforehand, so nothing about the submission can fail after the commit).
+        A locked SQLite file (formgrader open) is retried."""
         for attempt in range(attempts):
             try:
                 with warnings.catch_warnings():
@@ -45,7 +47,9 @@ class GradebookWriter:
                 if "locked" not in str(error) or attempt == attempts - 1:
                     raise
                 time.sleep(0.1 * (attempt + 1))
-        write_autograded_notebook(self.course, self.spec, row.student)
+        target = self.course.autograded_root / row.student / self.assignment / f"{self.spec.notebook}.ipynb"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(notebook, str(target))
 
     def has_submission(self, student: str) -> bool:
         try:

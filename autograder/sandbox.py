@@ -4,9 +4,12 @@ The sandbox sees a read-only system (``/usr``, the Python environment, the cours
 ``autograder`` and ``reftorch`` packages), a private size-limited ``/tmp`` and nothing
 else: no network, no ``solutions/``, no gradebook, no other submissions (a job's files
 arrive through a pipe). It has its own user, PID, IPC, UTS and network namespaces, runs
-as ``nobody`` when we are root, dies with its parent, and cannot create further user
-namespaces. Limits per notebook: wall time, CPU time, address space, processes, size of
-any file written (stdout included) and of ``/tmp`` as a whole.
+as ``nobody`` when we are root, dies with its parent, cannot create further user
+namespaces and cannot use kernel keyrings (:mod:`autograder.syscall_filter`). Each
+notebook gets mount and IPC namespaces of its own, with an empty ``/tmp`` and
+``/dev/shm`` (see :mod:`autograder.zygote`). Limits per notebook: wall time, CPU time,
+address space, processes, size of any file written (stdout included) and of ``/tmp`` as
+a whole; on the host, the observation bytes and what parsing them may cost.
 """
 from __future__ import annotations
 
@@ -23,6 +26,8 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from .syscall_filter import keyring_filter
 
 REPO = Path(__file__).resolve().parent.parent
 GRADER_MOUNT = "/opt/course"
@@ -43,6 +48,9 @@ class Limits:
     file_bytes: int = 16 * 1024**2
     disk_bytes: int = 256 * 1024**2
     observation_bytes: int = 64 * 1024**2
+    # What the host may spend holding one run's parsed observations, estimated per line
+    # before parsing (see `parse_cost`): small JSON text can stand for far larger objects.
+    parsed_bytes: int = 128 * 1024**2
 
 
 @dataclass
@@ -51,6 +59,9 @@ class RunOutcome:
     end: dict | None = None          # how the child ended, from the zygote; None: sandbox died
     overflow: bool = False           # the run sent more observation bytes than allowed
     malformed_lines: int = 0
+    # Set when the result may be the grader's trouble rather than the notebook's: the
+    # sandbox died, or could not give the notebook a fresh state. Such a result is never final.
+    grader_fault: str = ""
 
 
 def bwrap_available() -> bool:
@@ -87,7 +98,7 @@ def _site_packages() -> list[str]:
     return sorted(p for p in paths if os.path.isdir(p))
 
 
-def bwrap_command(control_fd: int, limits: Limits, with_torch: bool) -> list[str]:
+def bwrap_command(control_fd: int, limits: Limits, with_torch: bool, seccomp_fd: int) -> list[str]:
     python, prefixes = choose_interpreter()
     as_nobody = os.geteuid() == 0 and shutil.which("setpriv")
     command = []
@@ -96,7 +107,15 @@ def bwrap_command(control_fd: int, limits: Limits, with_torch: bool) -> list[str
         command += ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
     command += ["bwrap", "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc",
                 "--unshare-uts", "--unshare-cgroup-try", "--die-with-parent", "--new-session",
-                "--disable-userns", "--ro-bind", "/usr", "/usr"]
+                "--disable-userns", "--seccomp", str(seccomp_fd),
+                # The zygote itself is PID 1: no bwrap reaper that a notebook could ptrace (it is
+                # not dumpable) and take over to watch later notebooks, and a notebook's signals
+                # cannot kill it (PID 1 ignores them from inside its namespace).
+                "--as-pid-1",
+                # Only inside the sandbox's own user namespace: the zygote needs it to give each
+                # child fresh mount/IPC namespaces; the child drops it before reading its job.
+                "--cap-add", "CAP_SYS_ADMIN",
+                "--ro-bind", "/usr", "/usr"]
     if not as_nobody:
         command += ["--uid", str(NOBODY), "--gid", str(NOBODY)]
     for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64"):
@@ -136,7 +155,8 @@ def bwrap_command(control_fd: int, limits: Limits, with_torch: bool) -> list[str
     }
     for key, value in environment.items():
         command += ["--setenv", key, value]
-    command += [python, "-s", "-B", f"{GRADER_MOUNT}/autograder/zygote.py", str(control_fd)]
+    command += [python, "-s", "-B", f"{GRADER_MOUNT}/autograder/zygote.py", str(control_fd),
+                f"--disk-bytes={limits.disk_bytes}"]
     if not with_torch:
         command.append("--no-torch")
     return command
@@ -157,10 +177,16 @@ class Sandbox:
     def start(self, timeout: float = 120.0) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self._stderr = tempfile.TemporaryFile()
-        command = bwrap_command(theirs.fileno(), self.limits, self.with_torch)
-        self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-                                        stdout=self._stderr, stderr=self._stderr, start_new_session=True)
-        theirs.close()
+        seccomp_r, seccomp_w = os.pipe()
+        _write_all(seccomp_w, keyring_filter())  # small: fits the pipe's buffer, closes its end
+        command = bwrap_command(theirs.fileno(), self.limits, self.with_torch, seccomp_r)
+        try:
+            self.process = subprocess.Popen(command, pass_fds=[theirs.fileno(), seccomp_r],
+                                            stdin=subprocess.DEVNULL, stdout=self._stderr,
+                                            stderr=self._stderr, start_new_session=True)
+        finally:
+            theirs.close()
+            os.close(seccomp_r)
         self.control = ours
         self._buffer = b""
         ready = self._read_line(timeout)
@@ -228,7 +254,10 @@ class Sandbox:
         outcome.end = self._read_line(self.limits.wall_seconds + 30)
         if outcome.end is None or outcome.end.get("t") != "end":
             outcome.end = None
+            outcome.grader_fault = "sandbox stopped responding"
             self.close()
+        elif outcome.end.get("setup") is not True:
+            outcome.grader_fault = "the sandbox could not prepare a fresh state for the notebook"
         reader.join(10)
         if reader.is_alive():  # something still holds the pipe: never trust this sandbox again
             self.close()
@@ -238,8 +267,9 @@ class Sandbox:
         return outcome
 
     def _read_observations(self, fd: int, outcome: RunOutcome) -> None:
-        received = 0
-        pending = b""
+        """Parse line by line as the bytes arrive; past either budget keep nothing more."""
+        received, cost = 0, 0
+        pending: list[bytes] = []   # pieces of the line not yet ended (no quadratic joining)
         try:
             while True:
                 chunk = os.read(fd, 1 << 20)
@@ -248,15 +278,28 @@ class Sandbox:
                 received += len(chunk)
                 if received > self.limits.observation_bytes:
                     outcome.overflow = True
+                if outcome.overflow:
+                    pending.clear()
                     continue  # keep draining so the writer is not blocked, keep nothing
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                for line in lines:
+                *ends, rest = chunk.split(b"\n")
+                for end in ends:
+                    line = b"".join([*pending, end])
+                    pending.clear()
+                    cost += parse_cost(line)
+                    if cost > self.limits.parsed_bytes:
+                        outcome.overflow = True
+                        break
                     _parse_into(line, outcome)
+                if rest and not outcome.overflow:
+                    pending.append(rest)
         finally:
             os.close(fd)
         if pending and not outcome.overflow:
-            _parse_into(pending, outcome)
+            line = b"".join(pending)
+            if cost + parse_cost(line) <= self.limits.parsed_bytes:
+                _parse_into(line, outcome)
+            else:
+                outcome.overflow = True
 
     def close(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -292,6 +335,14 @@ class Sandbox:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def parse_cost(line: bytes) -> int:
+    """An upper estimate of the bytes CPython needs for ``json.loads(line)``: each container,
+    item and string costs an object and a pointer whatever its text length
+    (``[[],[],...]`` takes about 20 times its size)."""
+    return (len(line) + 200 * line.count(b"{") + 64 * line.count(b"[") + 32 * line.count(b",")
+            + 16 * line.count(b'"'))
 
 
 def _parse_into(line: bytes, outcome: RunOutcome) -> None:

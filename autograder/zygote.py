@@ -4,9 +4,20 @@ Started by :mod:`autograder.sandbox` as ``python zygote.py CONTROL_FD [--no-torc
 For each job the host sends, over the control socket, a small JSON message with the
 limits plus two fresh pipe ends (job input, observation output). The zygote never reads
 the job or the observations itself, so nothing a student wrote ever enters its memory,
-which later children inherit. After each child it enforces the wall-clock limit, kills
-every process left in the sandbox's PID namespace, wipes the writable directories and
-reports how the child ended.
+which later children inherit.
+
+Each child starts in new mount and IPC namespaces of its own, with a new empty tmpfs on
+``/tmp`` and ``/dev/shm``: files, System V objects and POSIX message queues that one
+notebook leaves behind die with its namespaces, and no later notebook can see them or
+trip over them. The zygote holds ``CAP_SYS_ADMIN`` (inside the sandbox's user namespace
+only) to do that; the child drops every capability before it reads its job, and tells
+the zygote through a one-shot pipe that its setup succeeded, so a sandbox that could not
+prepare a fresh state is reported as the grader's trouble, never as the notebook's.
+
+After each child the zygote enforces the wall-clock limit, kills every process left in
+the sandbox's PID namespace, checks that its own ``/tmp``, ``/dev/shm`` and IPC space
+are as it left them, and reports how the child ended (asking for a restart if anything
+was left).
 """
 from __future__ import annotations
 
@@ -22,6 +33,24 @@ import sys
 import time
 
 WRITABLE = ("/tmp", "/dev/shm")
+SHM_BYTES = 64 * 1024**2
+SETUP_FAILED = 70       # exit code of a child that could not prepare its sandbox state
+
+_libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
+MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+CAPABILITY_VERSION_3 = 0x20080522
+
+
+class SetupError(OSError):
+    """The child could not get its fresh namespaces or drop its capabilities."""
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        number = ctypes.get_errno()
+        raise SetupError(number, f"{what}: {os.strerror(number)}")
 
 
 def _set_not_dumpable():
@@ -31,6 +60,7 @@ def _set_not_dumpable():
 
 
 def _other_pids() -> list[int]:
+    # The zygote is PID 1 of the sandbox (bwrap --as-pid-1): orphans are reparented to it.
     me = os.getpid()
     return [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, me)]
 
@@ -42,7 +72,7 @@ def _kill_everything_else() -> bool:
             os.kill(-1, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        while True:  # reap our own children; orphans are reaped by bwrap's init
+        while True:  # reap our children, the orphans reparented to us included
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
@@ -53,6 +83,40 @@ def _kill_everything_else() -> bool:
             return True
         time.sleep(0.005)
     return False
+
+
+def _fresh_state(disk_bytes: int) -> None:
+    """New mount and IPC namespaces with empty tmpfs on /tmp and /dev/shm (in the child)."""
+    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWIPC), "unshare")
+    # Our mounts must not propagate back to the zygote's namespace.
+    _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
+    for target, size in (("/tmp", disk_bytes), ("/dev/shm", SHM_BYTES)):
+        options = f"size={size},mode=1777".encode()
+        _check(_libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options),
+               f"mount tmpfs on {target}")
+    for path in ("/tmp/home", "/tmp/cache"):
+        os.makedirs(path)
+
+
+def _drop_capabilities() -> None:
+    _check(_libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clear ambient capabilities")
+    header = (ctypes.c_uint32 * 2)(CAPABILITY_VERSION_3, 0)
+    empty = (ctypes.c_uint32 * 6)()   # effective, permitted, inheritable for both 32-bit halves
+    _check(_libc.capset(header, empty), "drop capabilities")
+
+
+def _listing() -> set[str]:
+    found = set()
+    for top in WRITABLE:
+        for directory, subdirectories, files in os.walk(top):
+            found.update(os.path.join(directory, name) for name in subdirectories + files)
+    return found
+
+
+def _leftovers(baseline: set[str]) -> list[str]:
+    """What a child managed to leave in the zygote's own writable places (should be nothing)."""
+    found = sorted(_listing() - baseline)
+    return found + (["System V IPC objects"] if _ipc_left() else [])
 
 
 def _wipe_writable():
@@ -83,10 +147,11 @@ def _ipc_left() -> bool:
     return False
 
 
-def _child(job_fd: int, obs_fd: int, limits: dict, shell, snapshot, convert):
-    from autograder import harness
-
+def _prepare(limits: dict, disk_bytes: int) -> None:
+    """Fresh namespaces, no capabilities, limits, stdio: everything before the job is read."""
     os.setsid()
+    _fresh_state(disk_bytes)
+    _drop_capabilities()
     mem = int(limits["memory_bytes"])
     with open("/proc/self/status") as handle:
         vm = next(int(line.split()[1]) * 1024 for line in handle if line.startswith("VmSize:"))
@@ -102,9 +167,25 @@ def _child(job_fd: int, obs_fd: int, limits: dict, shell, snapshot, convert):
         signal.signal(sig, signal.SIG_DFL)
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)
+    os.close(null)
     out = os.open("/tmp/output.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(out, 1)
     os.dup2(out, 2)
+    os.close(out)
+
+
+def _child(job_fd: int, obs_fd: int, setup_fd: int, limits: dict, disk_bytes: int, shell, snapshot, convert):
+    try:
+        _prepare(limits, disk_bytes)
+    except BaseException as error:  # noqa: BLE001 - the zygote reports it as the grader's trouble
+        try:
+            os.write(2, f"sandbox setup failed: {error}\n".encode(errors="replace"))
+        finally:
+            os._exit(SETUP_FAILED)
+    os.write(setup_fd, b"1")
+    os.close(setup_fd)   # closed before any student code: nothing later can claim a setup
+    from autograder import harness
+
     channel = harness.Channel(obs_fd)
     try:
         job = harness.read_job(job_fd)
@@ -134,6 +215,7 @@ def _describe(status: int, timed_out: bool, rusage) -> dict:
 def main(argv: list[str]) -> int:
     control = socket.socket(fileno=int(argv[0]))
     with_torch = "--no-torch" not in argv
+    disk_bytes = next(int(a.split("=", 1)[1]) for a in argv if a.startswith("--disk-bytes="))
     _wipe_writable()
     if with_torch:
         import torch
@@ -148,6 +230,7 @@ def main(argv: list[str]) -> int:
     snapshot = harness.Snapshot()
     convert = observe.Converter()
     _set_not_dumpable()
+    baseline = _listing()
     control.sendall(b'{"t": "ready"}\n')
     while True:
         message, fds, _, _ = socket.recv_fds(control, 65536, 2)
@@ -155,12 +238,15 @@ def main(argv: list[str]) -> int:
             return 0
         limits = json.loads(message)
         job_fd, obs_fd = fds
+        setup_r, setup_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             control.close()
-            _child(job_fd, obs_fd, limits, shell, snapshot, convert)
+            os.close(setup_r)
+            _child(job_fd, obs_fd, setup_w, limits, disk_bytes, shell, snapshot, convert)
         os.close(job_fd)
         os.close(obs_fd)
+        os.close(setup_w)
         pidfd = os.pidfd_open(pid)
         ready, _, _ = select.select([pidfd], [], [], float(limits["wall_seconds"]))
         timed_out = not ready
@@ -169,9 +255,13 @@ def main(argv: list[str]) -> int:
         _, status, rusage = os.wait4(pid, 0)
         os.close(pidfd)
         result = _describe(status, timed_out, rusage)
+        result["setup"] = os.read(setup_r, 1) == b"1"
+        os.close(setup_r)
         clean = _kill_everything_else()
-        _wipe_writable()
-        result["restart"] = (not clean) or _ipc_left()
+        left = _leftovers(baseline)
+        result["restart"] = not (clean and result["setup"]) or bool(left)
+        if left:
+            result["left"] = left[:5]
         control.sendall((json.dumps({"t": "end", **result}) + "\n").encode())
         if result["restart"]:
             return 0

@@ -31,6 +31,7 @@ CRASH_ATTACKS = [
     "exit_os", "exit_sys", "segfault", "loop_ignoring_sigint", "memory_bomb", "fork_bomb",
     "output_flood", "disk_fill", "detached_child", "malicious_pickle",
 ]
+CRASH_ATTACKS += ["observation_flood"]   # isolation round 2 (cross-student ones: test_grading_isolation.py)
 HONEST_VARIANTS = ["honest_stderr", "honest_torch_settings", "honest_float64"]
 STRUCTURAL = ["duplicated_tests", "deleted_tests", "edited_tests", "stripped_metadata_tests"]
 

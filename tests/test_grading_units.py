@@ -293,7 +293,7 @@ def test_sandbox_sees_packages_wherever_the_checkout_lives(monkeypatch, tmp_path
     (fake_site / "torch").mkdir(parents=True)
     monkeypatch.setattr(sandbox_module, "_site_packages", lambda: [str(fake_site)])
     for with_torch in (True, False):
-        command = sandbox_module.bwrap_command(3, sandbox_module.Limits(), with_torch)
+        command = sandbox_module.bwrap_command(3, sandbox_module.Limits(), with_torch, seccomp_fd=4)
         bound_to = [command[i + 2] for i, word in enumerate(command) if word in ("--ro-bind", "--bind")]
         assert str(fake_site) in command
         assert not any(d.startswith("/tmp") for d in bound_to), bound_to
