@@ -126,7 +126,7 @@ def test_a_sandbox_that_fails_is_retried_and_never_final(batch):
     jobs, results = queue.Queue(), queue.Queue()
     jobs.put("a5_honest")
     try:
-        grader._work(broken, jobs, results, reference)
+        grader._work({kind: broken for kind in grader.kinds}, jobs, results, reference)
     finally:
         broken.close()
     row = results.get_nowait()
