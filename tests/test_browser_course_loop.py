@@ -214,8 +214,12 @@ def student_assignment(lab: Lab, server, course: Path) -> None:
     result = dialog.inner_text()
     lab.screenshot("05_validate_result")
     # The other questions are still blank: their tests fail; the answered one's test passes.
-    answered_test = next(cell["source"].splitlines()[0] for cell in state["cells"][answer_index:]
-                         if cell["nbgrader"].get("grade"))
+    # (named by a line no other test cell has: every probe-form cell starts with @probe)
+    test_sources = [cell["source"] for cell in state["cells"] if cell["nbgrader"].get("grade")]
+    answered_source = next(cell["source"] for cell in state["cells"][answer_index:]
+                           if cell["nbgrader"].get("grade"))
+    others = "\n".join(source for source in test_sources if source != answered_source)
+    answered_test = next(line for line in answered_source.splitlines() if line.strip() and line not in others)
     assert "The following cell failed" in result, f"Validate shows no failing test: {result}"
     assert answered_test not in result, (
         f"Validate reports the answered question's test as failing: {result}")
