@@ -53,6 +53,7 @@ def _old_form_cells(notebook) -> list[str]:
     if importlib.util.find_spec("autograder") is None:
         return []
     import nbformat
+    from nbformat.v4.rwbase import rejoin_lines
     from nbgrader import utils
 
     from autograder.probes import OldFormTestCell, old_form_test_cells
@@ -63,7 +64,8 @@ def _old_form_cells(notebook) -> list[str]:
         checksum = meta.get("checksum") if isinstance(meta, dict) else None
         return checksum is None or checksum == utils.compute_checksum(cell)
 
-    cells = nbformat.from_dict(notebook).get("cells", []) if isinstance(notebook, dict) else []
+    # nbformat's own reading joins list-of-lines sources, as nbgrader's checksums expect.
+    cells = rejoin_lines(nbformat.from_dict(notebook)).get("cells", []) if isinstance(notebook, dict) else []
     kept = [cell for cell in cells if untouched(cell)]
     return [str(OldFormTestCell(grade_id)) for grade_id in old_form_test_cells({"cells": kept})]
 
