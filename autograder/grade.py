@@ -114,7 +114,7 @@ class Grader:
 
     def _kind(self, grade_id: str) -> bool:
         cell = next(c for c in self.spec.tests if c.grade_id == grade_id)
-        return cell.probes.torch
+        return cell.probes.torch and self.with_torch  # forbid_torch covers the whole assignment
 
     def _job(self, plan, files, reference: bool = False) -> dict:
         job = {"cells": plan.cells, "files": files}

@@ -122,6 +122,20 @@ def test_old_assert_form_test_cells_are_refused_naming_the_cell(tmp_path, capsys
     assert OLD_FORM_MESSAGE in capsys.readouterr().err
 
 
+def test_an_assignment_that_forbids_torch_runs_every_probe_without_it(tmp_path):
+    from autograder.course import Course
+    from autograder.grade import Grader
+
+    path = _instructor_notebook(tmp_path, PROBE_TEST.replace("@probe", "@probe(torch=False)"))
+    course = Course(tmp_path, "c", "sqlite://", tmp_path / "solutions", tmp_path / "submitted",
+                    tmp_path / "autograded", tmp_path / "feedback", tmp_path / "exchange")
+    assert Grader(course, "a").kinds == [True, False]  # one probe cell allows torch, one does not
+    notebook = nbformat.read(str(path), as_version=4)
+    notebook.metadata["course"] = {"forbid_torch": True}
+    nbformat.write(notebook, str(path))
+    assert Grader(course, "a").kinds == [False]
+
+
 def test_probe_form_notebooks_are_not_refused(tmp_path):
     from autograder.plan import load_spec
     from course.release import old_form_problems
