@@ -15,7 +15,6 @@ import json
 import os
 import queue
 import resource
-import secrets
 import threading
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -24,6 +23,7 @@ from . import autograded_notebook
 from .course import Course
 from .judge import NotebookResult, TestResult, judge_notebook
 from .plan import AssignmentSpec, Plan, UnreadableNotebook, build_plan, load_spec, read_submission
+from .probes import ProbeFormError
 from .progress import ProgressBar
 from .sandbox import Limits, RunOutcome, Sandbox, SandboxError
 
@@ -77,7 +77,7 @@ def _extra_files(folder: Path, notebook_name: str) -> list[list[str]]:
 
 
 def load_tools(spec: AssignmentSpec) -> dict:
-    """The instructor's helper functions (expect, expect_close...) defined on the host."""
+    """The instructor's grading-tools cell (its ``mismatch``), defined on the host."""
     namespace: dict = {"__name__": "course_grading_tools"}
     if spec.tools_source:
         exec(compile(spec.tools_source, f"<{spec.name} grading tools>", "exec"), namespace)  # noqa: S102 - instructor code
@@ -96,27 +96,16 @@ class Grader:
         source = course.source_notebook(assignment)
         if not source.is_file():
             raise GradingError(f"No source notebook for assignment {assignment!r} at {source}")
-        self.spec = load_spec(assignment, source.stem, source)
+        try:
+            self.spec = load_spec(assignment, source.stem, source)
+        except ProbeFormError as error:  # e.g. a test cell in the old assert form: refused, not guessed
+            raise GradingError(f"cannot grade {assignment}: {error}") from None
         self.spec_digest = _digest(source.read_bytes(), GRADER_VERSION.encode())
         self.tools = load_tools(self.spec)
         self.with_torch = not course.forbids_torch(assignment)
-        self.legacy = any(c.probes is None for c in self.spec.tests)
-        # Only legacy assert-form test cells run in the student's process and need a seed.
-        self.seed = self._seed() if self.legacy else None
         # The student runs a submission needs: with torch (True) and/or without (False).
         self.kinds = sorted({self._kind(c.grade_id) for c in self.spec.tests}, reverse=True) or [self.with_torch]
         self.pid_namespaces: set[str] = set()
-
-    def _seed(self) -> int:
-        """A secret per assignment, kept where only the instructor's side can read it."""
-        path = self.course.autograded_root / f".seed-{self.assignment}"
-        if path.is_file():
-            return int(path.read_text().strip())
-        path.parent.mkdir(parents=True, exist_ok=True)
-        value = secrets.randbits(32)
-        path.write_text(str(value))
-        path.chmod(0o600)
-        return value
 
     def submissions(self) -> list[str]:
         students = []
@@ -129,19 +118,17 @@ class Grader:
 
     def _kind(self, grade_id: str) -> bool:
         cell = next(c for c in self.spec.tests if c.grade_id == grade_id)
-        return self.with_torch if cell.probes is None else cell.probes.torch
+        return cell.probes.torch and self.with_torch  # forbid_torch covers the whole assignment
 
     def _job(self, plan, files, reference: bool = False) -> dict:
         job = {"cells": plan.cells, "files": files}
-        if self.legacy:
-            job["seed"] = self.seed
         if reference:
             job["reference"] = True
         return job
 
     def reference(self, sandbox: Sandbox):
-        """The instructor's notebook, run once: the legacy taps, and every probe-form case
-        with its expected value (which never goes into a student's process)."""
+        """The instructor's notebook, run once: every case with its expected value (which
+        never goes into a student's process)."""
         plan = build_plan(self.spec, None)
         files = _extra_files(self.course.source_notebook(self.assignment).parent, self.spec.notebook + ".ipynb")
         outcome = sandbox.run(self._job(plan, files, reference=True))

@@ -1,14 +1,15 @@
 """Inside the sandbox, in the forked child: run one notebook and report observations.
 
-The child reads its job (cells, files, seed) from a pipe, compiles the instructor's
-instrumented test cells *before* any student code runs, then executes the cells in
-order. Student cells go through IPython (magics work); test cells run with ``exec`` on the
-precompiled code, after the harness has put back the pieces of the interpreter that test
-code leans on (module attributes, builtins, torch global settings, RNG seeds).
+The child reads its job (cells, files) from a pipe, compiles the instructor's cells
+(probes in a student's run, whole test cells in the reference run) *before* any student
+code runs, then executes the cells in order. Student cells go through IPython (magics
+work); instructor cells run with ``exec`` on the precompiled code, after the harness has
+put back the pieces of the interpreter they lean on (module attributes, builtins, torch
+global settings).
 
-It writes JSON lines to the observation pipe: ``start``/``end`` per cell, ``obs`` per
-check site, ``done`` at the end. None of this is trusted by the host; it is what the
-host judges.
+It writes JSON lines to the observation pipe: ``start``/``end`` per cell, ``call`` per case
+(reference run) or ``out`` per probe result (student run), ``done`` at the end. None of a
+student run's messages is trusted by the host; they are what the host judges.
 """
 from __future__ import annotations
 
@@ -103,39 +104,6 @@ class Channel:
             view = view[written:]
 
 
-class Checker:
-    """The ``__course_tap__``/``__course_check__`` pair test cells call."""
-
-    def __init__(self, channel: Channel, convert: Converter):
-        self.channel = channel
-        self.convert = convert
-        self.stack: list[list] = []
-        self.cell = None
-
-    def tap(self, number, value):
-        if self.stack:
-            try:
-                data = self.convert(value)
-            except _BaseException as error:  # noqa: BLE001 - recorded as unknown, judged as missing
-                data = {"kind": "opaque", "mro": ["builtins.object"], "id": 0, "why": _message(error)}
-            self.stack[-1].append([number, data])
-        return value
-
-    def check(self, site, mode, thunk):
-        taps: list = []
-        self.stack.append(taps)
-        try:
-            value = thunk()
-        except _BaseException as error:
-            self.stack.pop()
-            self.channel.send(t="obs", cell=self.cell, site=site, taps=taps, raised=_message(error))
-            raise
-        self.stack.pop()
-        self.channel.send(t="obs", cell=self.cell, site=site, taps=taps)
-        if mode == "truth" and not value:
-            raise AssertionError()
-
-
 class Recorder:
     """``__course_record__`` in the reference run: one message per ``check(...)`` call.
 
@@ -196,8 +164,10 @@ def _run_probes(cell: dict, compiled, namespace: dict, channel: Channel, convert
         channel.send(t="out", cell=cell["index"], n=number, value=data)
 
 
-def _cell_seed(seed: int, grade_id: str) -> int:
-    return int.from_bytes(hashlib.sha256(f"{seed}:{grade_id}".encode()).digest()[:4], "little")
+def _cell_seed(grade_id: str) -> int:
+    """The reference run's RNG seed for one test cell: fixed, so its recorded inputs are the
+    same from batch to batch (the "0:" prefix keeps the values used so far)."""
+    return int.from_bytes(hashlib.sha256(f"0:{grade_id}".encode()).digest()[:4], "little")
 
 
 def _reset_globals(snapshot: Snapshot, namespace: dict, seed: int):
@@ -242,20 +212,14 @@ def _write_files(files):
 
 
 def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Converter) -> None:
-    checker = Checker(channel, convert)
     compiled = {}
     for cell in job["cells"]:
-        if cell["kind"] in ("test", "probe", "reference_test"):
+        if cell["kind"] in ("probe", "reference_test"):
             compiled[cell["index"]] = _compile(cell["source"], f"<test {cell['grade_id']}>", "exec")
             cell["source"] = ""  # no test source text left lying around for student code to find
     _write_files(job.get("files", []))
     os.chdir(WORK_DIR)
     namespace = shell.user_ns
-    # Legacy assert-form test cells only: the new form needs neither taps nor a seed.
-    if any(cell["kind"] == "test" for cell in job["cells"]):
-        namespace["__course_tap__"] = checker.tap
-        namespace["__course_check__"] = checker.check
-    seed = int(job.get("seed", 0))
     recorder = Recorder(channel, convert, namespace) if job.get("reference") else None
     if recorder is not None:
         namespace["__course_record__"] = recorder
@@ -268,19 +232,8 @@ def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Con
                     _run_probes(cell, compiled[index], namespace, channel, convert, snapshot)
                 else:
                     recorder.cell, recorder.count = index, 0
-                    _reset_globals(snapshot, namespace, _cell_seed(0, cell["grade_id"]))
+                    _reset_globals(snapshot, namespace, _cell_seed(cell["grade_id"]))
                     _exec(compiled[index], namespace)
-            except _BaseException as error:  # noqa: BLE001 - reported, the next cell still runs
-                channel.send(t="end", cell=index, ok=False, error=_message(error))
-                continue
-            channel.send(t="end", cell=index, ok=True)
-        elif cell["kind"] == "test":
-            checker.cell = index
-            _reset_globals(snapshot, namespace, _cell_seed(seed, cell["grade_id"]))
-            namespace["__course_tap__"] = checker.tap
-            namespace["__course_check__"] = checker.check
-            try:
-                _exec(compiled[index], namespace)
             except _BaseException as error:  # noqa: BLE001 - reported, the next cell still runs
                 channel.send(t="end", cell=index, ok=False, error=_message(error))
                 continue

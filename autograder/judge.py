@@ -1,9 +1,9 @@
 """On the host: points per test cell from a student's run and the reference run.
 
-A test cell earns its points when, in the student's run, it ran to the end, it reached
-the same check sites as many times as in the reference run, and every one of those
-checks holds when recomputed on the host (:mod:`autograder.verdict`). Points already
-earned survive a later crash, timeout or exit.
+A test cell earns its points when, in the student's run, its probes ran to the end, and
+every case the reference run recorded has a result that the instructor's ``mismatch``
+(run here, on the host, on rebuilt values) finds equal to the expected value. Points
+already earned survive a later crash, timeout or exit.
 """
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from .plan import AssignmentSpec, Plan
 from .sandbox import RunOutcome
 from .values import BadObservation, rebuild
-from .verdict import judge_site
 
 HIDDEN = "[hidden test]"
 
@@ -48,7 +47,6 @@ class RunView:
     """One run's messages, grouped by cell."""
     started: set[int] = field(default_factory=set)
     ended: dict[int, tuple[bool, str]] = field(default_factory=dict)
-    observations: dict[int, list[dict]] = field(default_factory=dict)
     calls: dict[int, list[dict]] = field(default_factory=dict)        # reference run: cases
     outs: dict[int, dict[int, dict]] = field(default_factory=dict)    # student run: results
     done: bool = False
@@ -66,8 +64,6 @@ class RunView:
             elif kind == "end" and type(cell) is int and cell not in view.ended:
                 error = message.get("error")
                 view.ended[cell] = (message.get("ok") is True, error if isinstance(error, str) else "")
-            elif kind == "obs" and type(cell) is int:
-                view.observations.setdefault(cell, []).append(message)
             elif kind == "call" and type(cell) is int:
                 view.calls.setdefault(cell, []).append(message)
             elif kind == "out" and type(cell) is int and type(message.get("n")) is int:
@@ -122,18 +118,6 @@ def _redact(text: str, hidden_lines: list[str]) -> str:
     return " ".join(text.split())[:500]
 
 
-def _taps(message: dict, run: str) -> dict[int, object]:
-    taps = message.get("taps")
-    if not isinstance(taps, list):
-        raise BadObservation("no taps")
-    values = {}
-    for pair in taps:
-        if not (isinstance(pair, list) and len(pair) == 2 and type(pair[0]) is int):
-            raise BadObservation("malformed tap")
-        values[pair[0]] = rebuild(pair[1], run)
-    return values
-
-
 def _hint(spec: AssignmentSpec, grade_id: str, message: str) -> str:
     if "NotImplementedError" in message or "not implemented" in message:
         return "Replace `raise NotImplementedError()` in the answer cell above with your code."
@@ -161,14 +145,10 @@ def judge_notebook(spec: AssignmentSpec, plan: Plan, runs: list[tuple[Plan, RunO
     status = "; ".join(failures) if failures else "ok"
     tests = []
     for cell in spec.tests:
-        checks = spec.checks[cell.grade_id]
         index, ref_index = plan.test_index[cell.grade_id], reference_plan.test_index[cell.grade_id]
         view, run_status = views.get(cell.grade_id, (RunView(), "not run"))
-        if cell.probes is not None:
-            ok, reason = _judge_probes(index, view, ref_index, ref_view, tools, run_status)
-        else:
-            ok, reason = _judge_test(checks, index, view, ref_index, ref_view, tools, run_status)
-        reason = _redact(reason, checks.hidden_lines)
+        ok, reason = _judge_probes(index, view, ref_index, ref_view, tools, run_status)
+        reason = _redact(reason, cell.hidden_lines)
         tests.append(TestResult(cell.grade_id, cell.points if ok else 0.0, cell.points, ok, reason,
                                 "" if ok else _hint(spec, cell.grade_id, reason)))
     message = "; ".join([status] + plan.notes) if plan.notes else status
@@ -232,32 +212,3 @@ def _how(how) -> dict:
 def _first_line(error) -> str:
     text = str(error).strip().splitlines()
     return text[0][:200] if text else ""
-
-
-def _judge_test(checks, index, view: RunView, ref_index, ref_view: RunView, tools, status):
-    ref_ok, ref_error = ref_view.ended.get(ref_index, (False, "did not run"))
-    if not ref_ok:
-        return False, f"the instructor's solution fails this test ({ref_error or 'did not finish'})"
-    if index not in view.started:
-        return False, f"not run: {status}" if status != "ok" else "not run"
-    if index not in view.ended:
-        return False, f"the notebook stopped during this test: {status}"
-    ok, error = view.ended[index]
-    if not ok:
-        return False, error or "failed"
-    student_obs, reference_obs = view.observations.get(index, []), ref_view.observations.get(ref_index, [])
-    if [o.get("site") for o in student_obs] != [o.get("site") for o in reference_obs]:
-        return False, "the test did not reach all of its checks (some were skipped or repeated)"
-    sites = {site.number: site for site in checks.sites}
-    for mine, theirs in zip(student_obs, reference_obs):
-        site = sites.get(mine.get("site"))
-        if site is None or "raised" in mine:
-            return False, f"check failed: {mine.get('raised', 'unknown check')}"
-        try:
-            passed, why = judge_site(site, _taps(mine, "s"), _taps(theirs, "r"), tools)
-        except BadObservation as error:
-            return False, f"check failed: the notebook sent an unusable value ({error})"
-        if not passed:
-            where = "a hidden check" if site.hidden else f"check `{site.source}`"
-            return False, f"{where} failed: {why}"
-    return True, "passed"

@@ -4,20 +4,23 @@ The instructor's source notebook (``solutions/<a>/<a>.ipynb``) is the trusted ve
 every locked and test cell, hidden tests included. A student's copy of such a cell is
 replaced by it; an edited copy is noted, a duplicate is dropped, a deleted one is put
 back where it belongs. Answer cells and the student's own extra cells run as written.
+Every test cell must be in the probe form (see probes.py); an instructor's notebook with a
+test cell in the old assert form is refused, naming the cell.
 """
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 import nbformat
 
-from .checks import HIDDEN_BEGIN, HIDDEN_END, TestCellChecks, check_functions_defined_in, \
-    checks_for_test_cell, hidden_line_numbers, strip_magics
-from .probes import ProbeCell, is_probe_form, split_test_cell
+from .probes import ProbeCell, require_probe_form, split_test_cell, strip_magics
 
 
 MAX_NOTEBOOK_BYTES = 64 * 1024**2
+HIDDEN_BEGIN = re.compile(r"^\s*###\s*BEGIN HIDDEN TESTS")
+HIDDEN_END = re.compile(r"^\s*###\s*END HIDDEN TESTS")
 
 
 class UnreadableNotebook(ValueError):
@@ -31,7 +34,8 @@ class TrustedCell:
     source: str
     points: float = 0.0
     position: int = 0  # order in the source notebook
-    probes: ProbeCell | None = None   # a test cell in the probe form (see probes.py)
+    probes: ProbeCell | None = None   # test cells only: the cell's probes (see probes.py)
+    hidden_lines: list[str] = field(default_factory=list)  # test cells: to redact from messages
 
 
 @dataclass
@@ -41,7 +45,6 @@ class AssignmentSpec:
     notebook: str
     cells: list[TrustedCell]
     source_notebook: nbformat.NotebookNode
-    checks: dict[str, TestCellChecks] = field(default_factory=dict)
     tools_source: str = ""
 
     @property
@@ -51,7 +54,7 @@ class AssignmentSpec:
     @property
     def probe_kinds(self) -> set[bool]:
         """Student runs a submission needs: True with torch, False without."""
-        return {True if c.probes is None else c.probes.torch for c in self.tests}
+        return {c.probes.torch for c in self.tests}
 
     @property
     def max_score(self) -> float:
@@ -79,6 +82,8 @@ def _source(cell) -> str:
 
 
 def load_spec(name: str, notebook: str, source_path) -> AssignmentSpec:
+    """Raises :class:`~autograder.probes.ProbeFormError` (``OldFormTestCell`` for a test cell
+    without ``@probe``) when a test cell cannot be graded."""
     source_notebook = nbformat.read(str(source_path), as_version=4)
     cells, tools = [], []
     for position, cell in enumerate(source_notebook.cells):
@@ -92,23 +97,31 @@ def load_spec(name: str, notebook: str, source_path) -> AssignmentSpec:
             role = "answer"
         else:
             role = "locked"
-            if check_functions_defined_in(_source(cell)) or _defines_mismatch(_source(cell)):
+            if _defines_mismatch(_source(cell)):
                 tools.append(_source(cell))
-        cells.append(TrustedCell(grade_id, role, _source(cell), float(meta.get("points") or 0), position,
-                                 split_test_cell(_source(cell)) if role == "test" and is_probe_form(_source(cell))
-                                 else None))
-    spec = AssignmentSpec(name, notebook, cells, source_notebook, tools_source="\n\n".join(tools))
-    check_functions = frozenset().union(*(check_functions_defined_in(t) for t in tools)) if tools else frozenset()
-    for cell in spec.tests:
-        if cell.probes is not None:
-            spec.checks[cell.grade_id] = TestCellChecks(cell.grade_id, "", [], _hidden_lines(cell.source))
-        else:
-            spec.checks[cell.grade_id] = checks_for_test_cell(cell.grade_id, cell.source, check_functions)
-    return spec
+        trusted = TrustedCell(grade_id, role, _source(cell), float(meta.get("points") or 0), position)
+        if role == "test":
+            require_probe_form(grade_id, trusted.source)
+            trusted.probes = split_test_cell(trusted.source)
+            trusted.hidden_lines = _hidden_lines(trusted.source)
+        cells.append(trusted)
+    return AssignmentSpec(name, notebook, cells, source_notebook, tools_source="\n\n".join(tools))
 
 
 def _defines_mismatch(source: str) -> bool:
     return "def mismatch(" in source
+
+
+def hidden_line_numbers(source: str) -> set[int]:
+    hidden, inside = set(), False
+    for number, line in enumerate(source.splitlines(), start=1):
+        if HIDDEN_BEGIN.match(line):
+            inside = True
+        if inside:
+            hidden.add(number)
+        if HIDDEN_END.match(line):
+            inside = False
+    return hidden
 
 
 def _hidden_lines(source: str) -> list[str]:
@@ -171,7 +184,7 @@ def build_plan(spec: AssignmentSpec, submission: nbformat.NotebookNode | None) -
                     _normalized(_source(cell)) != _normalized(known.source):
                 notes.append(f"test cell {grade_id} edited: restored from the instructor's version")
             last_position = known.position
-            entries.append(((last_position, len(entries)), _job_cell(spec, known, submission is None)))
+            entries.append(((last_position, len(entries)), _job_cell(known, submission is None)))
             continue
         if known is not None:
             seen.add(grade_id)
@@ -181,13 +194,13 @@ def build_plan(spec: AssignmentSpec, submission: nbformat.NotebookNode | None) -
     for cell in spec.cells:
         if cell.role != "answer" and cell.grade_id not in seen:
             notes.append(f"{_role(cell)} {cell.grade_id} deleted: restored from the instructor's version")
-            entries.append(((cell.position - 0.5, 0), _job_cell(spec, cell, submission is None)))
+            entries.append(((cell.position - 0.5, 0), _job_cell(cell, submission is None)))
     entries.sort(key=lambda pair: pair[0])
     job_cells, test_index = [], {}
     for index, (_, cell) in enumerate(entries):
         cell["index"] = index
         job_cells.append(cell)
-        if cell["kind"] in ("test", "probe", "reference_test"):
+        if cell["kind"] in ("probe", "reference_test"):
             test_index[cell["grade_id"]] = index
     return Plan(job_cells, notes, test_index)
 
@@ -196,15 +209,13 @@ def _role(cell: TrustedCell) -> str:
     return "test cell" if cell.role == "test" else "locked cell"
 
 
-def _job_cell(spec: AssignmentSpec, cell: TrustedCell, reference: bool) -> dict:
-    if cell.role == "test" and cell.probes is not None:
+def _job_cell(cell: TrustedCell, reference: bool) -> dict:
+    if cell.role == "test":
         if reference:  # the instructor's run: the whole cell, expectations and hidden cases included
             return {"kind": "reference_test", "grade_id": cell.grade_id, "source": strip_magics(cell.source)}
         # The student's run: the probe functions only; the cases are filled in from the reference run.
         return {"kind": "probe", "grade_id": cell.grade_id, "source": cell.probes.source,
                 "names": cell.probes.names, "torch": cell.probes.torch, "calls": []}
-    if cell.role == "test":
-        return {"kind": "test", "grade_id": cell.grade_id, "source": spec.checks[cell.grade_id].sandbox_source}
     return {"kind": "code", "grade_id": cell.grade_id, "source": cell.source}
 
 

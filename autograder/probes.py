@@ -14,13 +14,31 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from .checks import strip_magics
-
 PROBE = "probe"
 
 
 class ProbeFormError(ValueError):
     """A test cell mixes probe styles in a way the grader cannot split."""
+
+
+class OldFormTestCell(ProbeFormError):
+    """A test cell without any ``@probe`` function: the old assert form.
+
+    That form ran the test's own code (and a secret seed) in the student's process; the
+    grader has one path, the probe form, and refuses such a cell rather than guess."""
+
+    def __init__(self, grade_id: str):
+        super().__init__(
+            f"test cell {grade_id!r} is in the old assert form (it defines no @probe function); "
+            "the grader no longer grades that form: rewrite the cell with @probe functions and "
+            "check(...) calls (see solutions/README.md)")
+        self.grade_id = grade_id
+
+
+def strip_magics(source: str) -> str:
+    """Test cells are plain Python; IPython magics (rare there) are commented out."""
+    return "\n".join(("# " + line) if line.lstrip().startswith(("%", "!")) else line
+                     for line in source.splitlines())
 
 
 @dataclass
@@ -43,13 +61,40 @@ def _probe_decorator(node: ast.AST):
     return False, True
 
 
-def is_probe_form(source: str) -> bool:
-    try:
-        tree = ast.parse(strip_magics(source))
-    except SyntaxError:
-        return False
+def _defines_probes(tree: ast.Module) -> bool:
     return any(isinstance(node, ast.FunctionDef) and any(_probe_decorator(d)[0] for d in node.decorator_list)
                for node in tree.body)
+
+
+def require_probe_form(grade_id: str, source: str) -> None:
+    """Raise :class:`OldFormTestCell` for a test cell the grader refuses (no ``@probe``)."""
+    try:
+        tree = ast.parse(strip_magics(source))
+    except SyntaxError as error:
+        raise ProbeFormError(f"test cell {grade_id!r} is not valid Python "
+                             f"({error.msg}, line {error.lineno})") from None
+    if not _defines_probes(tree):
+        raise OldFormTestCell(grade_id)
+
+
+def old_form_test_cells(notebook) -> list[str]:
+    """grade_ids of the notebook's test cells (graded, not answer) that are in the old form."""
+    found = []
+    for cell in notebook.get("cells", []):
+        metadata = cell.get("metadata") if isinstance(cell, dict) else None
+        meta = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+        if not isinstance(meta, dict):
+            continue
+        if cell.get("cell_type") == "code" and meta.get("grade") and not meta.get("solution"):
+            source = cell.get("source", "")
+            source = "".join(source) if isinstance(source, list) else source
+            try:
+                tree = ast.parse(strip_magics(source))
+            except SyntaxError:
+                continue  # not a form question: running the cell reports it
+            if not _defines_probes(tree):
+                found.append(meta.get("grade_id") or cell.get("id", "?"))
+    return found
 
 
 def split_test_cell(source: str) -> ProbeCell:

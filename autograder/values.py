@@ -3,8 +3,8 @@
 Everything arriving here was produced by the student's process, so each field is checked
 (type, size, consistency) and rebuilt with the host's own torch/numpy. Tensor subclasses
 come back as plain tensors: their data is kept, their behaviour is not. Objects that are
-not data (student class instances, functions) become :class:`Opaque`, which the judge never
-computes with.
+not data (student class instances, functions) become :class:`Opaque`: equal only to
+itself, so it matches no expected value.
 """
 from __future__ import annotations
 
@@ -66,23 +66,6 @@ class TypeRef:
 
 def qualname_of(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
-
-
-def mro_of(value) -> list[str]:
-    if isinstance(value, Opaque):
-        return value.mro
-    return [qualname_of(c) for c in type(value).__mro__]
-
-
-def is_data(value) -> bool:
-    """True for values the host may compute with (rebuilt from data, not opaque)."""
-    if isinstance(value, Opaque):
-        return False
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return all(is_data(v) for v in value)
-    if isinstance(value, dict):
-        return all(is_data(k) and is_data(v) for k, v in value.items())
-    return True
 
 
 def _require(condition: bool, what: str):

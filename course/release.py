@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 import tempfile
@@ -56,6 +57,11 @@ def run_release(args) -> int:
         if not names:
             print("course release: name at least one assignment, or use --all", file=sys.stderr)
             return 2
+        refused = old_form_problems(names)
+        if refused:
+            for problem in refused:
+                print(f"course release: {problem}", file=sys.stderr)
+            return 1
         if args.check:
             return _check_releases(names)
         written = nbgrader_course.generate_release(names)
@@ -71,6 +77,21 @@ def run_release(args) -> int:
     for path in published:
         print(f"published to the exchange: {path}")
     return 0
+
+
+def old_form_problems(names: list[str], root: Path | None = None) -> list[str]:
+    """One line per test cell the autograder would refuse (the old assert form), so a
+    release never ships tests that cannot be graded. Unknown names are left to nbgrader."""
+    from autograder.probes import OldFormTestCell, old_form_test_cells  # instructor side only
+
+    problems = []
+    for name in names:
+        path = nbgrader_course.source_notebook(name, root)
+        if path.is_file():
+            notebook = json.loads(path.read_text(encoding="utf-8"))
+            problems += [f"{nbgrader_course.relative(path)}: {OldFormTestCell(grade_id)}"
+                         for grade_id in old_form_test_cells(notebook)]
+    return problems
 
 
 def _check_releases(names: list[str]) -> int:

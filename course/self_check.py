@@ -5,6 +5,7 @@ line per graded test cell and exits 1 when any of them fails, so scripts and CI 
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -42,6 +43,33 @@ def _cell_id(cell) -> str:
     return cell.metadata.get("nbgrader", {}).get("grade_id") or cell.get("id", "?")
 
 
+def _old_form_cells(notebook) -> list[str]:
+    """The grader's refusal of old assert-form test cells, said before running anything.
+
+    A test cell the student edited is not the instructor's form: it is left out here (its
+    nbgrader checksum no longer matches) and reported as EDIT after the run. Only where the
+    grader is installed: the student kit ships no autograder/, and its released notebooks
+    went through `course release`, which refuses the same cells."""
+    if importlib.util.find_spec("autograder") is None:
+        return []
+    import nbformat
+    from nbformat.v4.rwbase import rejoin_lines
+    from nbgrader import utils
+
+    from autograder.probes import OldFormTestCell, old_form_test_cells
+
+    def untouched(cell) -> bool:
+        metadata = cell.get("metadata") if isinstance(cell, dict) else None
+        meta = metadata.get("nbgrader") if isinstance(metadata, dict) else None
+        checksum = meta.get("checksum") if isinstance(meta, dict) else None
+        return checksum is None or checksum == utils.compute_checksum(cell)
+
+    # nbformat's own reading joins list-of-lines sources, as nbgrader's checksums expect.
+    cells = rejoin_lines(nbformat.from_dict(notebook)).get("cells", []) if isinstance(notebook, dict) else []
+    kept = [cell for cell in cells if untouched(cell)]
+    return [str(OldFormTestCell(grade_id)) for grade_id in old_form_test_cells({"cells": kept})]
+
+
 def validate_notebook(path: str | Path, out=sys.stdout) -> int:
     """Validate one notebook, print a report to ``out``, return the exit status."""
     from nbgrader import utils
@@ -52,9 +80,14 @@ def validate_notebook(path: str | Path, out=sys.stdout) -> int:
         print(f"course validate: no such notebook: {shown}", file=sys.stderr)
         return EXIT_UNUSABLE
     try:
-        json.loads(path.read_text(encoding="utf-8"))
+        notebook = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         print(f"course validate: {shown} is not a notebook (invalid JSON: {error})", file=sys.stderr)
+        return EXIT_UNUSABLE
+    refused = _old_form_cells(notebook)
+    for message in refused:
+        print(f"course validate: {shown}: {message}", file=sys.stderr)
+    if refused:
         return EXIT_UNUSABLE
 
     validator = _recording_validator(nbgrader_course.course_config())

@@ -230,7 +230,7 @@ def test_feedback_never_shows_hidden_test_source(batch):
     from autograder.plan import load_spec
 
     spec = load_spec(ASSIGNMENT, ASSIGNMENT, batch["root"] / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
-    hidden = [line for checks in spec.checks.values() for line in checks.hidden_lines if len(line) > 20]
+    hidden = [line for cell in spec.tests for line in cell.hidden_lines if len(line) > 20]
     assert hidden
     pages = write_feedback(Course.load(batch["root"]), ASSIGNMENT, release=False)
     assert len(pages) == len(batch["rows"])

@@ -1,36 +1,16 @@
-"""The grader's parts on small inputs: check rewriting, host-side verdicts, value validation,
-cell restoration, LMS collection, and the sandbox's walls."""
+"""The grader's parts on small inputs: value validation, cell restoration, the refusal of
+old assert-form test cells, LMS collection, and the sandbox's walls."""
 from __future__ import annotations
 
+import re
 import zipfile
 
 import nbformat
 import pytest
 import torch
 
-from autograder.checks import checks_for_test_cell, check_functions_defined_in
+from autograder.observe import Converter
 from autograder.values import BadObservation, Opaque, rebuild
-from autograder.verdict import judge_site
-
-TOOLS = '''
-import torch
-class TestFailure(AssertionError):
-    pass
-def expect(condition, message):
-    if not condition:
-        raise TestFailure(message)
-def expect_close(got, expected, what, rtol=1e-4, atol=1e-5):
-    expected = torch.as_tensor(expected, dtype=torch.float64)
-    got = torch.as_tensor(got).detach().to(torch.float64)
-    expect(got.shape == expected.shape and torch.allclose(got, expected, rtol=rtol, atol=atol),
-           f"{what}: expected {expected}, got {got}")
-'''
-
-
-def _tools():
-    namespace = {}
-    exec(TOOLS, namespace)
-    return namespace
 
 
 def _tensor(values, dtype="float32", subclass=None):
@@ -38,65 +18,16 @@ def _tensor(values, dtype="float32", subclass=None):
             "requires_grad": False, "grad_fn": None, "subclass": subclass, "device": "cpu"}
 
 
-def test_sites_cover_asserts_and_helper_calls_and_flag_hidden_ones():
-    source = ("x = torch.randn(3)\nassert torch.allclose(f(x), torch.relu(x))\n"
-              "expect_close(g(x), [1.0], 'g')\n### BEGIN HIDDEN TESTS\nassert f(x).shape == (3,)\n"
-              "### END HIDDEN TESTS\n")
-    checks = checks_for_test_cell("t", source, check_functions_defined_in(TOOLS))
-    assert [(s.mode, s.hidden) for s in checks.sites] == [("truth", False), ("call", False), ("truth", True)]
-    assert "__course_check__(0, 'truth'" in checks.sandbox_source
-    assert checks.hidden_lines[0] == "assert f(x).shape == (3,)"
-    assert any(line.startswith("__course_check__(2, 'truth'") for line in checks.hidden_lines)
-    assert checks.sites[0].source == "assert torch.allclose(f(x), torch.relu(x))"
-    assert checks.sites[2].source == ""
+def test_tensor_subclasses_come_back_as_plain_tensors_with_their_data():
+    rebuilt = rebuild(_tensor([7.0], subclass="__main__.Liar"), "s")
+    assert type(rebuilt) is torch.Tensor and torch.equal(rebuilt, torch.tensor([7.0]))
+    assert rebuild(_tensor([0.5], "float64"), "s").dtype is torch.float64
 
 
-def _judge(source, student, reference, index=0):
-    checks = checks_for_test_cell("t", source, check_functions_defined_in(TOOLS))
-    site = checks.sites[index]
-    return judge_site(site, {k: rebuild(v, "s") for k, v in student.items()},
-                      {k: rebuild(v, "r") for k, v in reference.items()}, _tools())
-
-
-def test_host_recomputes_the_check_instead_of_trusting_the_run():
-    # torch.allclose(f(x), torch.relu(x)): taps 1 = f(x), 3 = x; tap 0 (the run's own verdict) lies.
-    source = "assert torch.allclose(f(x), torch.relu(x))"
-    x = _tensor([-1.0, 2.0])
-    honest = {0: True, 1: _tensor([0.0, 2.0]), 2: _tensor([0.0, 2.0]), 3: x}
-    assert _judge(source, honest, honest) == (True, "passed")
-    lying = {0: True, 1: _tensor([5.0, 5.0]), 2: _tensor([5.0, 5.0]), 3: x}
-    assert _judge(source, lying, honest)[0] is False
-
-
-def test_doctored_expected_value_is_caught_by_the_reference():
-    # expect_close(got, expected): the student's process made `expected` equal its wrong answer.
-    source = "expect_close(got, expected, 'f(x)')"
-    reference = {0: None, 1: _tensor([1.0, 2.0]), 2: _tensor([1.0, 2.0]), 3: "f(x)"}
-    doctored = {0: None, 1: _tensor([9.0, 9.0]), 2: _tensor([9.0, 9.0]), 3: "f(x)"}
-    passed, why = _judge(source, doctored, reference)
-    assert not passed and "expected" in why
-
-
-def test_tensor_subclass_counts_only_by_its_data():
-    source = "assert torch.equal(f(x), expected)"
-    reference = {0: True, 1: _tensor([1.0]), 2: _tensor([1.0]), 3: _tensor([1.0])}
-    liar = {0: True, 1: _tensor([7.0], subclass="__main__.Liar"), 2: _tensor([1.0]), 3: _tensor([1.0])}
-    assert _judge(source, liar, reference)[0] is False
-    honest_subclass = {**liar, 1: _tensor([1.0], subclass="__main__.Mine")}
-    assert _judge(source, honest_subclass, reference)[0] is True
-
-
-def test_float64_answers_are_compared_by_value():
-    source = "assert torch.allclose(f(x), expected)"
-    reference = {0: True, 1: _tensor([0.5]), 2: _tensor([0.5])}
-    float64 = {0: True, 1: _tensor([0.5], "float64"), 2: _tensor([0.5])}
-    assert _judge(source, float64, reference) == (True, "passed")
-
-
-def test_opaque_objects_never_decide_a_check():
-    source = "expect(ok(thing), 'ok')"
-    opaque = {"kind": "opaque", "mro": ["__main__.Truthy"], "id": 1}
-    assert _judge(source, {0: None, 1: opaque, 2: "ok"}, {0: None, 1: True, 2: "ok"})[0] is False
+def test_opaque_objects_equal_only_themselves():
+    data = {"kind": "opaque", "mro": ["__main__.Truthy"], "id": 1}
+    student, again, reference = rebuild(data, "s"), rebuild(data, "s"), rebuild(data, "r")
+    assert student == again and student != reference and student != 1.0 and student != True  # noqa: E712
 
 
 @pytest.mark.parametrize("data", [
@@ -129,25 +60,89 @@ def _notebook(cells):
     return nb
 
 
+PROBE_TEST = "@probe\ndef _f():\n    return f()\ncheck('f()', _f, expect=1)"
+OLD_FORM_TEST = "assert f() == 1"
+
+
 def test_plan_restores_deleted_edited_and_duplicated_cells(tmp_path):
     from autograder.plan import build_plan, load_spec
 
     test = {"grade": True, "solution": False, "locked": True, "points": 2, "grade_id": "t1"}
     answer = {"grade": False, "solution": True, "grade_id": "a1"}
-    source = _notebook([("def f():\n    return 1", answer), ("assert f() == 1", test),
-                        ("assert f() + 1 == 2", {**test, "grade_id": "t2"})])
+    source = _notebook([("def f():\n    return 1", answer), (PROBE_TEST, test),
+                        (PROBE_TEST.replace("expect=1", "expect=2"), {**test, "grade_id": "t2"})])
     path = tmp_path / "a.ipynb"
     nbformat.write(source, str(path))
     spec = load_spec("a", "a", path)
     student = _notebook([("def f():\n    return 2", answer), ("pass", {**test, "points": 99}),
                          ("pass", {**test, "points": 99})])
     plan = build_plan(spec, student)
-    assert [c["kind"] for c in plan.cells] == ["code", "test", "test"]
+    assert [c["kind"] for c in plan.cells] == ["code", "probe", "probe"]
     assert plan.cells[0]["source"].endswith("return 2")
-    assert "__course_check__" in plan.cells[1]["source"]
+    assert plan.cells[1]["names"] == ["_f"] and "expect" not in plan.cells[1]["source"]
     notes = " | ".join(plan.notes)
     assert "t1 edited" in notes and "t1 duplicated" in notes and "t2 deleted" in notes
     assert spec.max_score == 4
+
+
+def _instructor_notebook(tmp_path, second_test: str):
+    test = {"grade": True, "solution": False, "locked": True, "points": 1, "grade_id": "test_f"}
+    notebook = _notebook([("def f():\n    return 1", {"grade": False, "solution": True, "grade_id": "f"}),
+                          (PROBE_TEST, test), (second_test, {**test, "grade_id": "test_old"})])
+    path = tmp_path / "solutions" / "a" / "a.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(notebook, str(path))
+    return path
+
+
+OLD_FORM_MESSAGE = ("test cell 'test_old' is in the old assert form (it defines no @probe function); "
+                    "the grader no longer grades that form")
+
+
+def test_old_assert_form_test_cells_are_refused_naming_the_cell(tmp_path, capsys):
+    from autograder.course import Course
+    from autograder.grade import Grader, GradingError
+    from autograder.plan import load_spec
+    from autograder.probes import OldFormTestCell
+    from course.release import old_form_problems
+    from course.self_check import EXIT_UNUSABLE, validate_notebook
+
+    path = _instructor_notebook(tmp_path, OLD_FORM_TEST)
+    with pytest.raises(OldFormTestCell, match=re.escape(OLD_FORM_MESSAGE)):
+        load_spec("a", "a", path)
+    course = Course(tmp_path, "c", "sqlite://", tmp_path / "solutions", tmp_path / "submitted",
+                    tmp_path / "autograded", tmp_path / "feedback", tmp_path / "exchange")
+    with pytest.raises(GradingError, match=re.escape("cannot grade a: " + OLD_FORM_MESSAGE)):
+        Grader(course, "a")
+    assert not (tmp_path / "autograded").exists()  # no seed file, nothing written
+    [problem] = old_form_problems(["a"], tmp_path)
+    assert problem.endswith("a.ipynb: " + OLD_FORM_MESSAGE + ": rewrite the cell with @probe functions "
+                            "and check(...) calls (see solutions/README.md)")
+    assert validate_notebook(path) == EXIT_UNUSABLE
+    assert OLD_FORM_MESSAGE in capsys.readouterr().err
+
+
+def test_an_assignment_that_forbids_torch_runs_every_probe_without_it(tmp_path):
+    from autograder.course import Course
+    from autograder.grade import Grader
+
+    path = _instructor_notebook(tmp_path, PROBE_TEST.replace("@probe", "@probe(torch=False)"))
+    course = Course(tmp_path, "c", "sqlite://", tmp_path / "solutions", tmp_path / "submitted",
+                    tmp_path / "autograded", tmp_path / "feedback", tmp_path / "exchange")
+    assert Grader(course, "a").kinds == [True, False]  # one probe cell allows torch, one does not
+    notebook = nbformat.read(str(path), as_version=4)
+    notebook.metadata["course"] = {"forbid_torch": True}
+    nbformat.write(notebook, str(path))
+    assert Grader(course, "a").kinds == [False]
+
+
+def test_probe_form_notebooks_are_not_refused(tmp_path):
+    from autograder.plan import load_spec
+    from course.release import old_form_problems
+
+    path = _instructor_notebook(tmp_path, PROBE_TEST)
+    assert [c.probes.names for c in load_spec("a", "a", path).tests] == [["_f"], ["_f"]]
+    assert old_form_problems(["a"], tmp_path) == []
 
 
 def test_collect_from_an_lms_zip_reports_what_it_cannot_place(tmp_path):
@@ -182,14 +177,15 @@ def sandbox():
         yield box
 
 
-def _run(sandbox, source):
-    job = {"seed": 1, "files": [["data/x.txt", "aGk="]],
+def _run(sandbox, source, torch_allowed=True):
+    """Run a student cell, then a probe returning its variable ``seen``: (outcome, value data)."""
+    job = {"files": [["data/x.txt", "aGk="]],
            "cells": [{"index": 0, "kind": "code", "source": source, "grade_id": None},
-                     {"index": 1, "kind": "test", "grade_id": "t",
-                      "source": checks_for_test_cell("t", "assert probe == probe").sandbox_source}]}
+                     {"index": 1, "kind": "probe", "grade_id": "t", "source": "def _seen():\n    return seen",
+                      "names": ["_seen"], "torch": torch_allowed, "calls": [[0, "_seen", Converter()([])]]}]}
     outcome = sandbox.run(job)
-    taps = [m for m in outcome.messages if m.get("t") == "obs"]
-    return outcome, (taps[0]["taps"] if taps else None)
+    outs = [m for m in outcome.messages if m.get("t") == "out"]
+    return outcome, (outs[0].get("value") if outs else None)
 
 
 @pytest.mark.slow
@@ -199,91 +195,38 @@ def test_sandbox_walls(sandbox, tmp_path):
         "import os, socket\n"
         "def can(f):\n"
         "    try:\n        f(); return True\n    except Exception:\n        return False\n"
-        f"probe = [os.path.exists('{REPO / 'solutions'}') or os.path.exists('{REPO / 'course'}'),\n"
+        f"seen = [os.path.exists('{REPO / 'solutions'}') or os.path.exists('{REPO / 'course'}'),\n"
         f"         os.path.exists('{tmp_path}'), os.path.exists('/root/.bashrc'),\n"
         "         can(lambda: socket.create_connection(('1.1.1.1', 80), timeout=1)),\n"
         "         can(lambda: open('/usr/x', 'w')), open('data/x.txt').read(), os.getcwd(), os.getuid()]\n"
         "leftover = open('/tmp/mark', 'w').write('x')\n"
     )
-    outcome, taps = _run(sandbox, probe)
-    values = {number: value for number, value in taps}
-    seen = [item if not isinstance(item, dict) else item.get("text") for item in values[1]["items"]]
+    outcome, value = _run(sandbox, probe)
+    seen = [item if not isinstance(item, dict) else item.get("text") for item in value["items"]]
     assert seen == [False, False, False, False, False, "hi", "/tmp/work", 65534]
     # A new child sees none of the previous one's files or globals.
-    outcome, taps = _run(sandbox, "import os\nprobe = [os.path.exists('/tmp/mark'), 'leftover' in globals()]")
-    values = {number: value for number, value in taps}
-    assert values[1]["items"] == [False, False]
+    outcome, value = _run(sandbox, "import os\nseen = [os.path.exists('/tmp/mark'), 'leftover' in globals()]")
+    assert value["items"] == [False, False]
 
 
 @pytest.mark.slow
 def test_sandbox_limits_processes(sandbox):
     source = ("import os, time\nn = 0\ntry:\n    for _ in range(500):\n        if os.fork() == 0:\n"
-              "            time.sleep(5); os._exit(0)\n        n += 1\nexcept OSError:\n    pass\nprobe = n")
-    outcome, taps = _run(sandbox, source)
-    forked = dict((number, value) for number, value in taps)[1]
+              "            time.sleep(5); os._exit(0)\n        n += 1\nexcept OSError:\n    pass\nseen = n")
+    outcome, forked = _run(sandbox, source)
     assert 0 < forked < 100
     assert outcome.end["how"] == "exit"
-
-
-OPAQUE = {"kind": "opaque", "mro": ["__main__.Anything", "builtins.object"], "id": 7}
-
-
-@pytest.mark.parametrize("source, student", [
-    # library comparison applied to a student object: the run's True is not taken
-    ("expect(torch.allclose(f(x), expected), 'f')", {0: None, 1: True, 2: OPAQUE, 3: _tensor([1.0])}),
-    # arithmetic between a student object and a plain value
-    ("assert abs(f(x) - 1.0) < 1e-6", {0: True, 1: 0.0, 2: 0.0, 3: OPAQUE}),
-    # an object that claims to equal anything
-    ("assert f(x) == 1.0", {0: True, 1: OPAQUE}),
-])
-def test_student_objects_cannot_vouch_for_themselves(source, student):
-    checks = checks_for_test_cell("t", source, check_functions_defined_in(TOOLS))
-    site = checks.sites[0]
-    honest = {k: (_tensor([1.0]) if v == OPAQUE and "allclose" in source else (1.0 if v == OPAQUE else v))
-              for k, v in student.items()}
-    if "abs" in source:
-        honest = {0: True, 1: 0.0, 2: 0.0, 3: 1.0}
-    rebuilt = {k: rebuild(v, "s") for k, v in student.items()}
-    reference = {k: rebuild(v, "r") for k, v in honest.items()}
-    assert judge_site(site, rebuilt, reference, _tools())[0] is False
-    assert judge_site(site, {k: rebuild(v, "s") for k, v in honest.items()}, reference, _tools())[0] is True
-
-
-def test_a_student_container_answers_membership_itself():
-    checks = checks_for_test_cell("t", "expect('w' in layer._parameters, 'registered')",
-                                  check_functions_defined_in(TOOLS))
-    student = {0: None, 1: True, 2: OPAQUE, 3: "registered"}
-    passed, _ = judge_site(checks.sites[0], {k: rebuild(v, "s") for k, v in student.items()},
-                           {k: rebuild(v, "r") for k, v in student.items()}, _tools())
-    assert passed
 
 
 @pytest.mark.slow
 def test_exercises_that_forbid_torch_run_without_it():
     from autograder.sandbox import Limits, Sandbox
-    source = ("try:\n    import torch\n    probe = 'imported'\nexcept ImportError as error:\n"
-              "    probe = type(error).__name__\nimport sys\nprobe = [probe, 'torch' in sys.modules and "
+    source = ("try:\n    import torch\n    seen = 'imported'\nexcept ImportError as error:\n"
+              "    seen = type(error).__name__\nimport sys\nseen = [seen, 'torch' in sys.modules and "
               "sys.modules['torch'] is not None]")
     with Sandbox(Limits(wall_seconds=10, cpu_seconds=10), with_torch=False) as box:
-        outcome, taps = _run(box, source)
-    values = dict((number, value) for number, value in taps)
-    assert values[1]["items"] == ["ModuleNotFoundError", False]
-
-
-@pytest.mark.parametrize("source, student", [
-    ("assert f(x) ** n == 1", {0: True, 1: 1, 2: 10, 3: 10**9}),
-    ("assert len(list(range(f(x)))) == 3", {0: True, 1: 3, 2: [0, 1, 2], 3: range(3), 4: 10**15}),
-    ("assert f(x) * n == 'aaa'", {0: True, 1: "aaa", 2: "a", 3: 10**12}),
-])
-def test_values_built_to_stall_the_host_fail_fast(source, student):
-    import time
-    checks = checks_for_test_cell("t", source)
-    site = checks.sites[0]
-    started = time.monotonic()
-    values = {k: (v if not isinstance(v, range) else list(v)) for k, v in student.items()}
-    passed, why = judge_site(site, values, values, {})
-    assert not passed and time.monotonic() - started < 2, why
-
+        outcome, value = _run(box, source, torch_allowed=False)
+    assert value["items"] == ["ModuleNotFoundError", False]
 
 
 def test_sandbox_sees_packages_wherever_the_checkout_lives(monkeypatch, tmp_path):
