@@ -91,15 +91,18 @@ def _prepare(job: WorkerJob):
     with _prepared_lock:
         if key in _prepared:
             return _prepared[key]
-        if not _memory_capped:  # judging here runs under the same cap as on one machine
-            _cap_own_memory()
-            _memory_capped = True
     course = Course.load(job.root)  # the gradebook URL is the client's business
     grader = Grader(course, job.assignment, workers=1, limits=job.limits)
     if grader.spec_digest != job.spec_digest:
         raise GradingError(
             f"this worker reads a different solutions/{job.assignment} than the client did under "
             f"{job.root}: every worker must see the course folder the client grades (a shared volume)")
+    with _prepared_lock:
+        # Judging here runs under the same cap as on one machine. It lasts as long as this
+        # worker process, so it is set only once the worker is known to grade this batch.
+        if not _memory_capped:
+            _cap_own_memory()
+            _memory_capped = True
     sandboxes = {kind: Sandbox(job.limits, kind) for kind in grader.kinds}
     # the reference run computes expectations with torch, as on one machine
     reference_box = sandboxes.get(True) or Sandbox(job.limits, True)

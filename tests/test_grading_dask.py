@@ -9,9 +9,10 @@ run's scores, one submission per student.
 """
 from __future__ import annotations
 
+import resource
 import shutil
-import subprocess
 import socket
+import subprocess
 
 import pytest
 
@@ -81,8 +82,12 @@ def test_a_worker_that_sees_other_solutions_refuses(course_root):
 
     digest = Grader(Course.load(course_root), ASSIGNMENT, workers=1).spec_digest
     job = WorkerJob(str(course_root), ASSIGNMENT, Limits(), "0" * len(digest))
+    limit_before = resource.getrlimit(resource.RLIMIT_AS)
     with pytest.raises(GradingError, match="different solutions/02_devices than the client"):
         grade_on_worker(job, "full")
+    # a refusing worker changes nothing of its process (a lowered address-space limit here
+    # made a later Chromium in the same pytest worker crash at launch)
+    assert resource.getrlimit(resource.RLIMIT_AS) == limit_before
 
 
 def test_dask_grades_equal_one_machine_grades(course_root, postgres_url):  # noqa: F811
