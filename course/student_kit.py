@@ -24,7 +24,7 @@ DEST, so a failed build leaves nothing behind. The audit (also ``--audit``) fail
   A kit file's lines are its text lines, stripped, and for .ipynb/.json files also every
   line of every string in the JSON (cell sources, outputs, metadata);
 - an instructor-only path: solutions/, autograder/, bench/, nbgrader's source, submitted,
-  autograded, feedback or exchange folders, a database, a grading seed;
+  autograded, feedback or exchange folders, a database, an old grader's seed file;
 - instructor settings in the kit's nbgrader or Jupyter config: a gradebook URL, nbgrader's
   instructor folders, the formgrader extension switched on.
 """
