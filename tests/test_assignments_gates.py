@@ -42,12 +42,15 @@ PARTIAL_BLANK_CELL = {
     "02_devices": "dispatcher",
     "03_autograd": "value_ops",
     "04_inplace_clone": "safe_copy",
-    "05_modules": "train",
+    "07_modules": "train",
 }
 
 
-def test_course_has_five_assignments():
-    assert ASSIGNMENTS == ["01_tensors", "02_devices", "03_autograd", "04_inplace_clone", "05_modules"]
+def test_course_has_one_assignment_per_lesson():
+    assert ASSIGNMENTS == ["01_tensors", "02_devices", "03_autograd", "04_autograd_advanced", "05_inplace",
+                           "06_clone_detach", "07_modules", "08_training"]
+    lessons = sorted(p.stem for p in (nbgrader_course.REPO_ROOT / "lessons").glob("[0-9][0-9]_*.ipynb"))
+    assert ASSIGNMENTS == lessons  # lesson N leads into assignment N, same name
     assert set(PARTIAL_BLANK_CELL) == set(ASSIGNMENTS)
 
 

@@ -83,8 +83,8 @@ def test_mechanism_exercises_run_without_torch(tensors):
 
 @pytest.fixture(scope="module")
 def modules(tmp_path_factory):
-    assignment = "05_modules"
-    root = inject.make_course(tmp_path_factory.mktemp("trust05") / "course", assignment)
+    assignment = "07_modules"
+    root = inject.make_course(tmp_path_factory.mktemp("trust07") / "course", assignment)
     honest = inject.honest(root, assignment)
     partial = inject.honest(root, assignment, keep=0.8)  # everything but train
     inject.submit(root, assignment, "partial", partial)

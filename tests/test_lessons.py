@@ -15,7 +15,8 @@ import pytest
 
 from course.lessons import LESSONS, RAISES_TAG, lesson_paths, problems
 
-EXPECTED = ["01_tensors", "02_devices", "03_autograd", "04_inplace", "05_clone_detach", "06_modules"]
+EXPECTED = ["01_tensors", "02_devices", "03_autograd", "04_autograd_advanced", "05_inplace", "06_clone_detach",
+            "07_modules", "08_training"]
 
 # Syllabus topics that must appear in a lesson's code (API names a lesson cannot teach without)
 SYLLABUS_CODE = {
@@ -32,9 +33,9 @@ SYLLABUS_CODE = {
                     "enable_grad", "inference_mode", "autograd.Function", "save_for_backward",
                     "saved_tensors", ".apply(", "gradcheck", "make_dot", "is_grads_batched",
                     "register_hook("],
-    "04_inplace": ["_version", "zero_()", "exp_()", "+=", "torch.where", "x > 0.5"],
-    "05_clone_detach": [".clone()", ".detach()", "detach().clone()", ".item()", ".copy()", "make_dot"],
-    "06_modules": ["super().__init__()", "def forward", "register_parameter", "register_buffer",
+    "05_inplace": ["_version", "zero_()", "exp_()", "+=", "torch.where", "x > 0.5"],
+    "06_clone_detach": [".clone()", ".detach()", "detach().clone()", ".item()", ".copy()", "make_dot"],
+    "07_modules": ["super().__init__()", "def forward", "register_parameter", "register_buffer",
                    "register_module", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict",
                    "Sequential", "named_parameters(", "buffers(", "children(", "modules(",
                    "requires_grad_(", ".to(", ".train(", ".eval(", "state_dict(", "load_state_dict(",
@@ -50,7 +51,7 @@ def code_of(nb) -> str:
     return "\n".join(c.source for c in nb.cells if c.cell_type == "code")
 
 
-def test_the_six_lessons_exist_in_order():
+def test_the_eight_lessons_exist_in_order():
     assert [p.stem for p in lesson_paths()] == EXPECTED
 
 
