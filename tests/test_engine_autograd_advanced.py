@@ -111,6 +111,37 @@ def test_pack_runs_at_save_unpack_in_backward_and_the_innermost_hooks_win():
     assert_close_values(ref_grad, torch_grad)
 
 
+def custom_function_packs(lib):
+    """How many tensors a custom Function packs: only when a node is recorded."""
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    counts = []
+    packed_so_far = []
+    with lib.autograd.graph.saved_tensors_hooks(lambda t: packed_so_far.append(t) or t, lambda t: t):
+        Double.apply(lib.ones(2))                              # nothing requires grad
+        counts.append(len(packed_so_far))
+        Double.apply(lib.ones(2, requires_grad=True))          # recorded: x is saved
+        counts.append(len(packed_so_far))
+        with lib.no_grad():
+            Double.apply(lib.ones(2, requires_grad=True))      # not recorded
+        counts.append(len(packed_so_far))
+    with lib.inference_mode():                                 # no node, so no inference error
+        counts.append(Double.apply(lib.ones(2)).tolist())
+    return counts
+
+
+def test_a_custom_function_saves_only_when_it_records_a_node():
+    assert custom_function_packs(reftorch) == custom_function_packs(torch) == [0, 1, 1, [2.0, 2.0]]
+
+
 def replaced_saved_tensors(lib):
     """pack keeps a copy elsewhere (here: a list index), unpack brings it back; then the
     saved output is overwritten in place, which the hooks' copy does not see."""
