@@ -310,6 +310,26 @@ def test_anomaly_mode_raises_torchs_error_for_the_first_node_that_returns_nan(na
         assert any(program_line <= n < program_line + 20 for n in lines), trace
 
 
+def inplace_error_under_anomaly_mode(lib):
+    """The in-place error of lesson 05, raised with anomaly mode on: its hint changes, and the
+    warning points at the exp that saved the overwritten output."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with lib.autograd.detect_anomaly():
+            x = lib.tensor([1., 2.], requires_grad=True)
+            y = x.exp()
+            with lib.no_grad():
+                y.mul_(2)
+            with pytest.raises(RuntimeError) as info:
+                y.sum().backward()
+    traces = [str(w.message).splitlines()[0] for w in caught if "Traceback of forward" in str(w.message)]
+    return str(info.value), traces
+
+
+def test_the_inplace_error_under_anomaly_mode_reads_like_torch():
+    assert inplace_error_under_anomaly_mode(reftorch) == inplace_error_under_anomaly_mode(torch)
+
+
 def test_anomaly_mode_without_check_nan_lets_the_nan_through():
     for lib in LIBS:
         error, traces, _ = anomaly_error(lib, "div", check_nan=False)

@@ -72,12 +72,17 @@ class SavedTensor:
                 where = f"{what}, which is output 0 of {fn},"
             else:
                 where = what
+            if anomaly_mode.state.enabled:  # the forward trace is warned about right after this
+                hint = ("the backtrace further above shows the operation that failed to compute its "
+                        "gradient. The variable in question was changed in there or anywhere later. "
+                        "Good luck!")
+            else:
+                hint = ("enable anomaly detection to find the operation that failed to compute its "
+                        "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: {where} is at version {t._version_counter[0]}; expected "
-                f"version {self.version} instead. Hint: enable anomaly detection to find the "
-                "operation that failed to compute its gradient, with "
-                "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+                f"version {self.version} instead. Hint: {hint}"
             )
         return self._with_owner(t, owner)
 
