@@ -88,3 +88,20 @@ def warn_forward_trace(node):
         return
     warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the "
                   "error:\n" + "".join(trace), stacklevel=2)
+
+
+# torch words the hint of the in-place error differently while anomaly mode is on: the
+# forward trace it asks for is then already being printed
+_INPLACE_HINT = ("Hint: enable anomaly detection to find the operation that failed to compute "
+                 "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+_INPLACE_HINT_UNDER_ANOMALY = (
+    "Hint: the backtrace further above shows the operation that failed to compute its "
+    "gradient. The variable in question was changed in there or anywhere later. Good luck!")
+
+
+def worded_for_anomaly_mode(error):
+    """The error to raise in anomaly mode: the in-place error with torch's other hint."""
+    text = str(error)
+    if isinstance(error, RuntimeError) and text.endswith(_INPLACE_HINT):
+        return RuntimeError(text[: -len(_INPLACE_HINT)] + _INPLACE_HINT_UNDER_ANOMALY)
+    return error

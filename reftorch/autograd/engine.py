@@ -173,9 +173,12 @@ def _run_watched(node, grads):
         results = node.backward(*grads)
         if anomaly_mode.state.check_nan:
             anomaly_mode.check_nan(node, results)
-    except Exception:
+    except Exception as error:
         anomaly_mode.warn_forward_trace(node)
-        raise
+        worded = anomaly_mode.worded_for_anomaly_mode(error)
+        if worded is error:
+            raise
+        raise worded from None
     return results
 
 

@@ -60,8 +60,6 @@ class SavedTensor:
             self.tensor = pack_hook(tensor)
 
     def unpack(self, owner=None):
-        if self.unpack_hook is not None:
-            return self._with_owner(self.unpack_hook(self.tensor), owner)
         t = self.tensor
         if t._version_counter[0] != self.version:
             what = f"[{t.type()} [{', '.join(str(n) for n in t.shape)}]]"
@@ -72,24 +70,25 @@ class SavedTensor:
                 where = f"{what}, which is output 0 of {fn},"
             else:
                 where = what
-            if anomaly_mode.state.enabled:  # the forward trace is warned about right after this
-                hint = ("the backtrace further above shows the operation that failed to compute its "
-                        "gradient. The variable in question was changed in there or anywhere later. "
-                        "Good luck!")
-            else:
-                hint = ("enable anomaly detection to find the operation that failed to compute its "
-                        "gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: {where} is at version {t._version_counter[0]}; expected "
-                f"version {self.version} instead. Hint: {hint}"
+                f"version {self.version} instead. Hint: enable anomaly detection to find the "
+                "operation that failed to compute its gradient, with "
+                "torch.autograd.set_detect_anomaly(True, check_nan=False)."
             )
-        return self._with_owner(t, owner)
-
-    def _with_owner(self, t, owner):
         if self.is_output and owner is not None and grad_mode.state.grad_enabled:
             # double backward: the saved output must lead back through its own node again
             from ..functions import detach
+            t = detach(t)
+            t.grad_fn, t._output_nr, t._requires_grad = owner, 0, True
+        return t
+
+    def unpack_packed(self, owner=None):
+        """``unpack`` for a tensor that went through a pack hook: ``unpack_hook`` gives it back."""
+        t = self.unpack_hook(self.tensor)
+        if self.is_output and owner is not None and grad_mode.state.grad_enabled:
+            from ..functions import detach  # double backward, as in unpack
             t = detach(t)
             t.grad_fn, t._output_nr, t._requires_grad = owner, 0, True
         return t
@@ -186,7 +185,9 @@ class Node:
     def saved_values(self) -> tuple:
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        return tuple(s.unpack(self) if s.__class__ is SavedTensor else s for s in self._saved)
+        return tuple(s if s.__class__ is not SavedTensor else
+                     s.unpack(self) if s.unpack_hook is None else s.unpack_packed(self)
+                     for s in self._saved)
 
     def release(self):
         """Free saved tensors after backward (unless the graph is retained).
