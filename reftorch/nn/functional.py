@@ -143,11 +143,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     else:
         mean = running_mean._np.astype(np.float64)
         invstd = 1 / np.sqrt(running_var._np.astype(np.float64) + eps)
-    # folded into one multiply-add per element, y = x * alpha + beta, as torch's kernel does
+    # folded into one multiply-add per element, y = x * alpha + beta, as torch's kernel does;
+    # a 16-bit input is computed in float32 and rounded once at the end
     dtype = input._np.dtype
-    alpha = invstd.astype(dtype) * (1 if weight is None else weight._np.astype(dtype))
-    beta = (0 if bias is None else bias._np.astype(dtype)) - mean.astype(dtype) * alpha
-    out = _wrap((input._np * alpha.reshape(shape) + beta.reshape(shape)).astype(dtype), input.device)
+    compute = np.dtype(np.float32) if low_precision_input else dtype
+    alpha = invstd.astype(compute) * (1 if weight is None else weight._np.astype(compute))
+    beta = (0 if bias is None else bias._np.astype(compute)) - mean.astype(compute) * alpha
+    y = input._np.astype(compute) * alpha.reshape(shape) + beta.reshape(shape)
+    out = _wrap(y.astype(dtype), input.device)
     if _needs_grad(input, weight, bias):
         node = NativeBatchNormBackward0()
         node.save(input, weight)
