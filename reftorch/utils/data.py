@@ -66,14 +66,14 @@ def random_split(dataset, lengths, generator=None):
     from ..random import randperm
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         # fractions: floor each share, then hand out what is left one by one, round robin
-        sizes = []
+        split_sizes = []
         for i, fraction in enumerate(lengths):
             if fraction < 0 or fraction > 1:
                 raise ValueError(f"Fraction at index {i} is not between 0 and 1")
-            sizes.append(math.floor(len(dataset) * fraction))
-        for i in range(len(dataset) - sum(sizes)):
-            sizes[i % len(sizes)] += 1
-        lengths = sizes
+            split_sizes.append(math.floor(len(dataset) * fraction))
+        for i in range(len(dataset) - sum(split_sizes)):
+            split_sizes[i % len(split_sizes)] += 1
+        lengths = split_sizes
         for i, length in enumerate(lengths):
             if length == 0:
                 warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.",
