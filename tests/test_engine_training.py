@@ -242,6 +242,28 @@ def test_dataloader_collates_a_map_style_dataset_like_torch():
     assert ref_batches == torch_batches
 
 
+def test_dataloader_fetches_a_batch_through_getitems_when_the_dataset_has_it():
+    def run(lib):
+        class Batched(lib.utils.data.Dataset):
+            # fetches whole batches; says which indices each call was given
+            def __init__(self):
+                self.calls = []
+
+            def __len__(self):
+                return 7
+
+            def __getitems__(self, indices):
+                self.calls.append(list(indices))
+                return [(lib.tensor(float(i)), i) for i in indices]
+
+        dataset = Batched()
+        lib.manual_seed(2)
+        batches = [(x.tolist(), y.tolist()) for x, y in lib.utils.data.DataLoader(dataset, batch_size=3, shuffle=True)]
+        return batches, dataset.calls
+    torch_run, ref_run = both(run)
+    assert ref_run == torch_run
+
+
 def test_dataset_base_and_collate_errors_are_torchs():
     cases = [
         lambda lib: lib.utils.data.Dataset()[0],

@@ -215,5 +215,8 @@ class DataLoader:
         return self._batches()
 
     def _batches(self):
+        # a dataset may fetch a whole batch at once through __getitems__; torch uses it if there
+        fetch_batch = getattr(self.dataset, "__getitems__", None)
         for indices in self.batch_sampler:
-            yield self.collate_fn([self.dataset[i] for i in indices])
+            samples = fetch_batch(indices) if fetch_batch else [self.dataset[i] for i in indices]
+            yield self.collate_fn(samples)
