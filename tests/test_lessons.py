@@ -44,7 +44,14 @@ SYLLABUS_CODE = {
                    "register_module", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict",
                    "Sequential", "named_parameters(", "buffers(", "children(", "modules(",
                    "requires_grad_(", ".to(", ".train(", ".eval(", "state_dict(", "load_state_dict(",
-                   "numel()", "optim.SGD", "optim.Adam", "register_forward_hook(", "nn.Buffer("],
+                   "numel()", "register_forward_hook(", "nn.Buffer(", "_call_impl", "extra_repr",
+                   "FlopCounterMode"],
+    "08_training": ["nn.Linear(", "nn.ReLU()", "Sequential(", "optim.SGD", "optim.Adam", "momentum=",
+                    "zero_grad()", ".backward()", ".step()", "CrossEntropyLoss", "utils.data.Dataset",
+                    "TensorDataset(", "DataLoader(", "shuffle=True", "drop_last=True", "__getitem__",
+                    "__len__", "BatchNorm1d(", "running_mean", "running_var", "num_batches_tracked",
+                    ".eval()", ".train()", "autocast(", "bfloat16", "float16", "finfo(",
+                    "register_forward_hook("],
 }
 
 
