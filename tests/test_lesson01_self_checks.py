@@ -139,12 +139,12 @@ def eye(n):
     return torch.where(torch.arange(n)[:, None] == torch.arange(n), 1, 0)
 ''',
     7: '''
-view_predictions = {
+shares_storage = {
     "x[:, ::2]": True,
     "x[[0, 2]]": False,
-    "x[x > 5]": False,
+    "x[x[:, 0] > 0]": False,
     "x[1::2, 1]": True,
-    "x.flip(1)": False,
+    "x.t()[1:]": True,
     "x.clone()": False,
     "x.t().contiguous()": False,
     "x.unsqueeze(0).expand(2, 3, 4)": True,
@@ -206,12 +206,12 @@ def eye(n):
     return torch.where(torch.arange(n)[:, None] <= torch.arange(n), 1, 0)  # a triangle, not the diagonal
 ''',
     7: '''
-view_predictions = {
+shares_storage = {
     "x[:, ::2]": True,
     "x[[0, 2]]": True,
-    "x[x > 5]": False,
+    "x[x[:, 0] > 0]": False,
     "x[1::2, 1]": True,
-    "x.flip(1)": True,
+    "x.t()[1:]": False,
     "x.clone()": False,
     "x.t().contiguous()": False,
     "x.unsqueeze(0).expand(2, 3, 4)": True,
@@ -221,7 +221,7 @@ view_predictions = {
 NAMES = {1: ["contiguous_strides", "is_contiguous"], 2: ["storage_position"], 3: ["can_view"],
          4: ["expanded_strides", "broadcast_shape"],
          5: ["strided_map", "strided_zip", "strided_reduce", "strided_reduce with max"],
-         6: ["outer", "eye"], 7: ["view_predictions"]}
+         6: ["outer", "eye"], 7: ["shares_storage"]}
 
 
 def lesson_cells():
