@@ -41,7 +41,8 @@ PARTIAL_BLANK_CELL = {
     "01_tensors": "can_view",
     "02_devices": "dispatcher",
     "03_autograd": "value_ops",
-    "04_inplace_clone": "safe_copy",
+    "05_inplace": "modified_since_saved",
+    "06_clone_detach": "ema_update",
     "07_modules": "train",
 }
 
