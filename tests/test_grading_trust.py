@@ -106,13 +106,20 @@ def test_memorised_test_labels_earn_nothing(modules):
 
 
 def test_lying_prediction_dicts_and_shadowed_helpers_earn_nothing(tmp_path):
-    assignment = "04_inplace_clone"
+    # 05_inplace's first three answers are the predictions `versions`, `outcome` and `why` that
+    # liar_dict fakes; each predicted item is a case with its own share of the points.
+    assignment = "05_inplace"
     root = inject.make_course(tmp_path / "course", assignment)
     blank = inject.released(root, assignment)
     inject.submit(root, assignment, "blank", blank)
-    for name in ("liar_dict", "shadow_helpers"):  # both beat the previous design's 04 (2 and 5 of 18)
+    # Control: the honest predictions alone do earn the prediction cells' points.
+    inject.submit(root, assignment, "predictions_only", inject.honest(root, assignment, keep=0.5))
+    for name in ("liar_dict", "shadow_helpers"):  # both beat the previous design's 04_inplace_clone (2 and 5 of 18)
         source, place = inject.attack_source(name)
         inject.submit(root, assignment, name, inject.insert(blank, source, place))
     rows = _grade(root, assignment)
     assert rows["blank"].score == 0
+    predicted = {t["grade_id"]: t for t in rows["predictions_only"].tests}
+    assert all(predicted[cell]["passed"] for cell in ("test_versions", "test_outcome", "test_why")), predicted
+    assert rows["predictions_only"].score == 3
     assert rows["liar_dict"].score == rows["shadow_helpers"].score == 0
