@@ -42,6 +42,7 @@ PARTIAL_BLANK_CELL = {
     "01_tensors": "can_view",
     "02_devices": "dispatcher",
     "03_autograd": "value_ops",
+    "04_autograd_advanced": "first_nan_backward",
     "05_inplace": "modified_since_saved",
     "06_clone_detach": "ema_update",
     "07_modules": "train",
