@@ -2431,6 +2431,8 @@ def _index_strides(input, key, shape):
             dims.append(d)
             indices.append((tuple(index_shape), tuple(index_strides)))
             d += 1
+    if not dims or builtins.any(isinstance(k, (builtins.bool, np.bool_)) for k in key):
+        return None  # x[True] and the like: a new dim of size 1, no index kernel to follow
     replacement = broadcast_shapes(*(s for s, _ in indices))
     order = list(range(input.dim()))
     if dims != list(range(dims[0], dims[0] + len(dims))):
