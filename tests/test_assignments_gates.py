@@ -42,7 +42,7 @@ PARTIAL_BLANK_CELL = {
     "02_devices": "dispatcher",
     "03_autograd": "value_ops",
     "04_inplace_clone": "safe_copy",
-    "07_modules": "module_state",
+    "07_modules": "sequential",
     "08_training": "train",
 }
 
