@@ -45,7 +45,8 @@ PARTIAL_BLANK_CELL = {
     "04_autograd_advanced": "first_nan_backward",
     "05_inplace": "modified_since_saved",
     "06_clone_detach": "ema_update",
-    "07_modules": "train",
+    "07_modules": "sequential",
+    "08_training": "train",
 }
 
 
