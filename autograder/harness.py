@@ -121,7 +121,8 @@ class Recorder:
         number, self.count = self.count, self.count + 1
         args_data = self.convert(list(args))
         how = {"close": bool(how.get("close")), "rtol": float(how.get("rtol")), "atol": float(how.get("atol")),
-               "agree": None if how.get("agree") is None else float(how["agree"])}
+               "agree": None if how.get("agree") is None else float(how["agree"]),
+               "partial": how.get("partial") is True}
         message = {"t": "call", "cell": self.cell, "n": number, "probe": getattr(probe, "__name__", "?"),
                    "args": args_data, "what": _str(what)[:1000], "how": how}
         ref_error = ""
@@ -130,7 +131,8 @@ class Recorder:
         except _BaseException as error:  # noqa: BLE001 - the instructor's solution fails its own probe
             got, ref_error = None, _message(error)
         if has_expect and not ref_error:
-            reason = self.namespace["mismatch"](got, expect, **how)
+            compare = {key: how[key] for key in ("close", "rtol", "atol", "agree")}
+            reason = self.namespace["mismatch"](got, expect, **compare)
             if reason:
                 ref_error = _str(reason)
         message["expected"] = self.convert(expect if has_expect else got)

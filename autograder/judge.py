@@ -147,58 +147,74 @@ def judge_notebook(spec: AssignmentSpec, plan: Plan, runs: list[tuple[Plan, RunO
     for cell in spec.tests:
         index, ref_index = plan.test_index[cell.grade_id], reference_plan.test_index[cell.grade_id]
         view, run_status = views.get(cell.grade_id, (RunView(), "not run"))
-        ok, reason = _judge_probes(index, view, ref_index, ref_view, tools, run_status)
+        share, reason = _judge_probes(index, view, ref_index, ref_view, tools, run_status)
         reason = _redact(reason, cell.hidden_lines)
-        tests.append(TestResult(cell.grade_id, cell.points if ok else 0.0, cell.points, ok, reason,
+        ok = share == 1.0
+        tests.append(TestResult(cell.grade_id, round(cell.points * share, 2), cell.points, ok, reason,
                                 "" if ok else _hint(spec, cell.grade_id, reason)))
     message = "; ".join([status] + plan.notes) if plan.notes else status
     return NotebookResult(status=status, message=message, tests=tests)
 
 
 def _judge_probes(index, view: RunView, ref_index, ref_view: RunView, tools, status):
-    """A probe-form test: every case's result, compared on the host with its expected value."""
+    """A probe-form test: every case's result, compared on the host with its expected value.
+
+    Returns the share of the cell's points earned (0 or 1, or a fraction when the cell's
+    checks ask for partial credit) and the reason."""
     ref_ok, ref_error = ref_view.ended.get(ref_index, (False, "did not run"))
     if not ref_ok:
-        return False, f"the instructor's solution fails this test ({ref_error or 'did not finish'})"
+        return 0.0, f"the instructor's solution fails this test ({ref_error or 'did not finish'})"
     calls = ref_view.calls.get(ref_index, [])
     if not calls:  # a test that checks nothing must not give points away
-        return False, "the instructor's test recorded no cases (no check(...) call ran)"
+        return 0.0, "the instructor's test recorded no cases (no check(...) call ran)"
     for call in calls:
         if call.get("ref_error"):
-            return False, f"the instructor's solution fails this test ({call.get('what')}: {call['ref_error']})"
+            return 0.0, f"the instructor's solution fails this test ({call.get('what')}: {call['ref_error']})"
     if index not in view.started:
-        return False, f"not run: {status}" if status != "ok" else "not run"
+        return 0.0, f"not run: {status}" if status != "ok" else "not run"
     if index not in view.ended:
-        return False, f"the notebook stopped during this test: {status}"
+        return 0.0, f"the notebook stopped during this test: {status}"
     ok, error = view.ended[index]
     if not ok:
-        return False, error or "failed"
+        return 0.0, error or "failed"
     outs = view.outs.get(index, {})
-    mismatch = tools["mismatch"]
+    partial = any(isinstance(call.get("how"), dict) and call["how"].get("partial") is True for call in calls)
+    wrong = []
     for call in calls:
-        what = call.get("what") if isinstance(call.get("what"), str) else "a check"
-        out = outs.get(call.get("n"))
-        if out is None:
-            return False, f"{what}: no result from your code"
-        if "raised" in out:
-            raised = out["raised"] if isinstance(out["raised"], str) else "an exception"
-            if raised.startswith("NotImplementedError"):
-                return False, f"{what}: not implemented yet (your code raised NotImplementedError)"
-            if raised.startswith("TestFailure: "):
-                return False, raised[len("TestFailure: "):]
-            return False, f"{what}: your code raised {raised}"
-        try:
-            got = rebuild(out.get("value"), "s")
-            expected = rebuild(call.get("expected"), "r")
-        except BadObservation as error:
-            return False, f"{what}: your code returned an unusable value ({error})"
-        try:
-            reason = mismatch(got, expected, **_how(call.get("how")))
-        except Exception as error:  # noqa: BLE001 - a value the comparison cannot handle fails
-            reason = f"cannot compare ({type(error).__name__}: {_first_line(error)})"
+        reason = _case_mismatch(call, outs.get(call.get("n")), tools["mismatch"])
+        if reason and not partial:
+            return 0.0, reason
         if reason:
-            return False, f"{what}: {reason}"
-    return True, "passed"
+            wrong.append(reason)
+    if not wrong:
+        return 1.0, "passed"
+    # Partial credit: the cell's points are shared equally by its cases.
+    right = len(calls) - len(wrong)
+    return right / len(calls), f"{right} of {len(calls)} right; {wrong[0]}"
+
+
+def _case_mismatch(call: dict, out: dict | None, mismatch) -> str:
+    """Why the student's result for one recorded case is wrong ("" when it is right)."""
+    what = call.get("what") if isinstance(call.get("what"), str) else "a check"
+    if out is None:
+        return f"{what}: no result from your code"
+    if "raised" in out:
+        raised = out["raised"] if isinstance(out["raised"], str) else "an exception"
+        if raised.startswith("NotImplementedError"):
+            return f"{what}: not implemented yet (your code raised NotImplementedError)"
+        if raised.startswith("TestFailure: "):
+            return raised[len("TestFailure: "):]
+        return f"{what}: your code raised {raised}"
+    try:
+        got = rebuild(out.get("value"), "s")
+        expected = rebuild(call.get("expected"), "r")
+    except BadObservation as error:
+        return f"{what}: your code returned an unusable value ({error})"
+    try:
+        reason = mismatch(got, expected, **_how(call.get("how")))
+    except Exception as error:  # noqa: BLE001 - a value the comparison cannot handle fails
+        reason = f"cannot compare ({type(error).__name__}: {_first_line(error)})"
+    return f"{what}: {reason}" if reason else ""
 
 
 def _how(how) -> dict:

@@ -91,6 +91,8 @@ def old_form_problems(names: list[str], root: Path | None = None) -> list[str]:
             notebook = json.loads(path.read_text(encoding="utf-8"))
             problems += [f"{nbgrader_course.relative(path)}: {OldFormTestCell(grade_id)}"
                          for grade_id in old_form_test_cells(notebook)]
+            problems += [f"{nbgrader_course.relative(path)}: {problem}"
+                         for problem in release_audit.credit_problems(notebook)]
     return problems
 
 

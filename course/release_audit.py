@@ -146,3 +146,20 @@ def leaks(text: str, secrets: dict[str, set[str]]) -> list[str]:
     for kind, secret in secrets.items():
         found.extend(f"{kind}: {line}" for line in sorted(secret & lines))
     return found
+
+
+def credit_problems(notebook: dict) -> list[str]:
+    """Partial-credit test cells (``check(..., partial=True)``) must end with
+    ``credit(<the cell's points>)``: that line is what the student's Validate shows as the
+    cell's score, so it must agree with the points the grader shares out."""
+    problems = []
+    for cell in notebook.get("cells", []):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        source = "".join(cell.get("source", ""))
+        if not meta.get("grade") or meta.get("solution") or "partial=True" not in source:
+            continue
+        points = meta.get("points", 0)
+        lines = [line for line in source.splitlines() if line.strip()]
+        if not lines or lines[-1].strip() != f"credit({points:g})":
+            problems.append(f"{meta.get('grade_id')}: a partial-credit cell must end with credit({points:g}), its points")
+    return problems

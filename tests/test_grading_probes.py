@@ -69,13 +69,49 @@ def _views(expected, outs, ref_error=""):
 ])
 def test_host_compares_each_result_with_the_reference_expectation(outs, passed, message):
     student, reference = _views([3, 1], outs)
-    ok, why = _judge_probes(2, student, 5, reference, {"mismatch": _mismatch}, "ok")
-    assert ok is passed and why.startswith(message), why
+    share, why = _judge_probes(2, student, 5, reference, {"mismatch": _mismatch}, "ok")
+    assert share == (1.0 if passed else 0.0) and why.startswith(message), why
 
 
 def test_a_broken_or_empty_reference_never_counts_for_the_student():
     student, reference = _views([3, 1], {0: {"n": 0, "value": [3, 1]}}, ref_error="AssertionError")
     assert _judge_probes(2, student, 5, reference, {"mismatch": _mismatch}, "ok") == (
-        False, "the instructor's solution fails this test (f(1): AssertionError)")
+        0.0, "the instructor's solution fails this test (f(1): AssertionError)")
     reference.calls[5] = []
     assert not _judge_probes(2, student, 5, reference, {"mismatch": _mismatch}, "ok")[0]
+
+
+def _partial_views(outs, partial=True):
+    """A reference that recorded three cases of one cell (expected 1, 2, 3)."""
+    convert = Converter()
+    how = {"close": False, "partial": partial}
+    reference = RunView(ended={5: (True, "")}, calls={5: [
+        {"n": n, "what": f"item {n}", "how": how, "expected": convert(n + 1), "ref_error": ""} for n in range(3)]})
+    student = RunView(started={2}, ended={2: (True, "")}, outs={2: {
+        n: {"n": n, **({"value": convert(v)} if not isinstance(v, str) else {"raised": v})} for n, v in outs.items()}})
+    return student, reference
+
+
+@pytest.mark.parametrize("outs, share, message", [
+    ({0: 1, 1: 2, 2: 3}, 1.0, "passed"),
+    ({0: 1, 1: 5, 2: 3}, 2 / 3, "2 of 3 right; item 1: expected 2, got 5"),
+    ({0: 1, 1: "ValueError: no", 2: 9}, 1 / 3, "1 of 3 right; item 1: your code raised ValueError: no"),
+    ({0: 1}, 1 / 3, "1 of 3 right; item 1: no result from your code"),
+    ({0: 0, 1: 0, 2: 0}, 0.0, "0 of 3 right; item 0: expected 1, got 0"),
+])
+def test_partial_credit_shares_the_points_between_the_cases(outs, share, message):
+    student, reference = _partial_views(outs)
+    got, why = _judge_probes(2, student, 5, reference, {"mismatch": _mismatch}, "ok")
+    assert got == pytest.approx(share) and why == message, why
+
+
+def test_without_partial_one_wrong_case_costs_the_whole_cell():
+    student, reference = _partial_views({0: 1, 1: 5, 2: 3}, partial=False)
+    assert _judge_probes(2, student, 5, reference, {"mismatch": _mismatch}, "ok") == (
+        0.0, "item 1: expected 2, got 5")
+
+
+def test_partial_credit_needs_the_cell_to_have_run():
+    student, reference = _partial_views({0: 1, 1: 2, 2: 3})
+    student.ended[2] = (False, "KeyboardInterrupt")
+    assert _judge_probes(2, student, 5, reference, {"mismatch": _mismatch}, "ok") == (0.0, "KeyboardInterrupt")

@@ -6,6 +6,8 @@ comparison fails on a stale output.
 """
 from __future__ import annotations
 
+import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -104,6 +106,53 @@ def test_gpu_cells_report_their_skip():
                 assert "SKIPPED (no CUDA device)" in text or "cuda" in text.lower(), path.name
 
 
+MAX_CELLS = 100  # beyond this a lesson is two lessons
+TIMING = re.compile(r"perf_counter|timeit|median_seconds|time\.time\(|\btimed\(")
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_lesson_is_short_enough_to_read_in_one_sitting(name):
+    assert len(lesson(name).cells) <= MAX_CELLS
+
+
+def untested_timing_charts(nb) -> list[int]:
+    """Cells that time something and draw a chart without asserting anything: their stored
+    picture could show an ordering the text beside it denies."""
+    return [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and TIMING.search(c.source)
+            and any("image/png" in o.get("data", {}) for o in c.get("outputs", []))
+            and "assert" not in c.source]
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_timing_charts_assert_the_ordering_they_show(name):
+    assert untested_timing_charts(lesson(name)) == []
+
+
+def asked_names(release) -> list[str]:
+    """The functions and classes a released assignment asks the student to write."""
+    names = []
+    for cell in release.cells:
+        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
+            for node in ast.parse(cell.source).body:
+                if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                    names.append(node.name)
+    return names
+
+
+def names_missing_from_exercises(nb, release) -> list[str]:
+    start = max(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "## Exercises" in c.source)
+    text = "\n".join(c.source for c in nb.cells[start:])
+    return [name for name in asked_names(release) if not re.search(rf"\b{re.escape(name)}\b", text)]
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_exercises_name_every_function_the_assignment_asks_for(name):
+    """One name per function: lesson N's exercises lead into assignment N by the same names."""
+    release = nbformat.read(LESSONS.parent / "assignments" / name / f"{name}.ipynb", as_version=4)
+    assert asked_names(release), f"assignments/{name} asks for no function or class"
+    assert names_missing_from_exercises(lesson(name), release) == []
+
+
 # -- the gates can fail ---------------------------------------------------------------
 def tiny_notebook(path: Path, stored_output: str, tags=(), source="print(6 * 7)"):
     nb = nbformat.v4.new_notebook()
@@ -147,3 +196,19 @@ def test_problems_catches_an_unrun_cell_an_untagged_error_and_a_tag_that_never_r
     nb.cells[1].metadata["tags"] = [RAISES_TAG]
     nbformat.write(nb, path)
     assert any("raised nothing" in p for p in problems(path))
+
+
+def test_name_and_chart_gates_fail_on_a_broken_lesson():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("## Exercises\nWrite `storage_position` (assignments/01)."),
+                nbformat.v4.new_code_cell("t = median_seconds(f)\nplt.bar([0], [t])")]
+    nb.cells[1].outputs = [nbformat.v4.new_output("display_data", data={"image/png": "iVBOR"})]
+    release = nbformat.v4.new_notebook()
+    answer = nbformat.v4.new_code_cell("def storage_position(i):\n    raise NotImplementedError()\n"
+                                       "def can_view(s):\n    raise NotImplementedError()")
+    answer.metadata["nbgrader"] = {"solution": True, "grade_id": "a"}
+    release.cells = [answer]
+    assert names_missing_from_exercises(nb, release) == ["can_view"]
+    assert untested_timing_charts(nb) == [1]
+    nb.cells[1].source += "\nassert t > 0"
+    assert untested_timing_charts(nb) == []
