@@ -51,10 +51,10 @@ COURSE_FILES = ("__init__.py", "cli.py", "release.py", "release_audit.py", "nbgr
 # assignment and grading tests (they run solutions/ and hidden tests), the lesson gates and
 # the environment test (instructor tooling), the browser walk-through (instructor loop).
 STUDENT_TESTS = ("conftest.py", "engine_support.py", "test_engine_api.py", "test_engine_autograd.py",
-                 "test_engine_errors.py", "test_engine_fidelity.py", "test_engine_gradients.py",
+                 "test_engine_autograd_advanced.py", "test_engine_errors.py", "test_engine_fidelity.py", "test_engine_gradients.py",
                  "test_engine_inplace.py", "test_engine_lowprec.py", "test_engine_random.py",
-                 "test_engine_tensor.py", "test_engine_views.py", "test_mlp_fast_paths.py",
-                 "test_nn_parity.py", "test_torchviz_parity.py", "test_snippets.py")
+                 "test_engine_tensor.py", "test_engine_training.py", "test_engine_views.py",
+                 "test_mlp_fast_paths.py", "test_nn_parity.py", "test_torchviz_parity.py", "test_snippets.py")
 # What `make lab` and `make test` need; the lock gets these and everything they require.
 STUDENT_PACKAGES = ("torch", "numpy", "ml_dtypes", "jupyterlab", "nbgrader", "nbval", "torchviz", "graphviz",
                     "matplotlib", "ipykernel", "hypothesis", "pytest")

@@ -9,7 +9,9 @@
     kernels.py    the CPU kernels, on NumPy arrays
     sim.py        a second device, plugged in the way PyTorch's PrivateUse1 backends are
     functions.py  every operation with its backward formula beside it
-    autograd/     the graph, the backward engine, grad modes, custom Functions
+    autograd/     the graph, the backward engine, grad modes, custom Functions, saved-tensor
+                  hooks, anomaly mode
+    func.py       function transforms: grad, vjp, jvp, vmap
     nn/           Module, Parameter, containers, layers, losses
     optim.py      SGD and Adam
     viz.py        draw a graph (with saved tensors and their versions)
@@ -50,6 +52,9 @@ from .random import default_generator_for as _default_generator_for
 from . import autograd  # noqa: F401
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: F401
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled  # noqa: F401
+from .autograd.anomaly_mode import (  # noqa: F401
+    is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled,
+)
 from . import cuda  # noqa: F401
 from . import kernels as _kernels  # noqa: F401  (registers the CPU kernel table)
 from . import sim as _sim
@@ -69,6 +74,7 @@ _sim._register()
 from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
+from . import func  # noqa: E402,F401
 
 # autocast goes in front of the ops it lists, as torch's Autocast dispatch key does
 from . import amp  # noqa: E402

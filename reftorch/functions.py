@@ -2375,16 +2375,83 @@ def getitem(input, key):
         if out is input:  # t[()], t[...], t[:, :]: still a new view, as in torch
             out = _make_view(input, input._shape, input._stride, input._offset, AliasBackward0)
         return out
+    if not builtins.any(isinstance(k, (builtins.bool, np.bool_)) for k in key):
+        # torch applies ints, slices and None first (views), then indexes what is left
+        input, key = _basic_index(input, _basic_part(key)), _advanced_part(key)
     np_key = _numpy_key(key)
     try:
-        out = _wrap(kernel("index", input._device)(input._np, np_key), input._device)
+        values = kernel("index", input._device)(input._np, np_key)
     except IndexError as error:
         raise IndexError(str(error).replace("axis", "dimension")) from None
+    strides = _index_strides(input, key, values.shape)
+    out = _with_strides(values, strides, input._device) if strides else _wrap(values, input._device)
     if _needs_grad(input):
         node = IndexBackward0()
         node._saved_self_sym_sizes, node._key = input._shape, np_key
         _record(node, (input,), out)
     return out
+
+
+def _basic_part(key):
+    """The key with every tensor or list index replaced by full slices over the dims it uses."""
+    return builtins.sum(((k,) if _is_basic(k) else (slice(None),) * _index_dims(k) for k in key), ())
+
+
+def _advanced_part(key):
+    """What is left to index once ints (gone), slices and None (now full dims) are applied."""
+    return tuple(slice(None) if k is None or isinstance(k, slice) else k
+                 for k in key if not (_is_basic(k) and isinstance(k, builtins.int)))
+
+
+def _index_strides(input, key, shape):
+    """The strides torch gives an advanced-indexing result, or None for row-major.
+
+    torch's index kernel is a TensorIterator over the source, restrided so the indexed dims
+    become the index's dims with stride 0, and the index tensors, broadcast together. Its
+    output is dense in the order those operands' strides give (storage.elementwise_strides).
+    Indexed dims that are not next to each other move to the front first."""
+    dims, indices, d = [], [], 0
+    for k in key:
+        if isinstance(k, slice):
+            d += 1
+            continue
+        if isinstance(k, Tensor):
+            index_shape, index_strides, is_mask = k._shape, k._stride, k.dtype is dtypes.bool
+        else:
+            array = np.asarray(k)
+            index_shape, index_strides = array.shape, contiguous_strides(array.shape)
+            is_mask = array.dtype == np.bool_
+        if is_mask:  # a mask becomes one column of nonzero()'s (count, ndim) result per dim
+            count = int(np.count_nonzero(k._np if isinstance(k, Tensor) else np.asarray(k)))
+            for j in range(len(index_shape)):
+                dims.append(d + j)
+                indices.append(((count,), (len(index_shape),)))
+            d += len(index_shape)
+        else:
+            dims.append(d)
+            indices.append((tuple(index_shape), tuple(index_strides)))
+            d += 1
+    if not dims or builtins.any(isinstance(k, (builtins.bool, np.bool_)) for k in key):
+        return None  # x[True] and the like: a new dim of size 1, no index kernel to follow
+    replacement = broadcast_shapes(*(s for s, _ in indices))
+    order = list(range(input.dim()))
+    if dims != list(range(dims[0], dims[0] + len(dims))):
+        order = dims + [i for i in order if i not in dims]
+    first, count = order.index(dims[0]), len(dims)
+    sizes, steps = [input._shape[i] for i in order], [input._stride[i] for i in order]
+    out_shape = tuple(sizes[:first]) + tuple(replacement) + tuple(sizes[first + count:])
+    if out_shape != tuple(shape) or 0 in out_shape:
+        return None
+    outside = len(sizes) - first - count
+    operands = [tuple(steps[:first]) + (0,) * len(replacement) + tuple(steps[first + count:])]
+    for index_shape, index_strides in indices:  # broadcast together, then viewed as (1,.., *replacement, 1,..)
+        expanded = broadcast_strides(index_shape, index_strides, replacement)
+        padded = (1,) * first + tuple(replacement) + (1,) * outside
+        viewed = view_strides(tuple(replacement), expanded, padded)
+        if viewed is None:
+            return None
+        operands.append(broadcast_strides(padded, viewed, out_shape))
+    return elementwise_strides(out_shape, operands)
 
 
 class IndexPutBackward0(Node):
@@ -2409,6 +2476,9 @@ def setitem(input, key, value):
         target = _basic_index(input, key)
         copy_(target, value)
         return
+    if not builtins.any(isinstance(k, (builtins.bool, np.bool_)) for k in key):
+        # as in getitem: ints, slices and None first (a view), then index_put_ on that view
+        input, key = _basic_index(input, _basic_part(key)), _advanced_part(key)
     index_put_(input, _numpy_key(key), value)
 
 

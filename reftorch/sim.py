@@ -1,9 +1,10 @@
 """``sim``: reftorch's second device, plugged in the way an out-of-tree backend is.
 
-PyTorch leaves one dispatch key, PrivateUse1, for backends that live outside its source
-tree. Such a backend (1) renames the key to its own name, (2) registers a Python module as
-``torch.<name>``, and (3) registers a kernel for each operator it supports. ``sim`` does
-those three steps with reftorch's dispatcher, and nothing else in reftorch mentions it.
+PyTorch reserves dispatch keys (PrivateUse1, 2 and 3) for backends that live outside its
+source tree. Such a backend (1) renames the key to its own name, (2) gives its tensors an
+allocator, (3) registers a kernel for each operator it supports and (4) registers a Python
+module as ``torch.<name>``. ``sim`` does those four steps with reftorch's dispatcher (see
+``_register``), and nothing else in reftorch mentions it.
 
 It behaves like an accelerator in the ways a program can see: tensors on it live in its
 own memory (counted by ``memory_allocated``), ``.to('sim')`` copies, ``.numpy()`` refuses,

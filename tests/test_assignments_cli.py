@@ -15,7 +15,8 @@ REPO = nbgrader_course.REPO_ROOT
 ASSIGNMENT = "02_devices"  # the quickest notebook to run
 RELEASED = REPO / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
 SOURCE = REPO / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
-GRADE_CELLS = ["test_parse_device", "test_dispatcher", "test_to_device", "test_returns_self", "test_loss_history"]
+GRADE_CELLS = ["test_parse_device", "test_dispatcher", "test_common_device", "test_to_device", "test_returns_self",
+               "test_evaluate_batches"]
 
 
 def course(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
@@ -37,13 +38,13 @@ def test_validate_fails_on_the_blank_release_and_reports_every_test(tmp_path):
         verdict = "EDIT" if grade_id == "test_returns_self" else "FAIL"
         assert f"{verdict}  {grade_id}" in result.stdout, result.stdout
     assert "TestFailure: parse_device('cpu'): not implemented yet" in result.stdout
-    assert "0 of 5 tests passed, 0 of 13 points." in result.stdout
+    assert "0 of 6 tests passed, 0 of 16 points." in result.stdout
 
 
 def test_validate_passes_the_solution(tmp_path):
     result = course("validate", str(SOURCE))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "5 of 5 tests passed, 13 of 13 points." in result.stdout
+    assert "6 of 6 tests passed, 16 of 16 points." in result.stdout
     assert "FAIL" not in result.stdout
 
 
@@ -58,7 +59,7 @@ def test_validate_fails_when_one_answer_is_wrong(tmp_path):
     assert result.returncode == 1, result.stdout + result.stderr
     assert "FAIL  test_to_device" in result.stdout
     assert "shares memory with the original" in result.stdout
-    assert "4 of 5 tests passed, 10 of 13 points." in result.stdout
+    assert "5 of 6 tests passed, 13 of 16 points." in result.stdout
 
 
 def test_validate_refuses_what_is_not_a_notebook(tmp_path, capsys):

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 import reftorch
 from engine_support import (
-    ENGINE, LIBS, assert_same, build, dtype_names, layouts, make_array, run_both, same_program,
-    seeds, shapes,
+    ENGINE, LIBS, assert_same, build, dtype_names, layouts, make_array, node_chain, run_both,
+    same_program, seeds, shapes,
 )
 
 
@@ -199,6 +199,70 @@ def test_masked_and_indexed_assignment_like_torch(shape, seed, name, index_seed,
     for program in (masked, by_rows, by_slice, via_view):
         same_program(program)
 
+
+
+def mixed_key(shape, rng):
+    """An index mixing ints, step slices, None, index lists/tensors (1-d or 2-d) and masks: the
+    order torch applies them in (basic items first, then the indices) decides the result's
+    shape and layout."""
+    key = []
+    for n in shape:
+        kind = rng.integers(0, 7)
+        if kind == 0:
+            key.append(("slice", None))
+        elif kind == 1:
+            key.append(("slice", 2))
+        elif kind == 2:
+            key.append(("int", int(rng.integers(0, n))))
+        elif kind == 3:
+            key.append(("none", None))
+            key.append(("slice", None))
+        elif kind == 4:
+            key.append(("mask", (rng.random(n) < 0.6).tolist()))
+        else:
+            rows = rng.integers(0, n, size=int(rng.integers(1, 4))).tolist()
+            key.append(("list" if kind == 5 else "tensor", [rows] if rng.random() < 0.3 else rows))
+    return key
+
+
+def _key_for(lib, key):
+    items = {"slice": lambda v: slice(None, None, v), "int": lambda v: v, "none": lambda v: None,
+             "mask": lambda v: lib.tensor(v), "list": lambda v: v, "tensor": lambda v: lib.tensor(v)}
+    return tuple(items[kind](value) for kind, value in key)
+
+
+@ENGINE
+@given(shape=shapes(1, 4, 1, 4), seed=seeds, layout=layouts, index_seed=seeds)
+def test_mixed_advanced_indexing_has_torchs_shape_layout_graph_and_assignment(shape, seed, layout, index_seed):
+    key = mixed_key(shape, np.random.default_rng(index_seed))
+    assume(any(kind in ("mask", "list", "tensor") for kind, _ in key))
+    array = make_array(seed, shape, "float64")
+
+    def read(lib):
+        return build(lib, array, layout)[1][_key_for(lib, key)]
+
+    results = same_program(read, geometry=False)
+    if results is None:  # torch refused the key (e.g. indices that do not broadcast): so did reftorch
+        return
+    theirs, mine = results
+    if theirs.numel():  # an empty result's strides are left out (torch's are arbitrary there)
+        assert mine.stride() == theirs.stride(), f"{key}: stride {mine.stride()} != torch {theirs.stride()}"
+
+    def graph_and_grad(lib):
+        leaf, tensor = build(lib, array, layout, requires_grad=True)
+        out = tensor[_key_for(lib, key)]
+        (out * out).sum().backward()
+        return node_chain(out.grad_fn), leaf.grad
+
+    same_program(graph_and_grad)
+
+    def write(lib):
+        t = lib.tensor(array)
+        target_shape = tuple(t[_key_for(lib, key)].shape)
+        t[_key_for(lib, key)] = lib.arange(float(np.prod(target_shape)), dtype=lib.float64).reshape(target_shape)
+        return t
+
+    same_program(write)
 
 # -- devices -------------------------------------------------------------------------
 @ENGINE

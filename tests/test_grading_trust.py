@@ -84,11 +84,11 @@ def test_mechanism_exercises_run_without_torch(tensors):
 
 
 @pytest.fixture(scope="module")
-def modules(tmp_path_factory):
-    assignment = "07_modules"
-    root = inject.make_course(tmp_path_factory.mktemp("trust07") / "course", assignment)
+def training(tmp_path_factory):
+    assignment = "08_training"
+    root = inject.make_course(tmp_path_factory.mktemp("trust08") / "course", assignment)
     honest = inject.honest(root, assignment)
-    partial = inject.honest(root, assignment, keep=0.8)  # everything but train
+    partial = inject.honest(root, assignment, keep=0.75)  # everything but train
     inject.submit(root, assignment, "partial", partial)
     for name, base in (("honest_float64_init", honest), ("memorise_labels", partial)):
         source, place = inject.attack_source(name)
@@ -96,25 +96,32 @@ def modules(tmp_path_factory):
     return _grade(root, assignment)
 
 
-def test_float64_init_and_extra_random_draws_keep_full_marks(modules):
-    row = modules["honest_float64_init"]
+def test_float64_init_and_extra_random_draws_keep_full_marks(training):
+    row = training["honest_float64_init"]
     assert row.score == row.max_score, [t["message"] for t in row.tests if not t["passed"]]
 
 
-def test_memorised_test_labels_earn_nothing(modules):
-    assert modules["memorise_labels"].score <= modules["partial"].score
-    train = next(t for t in modules["memorise_labels"].tests if t["grade_id"] == "test_train")
-    assert "new points" in train["message"], train["message"]
+def test_memorised_test_labels_earn_nothing(training):
+    assert training["memorise_labels"].score <= training["partial"].score
+    train = next(t for t in training["memorise_labels"].tests if t["grade_id"] == "test_train")
+    assert not train["passed"] and "new points" in train["message"], train["message"]
 
 
 def test_lying_prediction_dicts_and_shadowed_helpers_earn_nothing(tmp_path):
-    assignment = "04_inplace_clone"
+    # 05_inplace's first three answers are the predictions `versions`, `outcome` and `why` that
+    # liar_dict fakes; each predicted item is a case with its own share of the points.
+    assignment = "05_inplace"
     root = inject.make_course(tmp_path / "course", assignment)
     blank = inject.released(root, assignment)
     inject.submit(root, assignment, "blank", blank)
-    for name in ("liar_dict", "shadow_helpers"):  # both beat the previous design's 04 (2 and 5 of 18)
+    # Control: the honest predictions alone do earn the prediction cells' points.
+    inject.submit(root, assignment, "predictions_only", inject.honest(root, assignment, keep=0.5))
+    for name in ("liar_dict", "shadow_helpers"):  # both beat the previous design's 04_inplace_clone (2 and 5 of 18)
         source, place = inject.attack_source(name)
         inject.submit(root, assignment, name, inject.insert(blank, source, place))
     rows = _grade(root, assignment)
     assert rows["blank"].score == 0
+    predicted = {t["grade_id"]: t for t in rows["predictions_only"].tests}
+    assert all(predicted[cell]["passed"] for cell in ("test_versions", "test_outcome", "test_why")), predicted
+    assert rows["predictions_only"].score == 3
     assert rows["liar_dict"].score == rows["shadow_helpers"].score == 0

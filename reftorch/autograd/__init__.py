@@ -1,5 +1,6 @@
 """reftorch.autograd: the graph, the backward engine, grad modes, custom Functions."""
-from . import functional
+from . import functional, graph
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import backward, grad
 from .function import Function, FunctionCtx
 from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
@@ -9,11 +10,8 @@ from .graph import AccumulateGrad, Node
 Variable = None  # torch's old name for Tensor; set by reftorch/__init__
 
 
-def set_detect_anomaly(mode: bool):
-    """Accepted for compatibility; reftorch's errors already say which node failed."""
-
-
 __all__ = [
     "backward", "grad", "Function", "FunctionCtx", "enable_grad", "inference_mode", "no_grad",
     "set_grad_enabled", "gradcheck", "GradcheckError", "AccumulateGrad", "Node", "functional",
+    "graph", "detect_anomaly", "set_detect_anomaly",
 ]

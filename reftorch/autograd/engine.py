@@ -14,7 +14,7 @@ from __future__ import annotations
 import builtins
 import heapq
 
-from . import grad_mode
+from . import anomaly_mode, grad_mode
 from .graph import AccumulateGrad
 
 
@@ -140,7 +140,9 @@ def run_backward(roots, retain_graph, create_graph, *, accumulate=True, capture=
                 continue
             if node in stop_at:
                 continue
-            if node.num_outputs == 1:
+            if anomaly_mode.state.enabled:
+                results = _run_watched(node, grads)
+            elif node.num_outputs == 1:
                 results = node.backward(grads[0])
             else:
                 results = node.backward(*grads)
@@ -163,6 +165,21 @@ def run_backward(roots, retain_graph, create_graph, *, accumulate=True, capture=
                     heapq.heappush(ready, (-child._sequence_nr, id(child), child))
     finally:
         grad_mode.state.grad_enabled = previous_mode
+
+
+def _run_watched(node, grads):
+    """A node's backward under anomaly mode: on an error or a NaN, say where it was made."""
+    try:
+        results = node.backward(*grads)
+        if anomaly_mode.state.check_nan:
+            anomaly_mode.check_nan(node, results)
+    except Exception as error:
+        anomaly_mode.warn_forward_trace(node)
+        worded = anomaly_mode.worded_for_anomaly_mode(error)
+        if worded is error:
+            raise
+        raise worded from None
+    return results
 
 
 def _call_tensor_hooks(hook_dicts, grads):

@@ -102,6 +102,5 @@ class Function(metaclass=_FunctionMeta):
             ctx.save(*getattr(ctx, "_to_save", ()))
             it = iter(diff_outs)
             outs = tuple(next(it) if isinstance(o, Tensor) and id(o) not in non_diff else o for o in outs)
-        else:
-            ctx.save(*getattr(ctx, "_to_save", ()))
+        # with nothing to differentiate no node is recorded, so nothing is saved (or packed)
         return outs if is_tuple else outs[0]

@@ -8,10 +8,11 @@ the tensors its backward formula needs (saved tensors). Leaves that require grad
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 
-from . import grad_mode
+from . import anomaly_mode, grad_mode
 
 _sequence = itertools.count()
 
@@ -31,7 +32,7 @@ class SavedTensor:
     unpacking raises, because the formula would silently use the wrong numbers.
     """
 
-    __slots__ = ("tensor", "version", "is_output", "node_name")
+    __slots__ = ("tensor", "version", "is_output", "node_name", "unpack_hook")
 
     def __init__(self, tensor, is_output=False, node_name=""):
         if tensor._inference:
@@ -51,6 +52,12 @@ class SavedTensor:
         self.version = tensor._version_counter[0]
         self.is_output = is_output
         self.node_name = node_name
+        self.unpack_hook = None
+        if _hooks_stack:
+            # the innermost saved_tensors_hooks decide what is kept: whatever pack returns
+            # replaces the tensor (torch then checks no version: the hook owns the data)
+            pack_hook, self.unpack_hook = _hooks_stack[-1]
+            self.tensor = pack_hook(tensor)
 
     def unpack(self, owner=None):
         t = self.tensor
@@ -77,6 +84,68 @@ class SavedTensor:
             t.grad_fn, t._output_nr, t._requires_grad = owner, 0, True
         return t
 
+    def unpack_packed(self, owner=None):
+        """``unpack`` for a tensor that went through a pack hook: ``unpack_hook`` gives it back."""
+        t = self.unpack_hook(self.tensor)
+        if self.is_output and owner is not None and grad_mode.state.grad_enabled:
+            from ..functions import detach  # double backward, as in unpack
+            t = detach(t)
+            t.grad_fn, t._output_nr, t._requires_grad = owner, 0, True
+        return t
+
+
+# Nodes whose save(a, b) values torch's generated code saves (and so packs) the other way
+# round: derivatives.yaml lists the formula of ``self`` first, and that formula needs ``other``.
+TORCH_PACK_ORDER = {
+    "MulBackward0": (1, 0), "DivBackward0": (1, 0), "MmBackward0": (1, 0), "BmmBackward0": (1, 0),
+    "PowBackward1": (1, 0), "MaximumBackward0": (1, 0), "MinimumBackward0": (1, 0),
+}
+
+# (pack_hook, unpack_hook) pairs, innermost last; only the innermost pair is used
+_hooks_stack: list = []
+
+
+@contextlib.contextmanager
+def saved_tensors_hooks(pack_hook, unpack_hook):
+    """Within the block, every tensor saved for backward goes through ``pack_hook`` and
+    comes back through ``unpack_hook`` when backward needs it.
+
+    ``pack_hook(tensor)`` may return anything (a copy on another device, a file name, an
+    index); ``unpack_hook(packed)`` must give back a tensor with the same values. Blocks
+    nest: the innermost pair wins, as in torch.
+
+        >>> with saved_tensors_hooks(lambda t: print('saved', t.shape) or t, lambda t: t):
+        ...     y = x.exp()           # prints: saved reftorch.Size([...]) (exp keeps its output)
+    """
+    _hooks_stack.append((pack_hook, unpack_hook))
+    try:
+        yield
+    finally:
+        _hooks_stack.pop()
+
+
+class save_on_cpu(contextlib.ContextDecorator):
+    """Saved tensors are packed as CPU copies (for a model too big for its device's memory);
+    unpacking moves them back to the device they came from."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        self._hooks = saved_tensors_hooks(self._pack, self._unpack)
+
+    @staticmethod
+    def _pack(tensor):
+        return tensor.device, tensor.to("cpu")
+
+    @staticmethod
+    def _unpack(packed):
+        device, tensor = packed
+        return tensor.to(device)
+
+    def __enter__(self):
+        return self._hooks.__enter__()
+
+    def __exit__(self, *exc):
+        return self._hooks.__exit__(*exc)
+
 
 class Node:
     """Base of every backward function. Subclasses implement ``backward(*grads)``."""
@@ -90,6 +159,8 @@ class Node:
         self._freed = False
         self._sequence_nr = next(_sequence)
         self._retained: dict | None = None  # output index -> tensor that retain_grad()s
+        if anomaly_mode.state.enabled:  # nodes are made in the forward pass: remember where
+            self._forward_trace = anomaly_mode.forward_trace()
 
     def name(self) -> str:
         return type(self).__name__
@@ -100,8 +171,12 @@ class Node:
     # saved tensors ---------------------------------------------------------------
     def save(self, *values, output=None):
         """Keep values for backward; tensors are kept with their current version."""
-        saved = [SavedTensor(v, node_name=self.name()) if hasattr(v, "_version_counter") else v
-                 for v in values]
+        saved = list(values)
+        # pack hooks see the tensors in the order torch's generated code saves them
+        order = TORCH_PACK_ORDER.get(type(self).__name__) or range(len(values))
+        for i in order:
+            if hasattr(values[i], "_version_counter"):
+                saved[i] = SavedTensor(values[i], node_name=self.name())
         if output is not None:
             saved.append(SavedTensor(output, is_output=True, node_name=self.name()))
         self._saved = tuple(saved)
@@ -110,7 +185,9 @@ class Node:
     def saved_values(self) -> tuple:
         if self._freed:
             raise RuntimeError(FREED_MESSAGE)
-        return tuple(s.unpack(self) if s.__class__ is SavedTensor else s for s in self._saved)
+        return tuple(s if s.__class__ is not SavedTensor else
+                     s.unpack(self) if s.unpack_hook is None else s.unpack_packed(self)
+                     for s in self._saved)
 
     def release(self):
         """Free saved tensors after backward (unless the graph is retained).

@@ -1,5 +1,6 @@
-"""reftorch.nn: Module, Parameter, containers, layers and losses."""
+"""reftorch.nn: Module, Parameter, containers, layers, batch norm and losses."""
 from . import functional, init  # noqa: F401
+from .batchnorm import BatchNorm1d  # noqa: F401
 from .buffer import Buffer  # noqa: F401
 from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential  # noqa: F401
 from .layers import (  # noqa: F401

@@ -51,6 +51,115 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return F.mul_(input, scaled) if inplace else input * scaled
 
 
+class NativeBatchNormBackward0(Node):
+    """One node for input, weight and bias, as torch's (no graph of means and divisions).
+
+    With x̂ = (x - mean) * invstd and m values per channel (N times the positions):
+    grad_bias = Σ g, grad_weight = Σ g·x̂, and, in training, where mean and invstd depend
+    on x too, grad_x = weight·invstd/m · (m·g - Σ g - x̂·Σ g·x̂); in eval they are
+    constants and grad_x = weight·invstd·g. Sums run over every dim but the channel dim.
+    """
+
+    def backward(self, grad):
+        if grad.requires_grad:
+            raise RuntimeError(f"reftorch: double backward through {self.name()} is not implemented")
+        input, weight = self.saved_values
+        axes, shape = _channel_axes(input)
+        g = grad._np.astype(np.float64)
+        x_hat = (input._np.astype(np.float64) - self._mean.reshape(shape)) * self._invstd.reshape(shape)
+        sum_g, sum_g_x_hat = g.sum(axis=axes), (g * x_hat).sum(axis=axes)
+        scale = self._invstd if weight is None else self._invstd * weight._np.astype(np.float64)
+        if self._training:
+            m = input.numel() // input.shape[1]
+            grad_input = scale.reshape(shape) / m * (m * g - sum_g.reshape(shape) - x_hat * sum_g_x_hat.reshape(shape))
+        else:
+            grad_input = scale.reshape(shape) * g
+        grads = [grad_input.astype(input._np.dtype)]
+        grads.append(None if weight is None else sum_g_x_hat.astype(weight._np.dtype))
+        grads.append(None if self._bias_dtype is None else sum_g.astype(self._bias_dtype))
+        return tuple(None if a is None else _wrap(a, grad.device) for a in grads)
+
+
+def _channel_axes(input):
+    """The dims batch norm reduces over (all but dim 1), and the shape that broadcasts a
+    per-channel vector against the input: (N, C, L) -> (0, 2) and (1, C, 1)."""
+    axes = (0,) + tuple(range(2, input.dim()))
+    return axes, tuple(input.shape[1] if d == 1 else 1 for d in range(input.dim()))
+
+
+def _verify_batch_size(size):
+    values_per_channel = size[0]
+    for n in size[2:]:
+        values_per_channel *= n
+    if values_per_channel == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Normalise each channel (dim 1) to mean 0 and variance 1, then scale and shift it.
+
+    training=True: the batch's own mean and *biased* variance normalise it, and the running
+    statistics (if given) move towards the batch's mean and *unbiased* variance by
+    ``momentum``. training=False: the running statistics normalise it and nothing changes.
+    """
+    if training:
+        _verify_batch_size(input.shape)
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if (running_mean is None) != (running_var is None) and training:
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
+    num_features = input.shape[1] if input.dim() > 1 else 0
+    for name, t in [("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)]:
+        if t is not None and t.numel() != num_features:
+            raise RuntimeError(f"{name} should contain {num_features} elements not {t.numel()}")
+    if not input.is_floating_point():
+        raise NotImplementedError(f"\"batch_norm\" not implemented for '{F._scalar_name(input.dtype)}'")
+    # float32 statistics under a float16/bfloat16 input are allowed (autocast makes them)
+    low_precision_input = input.dtype in (F.dtypes.float16, F.dtypes.bfloat16)
+    for t in (weight, bias, running_mean, running_var):
+        if t is not None and t.dtype is not input.dtype and not (low_precision_input and t.dtype is F.dtypes.float32):
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    if not training:
+        for name, t in [("running_mean", running_mean), ("running_var", running_var)]:
+            if t is None:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
+
+    axes, shape = _channel_axes(input)
+    x = input._np.astype(np.float64)  # statistics are accumulated in double, as torch's CPU kernel does
+    if training and input.numel() > 0:
+        mean, biased_var = x.mean(axis=axes), x.var(axis=axes)
+        invstd = 1 / np.sqrt(biased_var + eps)
+        if running_mean is not None:
+            m = input.numel() // num_features
+            unbiased_var = biased_var * m / (m - 1)
+            # written into the buffers directly: torch's kernel does not bump their version
+            running_mean._np[...] = momentum * mean + (1 - momentum) * running_mean._np
+            running_var._np[...] = momentum * unbiased_var + (1 - momentum) * running_var._np
+    elif training:  # an empty batch: nothing to measure, nothing to update
+        mean, invstd = np.zeros(num_features), np.zeros(num_features)
+    else:
+        mean = running_mean._np.astype(np.float64)
+        invstd = 1 / np.sqrt(running_var._np.astype(np.float64) + eps)
+    # folded into one multiply-add per element, y = x * alpha + beta, as torch's kernel does;
+    # a 16-bit input is computed in float32 and rounded once at the end
+    dtype = input._np.dtype
+    compute = np.dtype(np.float32) if low_precision_input else dtype
+    alpha = invstd.astype(compute) * (1 if weight is None else weight._np.astype(compute))
+    beta = (0 if bias is None else bias._np.astype(compute)) - mean.astype(compute) * alpha
+    y = input._np.astype(compute) * alpha.reshape(shape) + beta.reshape(shape)
+    out = _wrap(y.astype(dtype), input.device)
+    if _needs_grad(input, weight, bias):
+        node = NativeBatchNormBackward0()
+        node.save(input, weight)
+        node._mean, node._invstd, node._training = mean, invstd, training
+        node._bias_dtype = None if bias is None else bias._np.dtype
+        _record(node, (input, weight, bias), out)
+    return out
+
+
 def _reduce(losses: np.ndarray, reduction: str) -> np.ndarray:
     """Per-element losses -> what ``reduction`` asks for ('mean', 'sum' or 'none')."""
     if reduction == "mean":

@@ -1,44 +1,222 @@
-"""A minimal TensorDataset and DataLoader: enough to batch a small data set."""
+"""Datasets, samplers, collation and the DataLoader: how a training loop gets its batches.
+
+Three small jobs, as in torch.utils.data:
+- a *dataset* answers ``len(ds)`` and ``ds[i]`` (one sample);
+- a *sampler* says in which order to visit the indices (in order, or a permutation);
+- the *loader* groups the indices into batches, fetches each sample and *collates* the
+  samples into batched tensors (``default_collate`` stacks them).
+
+Shuffling draws the same numbers as torch: each ``iter(loader)`` first draws a base seed
+(torch's seed for worker processes) from the default generator; a ``RandomSampler`` then
+draws a seed of its own and permutes with a fresh ``Generator`` seeded with it.
+"""
 from __future__ import annotations
 
+import itertools
+import math
+import warnings
 
-class TensorDataset:
+import numpy as np
+
+
+class Dataset:
+    """A map-style dataset: subclasses define ``__getitem__`` (and ``__len__``)."""
+
+    def __getitem__(self, index):
+        raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
+
+
+class TensorDataset(Dataset):
+    """Sample ``i`` is ``(t[i] for t in tensors)``: the tensors share their first dimension."""
+
     def __init__(self, *tensors):
-        n = tensors[0].shape[0]
-        if any(t.shape[0] != n for t in tensors):
+        if any(t.shape[0] != tensors[0].shape[0] for t in tensors):
             raise AssertionError("Size mismatch between tensors")
         self.tensors = tensors
-
-    def __len__(self):
-        return self.tensors[0].shape[0]
 
     def __getitem__(self, index):
         return tuple(t[index] for t in self.tensors)
 
+    def __len__(self):
+        return self.tensors[0].shape[0]
 
-class DataLoader:
-    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False):
-        self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, shuffle, drop_last
+
+class Subset(Dataset):
+    """The samples of ``dataset`` at ``indices``, in that order."""
+
+    def __init__(self, dataset, indices):
+        self.dataset = dataset
+        self.indices = indices
+
+    def __getitem__(self, index):
+        if isinstance(index, list):
+            return self.dataset[[self.indices[i] for i in index]]
+        return self.dataset[self.indices[index]]
 
     def __len__(self):
-        n = len(self.dataset)
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        return len(self.indices)
+
+
+def random_split(dataset, lengths, generator=None):
+    """Split ``dataset`` into non-overlapping ``Subset``s of the given lengths (or fractions).
+
+    One ``randperm`` over all indices, cut into consecutive pieces, as torch does; the
+    default generator is the global one.
+    """
+    from ..random import randperm
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        # fractions: floor each share, then hand out what is left one by one, round robin
+        split_sizes = []
+        for i, fraction in enumerate(lengths):
+            if fraction < 0 or fraction > 1:
+                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
+            split_sizes.append(math.floor(len(dataset) * fraction))
+        for i in range(len(dataset) - sum(split_sizes)):
+            split_sizes[i % len(split_sizes)] += 1
+        lengths = split_sizes
+        for i, length in enumerate(lengths):
+            if length == 0:
+                warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.",
+                              stacklevel=2)
+    if sum(lengths) != len(dataset):
+        raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
+    indices = randperm(sum(lengths), generator=generator).tolist()
+    ends = list(itertools.accumulate(lengths))
+    return [Subset(dataset, indices[end - length:end]) for end, length in zip(ends, lengths)]
+
+
+# -- samplers: the order of the indices ---------------------------------------------------
+class SequentialSampler:
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class RandomSampler:
+    """A fresh permutation of the indices on every pass."""
+
+    def __init__(self, data_source, generator=None):
+        self.data_source = data_source
+        self.generator = generator
 
     def __iter__(self):
         from .. import dtypes
-        from ..functions import arange, empty
+        from ..functions import empty
         from ..random import Generator, randperm
-        n = len(self.dataset)
-        # as torch's DataLoader: every epoch draws a base seed (for workers) from the default
-        # generator, then a shuffling one draws its own seed and permutes with a fresh Generator
-        empty((), dtype=dtypes.int64).random_()
-        if self.shuffle:
+        generator = self.generator
+        if generator is None:
+            # a seed from the global generator, so that torch.manual_seed fixes the order
             seed = int(empty((), dtype=dtypes.int64).random_().item())
-            order = randperm(n, generator=Generator().manual_seed(seed))
-        else:
-            order = arange(n)
-        for start in range(0, n, self.batch_size):
-            index = order[start:start + self.batch_size]
-            if self.drop_last and index.numel() < self.batch_size:
-                return
-            yield self.dataset[index]
+            generator = Generator().manual_seed(seed)
+        n = len(self.data_source)
+        yield from randperm(n, generator=generator).tolist()
+        # torch's sampler, written for num_samples that need not be n, ends with a second
+        # permutation cut to num_samples % n == 0 elements: it yields nothing but moves a
+        # shared generator on, so the next epoch's order depends on it
+        yield from randperm(n, generator=generator).tolist()[:0]
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+class BatchSampler:
+    """Groups a sampler's indices into lists of ``batch_size``; the last may be short."""
+
+    def __init__(self, sampler, batch_size, drop_last):
+        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+            raise ValueError(f"batch_size should be a positive integer value, but got batch_size={batch_size}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"drop_last should be a boolean value, but got drop_last={drop_last}")
+        self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
+
+    def __iter__(self):
+        indices = iter(self.sampler)
+        batch = list(itertools.islice(indices, self.batch_size))
+        while batch and (len(batch) == self.batch_size or not self.drop_last):
+            yield batch
+            batch = list(itertools.islice(indices, self.batch_size))
+
+    def __len__(self):
+        if self.drop_last:
+            return len(self.sampler) // self.batch_size
+        return -(-len(self.sampler) // self.batch_size)
+
+
+# -- collation: a list of samples -> one batch --------------------------------------------
+def default_collate(batch):
+    """Stack a list of samples into a batch, keeping the samples' structure.
+
+    Tensors (and NumPy arrays) are stacked along a new first dim; Python ints and floats
+    become an int64 or float64 tensor (bools a bool tensor); strings stay as they are;
+    tuples and lists are collated position by position (a tuple comes back as a list, as in
+    torch); dicts key by key.
+    """
+    from .. import dtypes
+    from ..functions import as_tensor, stack, tensor
+    from ..tensor import Tensor
+    elem = batch[0]
+    if isinstance(elem, Tensor):
+        return stack(batch, 0)
+    if isinstance(elem, np.ndarray):
+        return default_collate([as_tensor(sample) for sample in batch])
+    if isinstance(elem, np.generic):  # a NumPy scalar keeps its dtype
+        return as_tensor(np.array(batch))
+    if not isinstance(elem, (int, float, str, dict, tuple, list)):
+        raise TypeError(
+            "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
+            f"found {type(elem)}")
+    if isinstance(elem, float):
+        return tensor(batch, dtype=dtypes.float64)
+    if isinstance(elem, int):  # bool included: tensor() keeps it bool
+        return tensor(batch)
+    if isinstance(elem, str):
+        return batch
+    if isinstance(elem, dict):
+        return {key: default_collate([sample[key] for sample in batch]) for key in elem}
+    if any(len(sample) != len(elem) for sample in batch):
+        raise RuntimeError("each element in list of batch should be of equal size")
+    return [default_collate(column) for column in zip(*batch)]
+
+
+class DataLoader:
+    """Batches of ``dataset``: ``for X, y in DataLoader(ds, batch_size=32, shuffle=True)``.
+
+    Runs in the calling process (torch's ``num_workers=0``).
+    """
+
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, collate_fn=None,
+                 drop_last=False, generator=None):
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if sampler is None:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+        self.dataset = dataset
+        self.batch_size = batch_size
+        self.drop_last = drop_last
+        self.sampler = sampler
+        self.batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.collate_fn = default_collate if collate_fn is None else collate_fn
+        self.generator = generator
+
+    def __len__(self):
+        return len(self.batch_sampler)
+
+    def __iter__(self):
+        from .. import dtypes
+        from ..functions import empty
+        # torch draws a base seed for worker processes as the iterator is made, even with no
+        # workers: it moves the global generator, so it must happen here to match torch's order
+        self._base_seed = int(empty((), dtype=dtypes.int64).random_(generator=self.generator).item())
+        return self._batches()
+
+    def _batches(self):
+        # a dataset may fetch a whole batch at once through __getitems__; torch uses it if there
+        fetch_batch = getattr(self.dataset, "__getitems__", None)
+        for indices in self.batch_sampler:
+            samples = fetch_batch(indices) if fetch_batch else [self.dataset[i] for i in indices]
+            yield self.collate_fn(samples)

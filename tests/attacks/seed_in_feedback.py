@@ -14,9 +14,11 @@ def _seed_seen():
     return "none"
 
 
-def vjp(f, x, v):
+def sum_to_shape(grad, shape):
     raise ValueError(f"seed={_seed_seen()}")
 
 
-def hessian(f, x):
-    raise ValueError(f"seed={_seed_seen()}")
+class LogSumExp:
+    @staticmethod
+    def apply(x):
+        raise ValueError(f"seed={_seed_seen()}")
