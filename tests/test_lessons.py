@@ -172,6 +172,18 @@ def test_exercises_name_every_function_the_assignment_asks_for(name):
     assert names_missing_from_exercises(lesson(name), release) == []
 
 
+def self_checks(nb) -> int:
+    """Self-check cells after the Exercises heading: as stored (stubs unanswered) each says so."""
+    start = max(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "## Exercises" in c.source)
+    return sum(1 for c in nb.cells[start:] if c.cell_type == "code"
+               and any("not answered yet" in o.get("text", "") for o in c.get("outputs", [])))
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_ungraded_exercises_have_self_checks(name):
+    assert self_checks(lesson(name)) >= 2
+
+
 # -- the gates can fail ---------------------------------------------------------------
 def tiny_notebook(path: Path, stored_output: str, tags=(), source="print(6 * 7)"):
     nb = nbformat.v4.new_notebook()
@@ -231,3 +243,7 @@ def test_name_and_chart_gates_fail_on_a_broken_lesson():
     assert untested_timing_charts(nb) == [1]
     nb.cells[1].source += "\nassert t > 0"
     assert untested_timing_charts(nb) == []
+    assert self_checks(nb) == 0
+    nb.cells.append(nbformat.v4.new_code_cell("self_check(answer)"))
+    nb.cells[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="exercise 1: not answered yet\n")]
+    assert self_checks(nb) == 1
