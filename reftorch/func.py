@@ -160,15 +160,11 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     name = _fn_name(func)
 
     def wrapper(*args):
-        dims = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
-        if not isinstance(in_dims, (tuple, builtins.int)) and in_dims is not None:
+        if not isinstance(in_dims, (tuple, builtins.int)):
             raise ValueError(
                 f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or a "
                 f"(potentially nested) tuple matching the structure of inputs, got: {type(in_dims)}.")
-        if in_dims is None:
-            raise ValueError(
-                f"vmap({name}, in_dims=None, ...)(<inputs>): expected `in_dims` to be int or a "
-                f"(potentially nested) tuple matching the structure of inputs, got: {type(None)}.")
+        dims = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
         if len(dims) != len(args):
             raise ValueError(
                 f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "

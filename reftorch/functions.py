@@ -2375,7 +2375,7 @@ def getitem(input, key):
         if out is input:  # t[()], t[...], t[:, :]: still a new view, as in torch
             out = _make_view(input, input._shape, input._stride, input._offset, AliasBackward0)
         return out
-    if not builtins.any(isinstance(k, (builtins.bool, np.bool_)) for k in key):
+    if not _holds_python_bool(key):
         # torch applies ints, slices and None first (views), then indexes what is left
         input, key = _basic_index(input, _basic_part(key)), _advanced_part(key)
     np_key = _numpy_key(key)
@@ -2390,6 +2390,11 @@ def getitem(input, key):
         node._saved_self_sym_sizes, node._key = input._shape, np_key
         _record(node, (input,), out)
     return out
+
+
+def _holds_python_bool(key) -> bool:
+    """x[True] and the like add a dim: left to NumPy's rules, which torch's match there."""
+    return builtins.any(isinstance(k, (builtins.bool, np.bool_)) for k in key)
 
 
 def _basic_part(key):
@@ -2431,8 +2436,8 @@ def _index_strides(input, key, shape):
             dims.append(d)
             indices.append((tuple(index_shape), tuple(index_strides)))
             d += 1
-    if not dims or builtins.any(isinstance(k, (builtins.bool, np.bool_)) for k in key):
-        return None  # x[True] and the like: a new dim of size 1, no index kernel to follow
+    if not dims or _holds_python_bool(key):
+        return None  # a new dim of size 1, no index kernel to follow
     replacement = broadcast_shapes(*(s for s, _ in indices))
     order = list(range(input.dim()))
     if dims != list(range(dims[0], dims[0] + len(dims))):
@@ -2476,7 +2481,7 @@ def setitem(input, key, value):
         target = _basic_index(input, key)
         copy_(target, value)
         return
-    if not builtins.any(isinstance(k, (builtins.bool, np.bool_)) for k in key):
+    if not _holds_python_bool(key):
         # as in getitem: ints, slices and None first (a view), then index_put_ on that view
         input, key = _basic_index(input, _basic_part(key)), _advanced_part(key)
     index_put_(input, _numpy_key(key), value)

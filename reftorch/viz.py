@@ -14,6 +14,7 @@ import math
 
 import graphviz
 
+from .storage import storage_index
 from .tensor import Tensor
 
 
@@ -137,7 +138,7 @@ def storage_diagram(tensor, label: str = "t", max_cells: int = 40, max_elements:
                          f"got a storage of {len(values)}")
 
     def position(index):
-        return offset + sum(i * s for i, s in zip(index, strides))
+        return storage_index(index, strides, offset)
 
     caption = (f"{label}: size={list(shape)} stride={list(strides)} "
                f"offset={offset} contiguous={tensor.is_contiguous()}")

@@ -77,18 +77,16 @@ class SavedTensor:
                 "operation that failed to compute its gradient, with "
                 "torch.autograd.set_detect_anomaly(True, check_nan=False)."
             )
-        if self.is_output and owner is not None and grad_mode.state.grad_enabled:
-            # double backward: the saved output must lead back through its own node again
-            from ..functions import detach
-            t = detach(t)
-            t.grad_fn, t._output_nr, t._requires_grad = owner, 0, True
-        return t
+        return self._as_output_of(owner, t)
 
     def unpack_packed(self, owner=None):
         """``unpack`` for a tensor that went through a pack hook: ``unpack_hook`` gives it back."""
-        t = self.unpack_hook(self.tensor)
+        return self._as_output_of(owner, self.unpack_hook(self.tensor))
+
+    def _as_output_of(self, owner, t):
         if self.is_output and owner is not None and grad_mode.state.grad_enabled:
-            from ..functions import detach  # double backward, as in unpack
+            # double backward: the saved output must lead back through its own node again
+            from ..functions import detach
             t = detach(t)
             t.grad_fn, t._output_nr, t._requires_grad = owner, 0, True
         return t

@@ -6,6 +6,8 @@ node each (MseLossBackward0, NllLossBackward0), as torch's do.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import functions as F
@@ -88,10 +90,7 @@ def _channel_axes(input):
 
 
 def _verify_batch_size(size):
-    values_per_channel = size[0]
-    for n in size[2:]:
-        values_per_channel *= n
-    if values_per_channel == 1:
+    if math.prod((size[0], *size[2:])) == 1:  # values per channel
         raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
 
 
@@ -128,8 +127,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                 raise RuntimeError(f"{name} must be defined in evaluation mode")
 
     axes, shape = _channel_axes(input)
-    x = input._np.astype(np.float64)  # statistics are accumulated in double, as torch's CPU kernel does
     if training and input.numel() > 0:
+        x = input._np.astype(np.float64)  # statistics are accumulated in double, as torch's CPU kernel does
         mean, biased_var = x.mean(axis=axes), x.var(axis=axes)
         invstd = 1 / np.sqrt(biased_var + eps)
         if running_mean is not None:

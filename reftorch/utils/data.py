@@ -85,6 +85,14 @@ def random_split(dataset, lengths, generator=None):
     return [Subset(dataset, indices[end - length:end]) for end, length in zip(ends, lengths)]
 
 
+def _draw_seed(generator=None) -> int:
+    """A 64-bit seed drawn as torch draws it (``empty((), int64).random_()``), moving the
+    given generator, or the global one."""
+    from .. import dtypes
+    from ..functions import empty
+    return int(empty((), dtype=dtypes.int64).random_(generator=generator).item())
+
+
 # -- samplers: the order of the indices ---------------------------------------------------
 class SequentialSampler:
     def __init__(self, data_source):
@@ -105,14 +113,11 @@ class RandomSampler:
         self.generator = generator
 
     def __iter__(self):
-        from .. import dtypes
-        from ..functions import empty
         from ..random import Generator, randperm
         generator = self.generator
         if generator is None:
             # a seed from the global generator, so that torch.manual_seed fixes the order
-            seed = int(empty((), dtype=dtypes.int64).random_().item())
-            generator = Generator().manual_seed(seed)
+            generator = Generator().manual_seed(_draw_seed())
         n = len(self.data_source)
         yield from randperm(n, generator=generator).tolist()
         # torch's sampler, written for num_samples that need not be n, ends with a second
@@ -207,11 +212,9 @@ class DataLoader:
         return len(self.batch_sampler)
 
     def __iter__(self):
-        from .. import dtypes
-        from ..functions import empty
         # torch draws a base seed for worker processes as the iterator is made, even with no
         # workers: it moves the global generator, so it must happen here to match torch's order
-        self._base_seed = int(empty((), dtype=dtypes.int64).random_(generator=self.generator).item())
+        self._base_seed = _draw_seed(self.generator)
         return self._batches()
 
     def _batches(self):
