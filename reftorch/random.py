@@ -15,8 +15,9 @@ exactly as torch's CPU kernels do:
     randperm   i = 0 .. n-2: swap element i with i + draw % (n - i)
 
 Which kernels torch runs depends on the CPU (ATen picks AVX512, AVX2 or its default build
-at start-up, see ``CPU_CAPABILITY``): the AVX2 build has the vectorised float32 Box-Muller,
-the others call libm's logf/cosf/sinf; every build but the default one fuses multiply-adds.
+at start-up, see ``CPU_CAPABILITY``): the AVX2 and AVX512 builds share the vectorised float32
+Box-Muller (both are compiled with AVX2 available; measured bit for bit), the default build
+calls libm's logf/cosf/sinf; every build but the default one fuses multiply-adds.
 
 A default generator per device, seeded from the operating system until ``manual_seed`` (as
 torch's is); a new ``Generator()`` starts from torch's default seed.
@@ -203,7 +204,7 @@ class Generator:
             uniforms = np.zeros(n, np.float32)
             uniforms[:n - n % 16] = self.unit_uniform(n - n % 16, np.float32)
         tail = self.unit_uniform(16, np.float32) if ragged else None
-        box_muller = _box_muller_16_float32 if CPU_CAPABILITY == "avx2" else _box_muller_16_libm_float32
+        box_muller = _box_muller_16_libm_float32 if CPU_CAPABILITY == "default" else _box_muller_16_float32
         values = _blocks_of_16(uniforms, tail, lambda u: box_muller(u, mean, std))
         return values.astype(np_dtype)
 
@@ -262,7 +263,8 @@ def _blocks_of_16(uniforms, tail, transform):
 
 
 def _box_muller_16_float32(u, mean, std):
-    """float32 blocks of 16 through the vectorised log and sincos of torch's AVX2 kernel."""
+    """float32 blocks of 16 through the vectorised log and sincos of torch's AVX2 kernel
+    (which its AVX512 build runs too)."""
     u1 = np.float32(1) - u[:, :8]
     radius = np.sqrt(np.float32(-2) * _cpu_float.log256_ps(u1))
     sin, cos = _cpu_float.sincos256_ps(np.float32(2.0 * math.pi) * u[:, 8:])
@@ -272,7 +274,7 @@ def _box_muller_16_float32(u, mean, std):
 
 
 def _box_muller_16_libm_float32(u, mean, std):
-    """float32 blocks of 16 through libm's logf, cosf and sinf (torch's builds other than AVX2)."""
+    """float32 blocks of 16 through libm's logf, cosf and sinf (torch's default build)."""
     logf, cosf, sinf = (_libm_float(name) for name in ("logf", "cosf", "sinf"))
     u1 = np.float32(1) - u[:, :8]
     radius = np.sqrt(np.float32(-2) * _libm(logf, u1, np.float32))

@@ -220,21 +220,46 @@ def test_unseeded_generators_behave_as_torchs():
 CAPABILITY_PROGRAM = """
 import hashlib, sys
 lib = __import__(sys.argv[1])
+if lib.__name__ == "torch":
+    capability = lib.backends.cpu.get_cpu_capability().lower()
+else:
+    capability = lib.random.CPU_CAPABILITY
 lib.manual_seed(5)
-values = [lib.randn(16 * 40 + 5), lib.randn(3), lib.empty(100).uniform_(-0.3, 0.75),
-          lib.empty(50, dtype=lib.float64).uniform_(-2.5, 0.1), lib.empty(37).normal_(0.5, 2.0),
-          lib.randn(40, dtype=lib.float16), lib.nn.Linear(50, 30).weight]
-print([hashlib.sha1(v.detach().float().tolist().__repr__().encode()).hexdigest() for v in values])
+values = [lib.randn(16 * 40 + 5), lib.randn(3), lib.randn(300_000),
+          lib.empty(100).uniform_(-0.3, 0.75), lib.empty(300_000).uniform_(-0.0123, 0.0456),
+          lib.empty(50, dtype=lib.float64).uniform_(-2.5, 0.1),
+          lib.empty(4099, dtype=lib.float64).normal_(0.25, 3.0), lib.empty(37).normal_(0.5, 2.0),
+          lib.randn(40, dtype=lib.float16), lib.randn(33, dtype=lib.bfloat16),
+          lib.nn.Linear(50, 30).weight, lib.nn.Linear(300, 200).bias]
+print(capability)
+# repr of a float is exact (shortest round trip), so equal hashes mean equal bits
+print([hashlib.sha1(repr(v.detach().double().tolist()).encode()).hexdigest() for v in values])
 """
 
 
-def test_torchs_default_cpu_build_gives_the_same_numbers_too():
-    # without AVX2 torch calls libm's logf/cosf/sinf for randn and does not fuse multiply-adds;
-    # ATEN_CPU_CAPABILITY=default makes torch (and reftorch) use that build on any x86 CPU
-    env = dict(os.environ, ATEN_CPU_CAPABILITY="default")
+def _capabilities_this_cpu_allows() -> list[str]:
+    """"default" always (ATEN_CPU_CAPABILITY can ask for it anywhere), then each x86 build up
+    to the best one torch itself picks here."""
+    best = subprocess.run([sys.executable, "-c", "import torch; print(torch.backends.cpu."
+                           "get_cpu_capability().lower())"], capture_output=True, text=True,
+                          check=True, env={k: v for k, v in os.environ.items()
+                                           if k != "ATEN_CPU_CAPABILITY"}).stdout.strip()
+    order = ["default", "avx2", "avx512"]
+    return order[:order.index(best) + 1] if best in order else ["default", best]
+
+
+@pytest.mark.parametrize("capability", _capabilities_this_cpu_allows())
+def test_every_cpu_build_torch_can_run_here_gives_the_same_numbers(capability):
+    # The default build calls libm's logf/cosf/sinf for randn and does not fuse multiply-adds;
+    # the AVX2 and AVX512 builds share the vectorised Box-Muller. Each build torch can run on
+    # this CPU, asked for by ATEN_CPU_CAPABILITY, against reftorch told the same.
+    env = dict(os.environ, ATEN_CPU_CAPABILITY=capability)
     outputs = [subprocess.run([sys.executable, "-c", CAPABILITY_PROGRAM, name], env=env, check=True,
-                              capture_output=True, text=True).stdout for name in ("torch", "reftorch")]
-    assert outputs[0] == outputs[1]
+                              capture_output=True, text=True).stdout.splitlines()
+               for name in ("torch", "reftorch")]
+    assert outputs[0][0] == outputs[1][0] == capability  # both really ran that build
+    differing = [i for i, (a, b) in enumerate(zip(outputs[0][1:], outputs[1][1:])) if a != b]
+    assert outputs[0][1:] == outputs[1][1:], f"{capability}: samples {differing} differ"
 
 
 ERRORS = {
