@@ -2,6 +2,7 @@
 old assert-form test cells, LMS collection, and the sandbox's walls."""
 from __future__ import annotations
 
+import os
 import re
 import zipfile
 
@@ -230,15 +231,26 @@ def test_exercises_that_forbid_torch_run_without_it():
 
 
 def test_sandbox_sees_packages_wherever_the_checkout_lives(monkeypatch, tmp_path):
-    """A checkout (and its .venv) under /tmp must not vanish under the sandbox's own /tmp."""
+    """A checkout (and its .venv) under /tmp must not vanish under the sandbox's own /tmp, and
+    as root every host folder reaches bwrap through the launcher's private stage, never by a
+    path that nobody would have to walk."""
     from autograder import sandbox as sandbox_module
     fake_site = tmp_path / ".venv" / "lib" / "python3.11" / "site-packages"
     (fake_site / "torch").mkdir(parents=True)
     monkeypatch.setattr(sandbox_module, "_site_packages", lambda: [str(fake_site)])
     for with_torch in (True, False):
         command = sandbox_module.bwrap_command(3, sandbox_module.Limits(), with_torch, seccomp_fd=4)
-        bound_to = [command[i + 2] for i, word in enumerate(command) if word in ("--ro-bind", "--bind")]
-        assert str(fake_site) in command
-        assert not any(d.startswith("/tmp") for d in bound_to), bound_to
+        bwrap = command[command.index("bwrap"):]
+        bound = [(bwrap[i + 1], bwrap[i + 2]) for i, word in enumerate(bwrap) if word in ("--ro-bind", "--bind")]
+        assert not any(inside.startswith("/tmp") for _, inside in bound), bound
+        if os.geteuid() == 0:
+            start = command.index("course-sandbox") + 1
+            staged = command[start:command.index("--", start)]
+            assert str(fake_site) in staged and str(fake_site) not in bwrap
+            system = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64"}
+            from_host = {outside for outside, _ in bound if outside not in system and not outside.startswith("/etc/")}
+            assert all(p.startswith(sandbox_module.STAGE + "/") for p in from_host), from_host
+        else:
+            assert str(fake_site) in bwrap
         search_path = command[command.index("COURSE_SITE_PACKAGES") + 1]
         assert search_path and not search_path.startswith("/tmp"), search_path
