@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
-.PHONY: lab lab-check test lessons release bench sysdeps venv clean-runtime hub hub-proxy
+.PHONY: lab lab-check test lessons release bench sysdeps lab-sysdeps venv clean-runtime hub hub-proxy
 
 venv: $(STAMP)
 
@@ -22,16 +22,20 @@ $(STAMP): pyproject.toml requirements.lock
 	cp course/lab/overrides.json $(LAB_SETTINGS)/overrides.json
 	touch $(STAMP)
 
-# Debian packages the course needs (graphviz's `dot`, bubblewrap, chromium): installed when
-# we are root with apt, otherwise a clear message says what is missing.
+# Debian packages the course needs (graphviz's `dot`, bubblewrap, chromium...): installed when
+# we are root with apt, otherwise a clear message says what is missing. A student's `make lab`
+# asks only for what the lab needs.
 sysdeps:
 	@bash .ci/sysdeps
 
+lab-sysdeps:
+	@bash .ci/sysdeps lab
+
 # course/ goes on JUPYTER_CONFIG_PATH: Jupyter then loads course/jupyter_server_config.py and
 # nbgrader's lab extensions load course/nbgrader_config.py (exchange in course/exchange).
-LAB_ENV := JUPYTER_CONFIG_PATH=$(CURDIR)/course$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH),)
+LAB_ENV := JUPYTER_CONFIG_PATH="$(CURDIR)/course$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH),)"
 
-lab: $(STAMP) sysdeps $(LAB_SETTINGS)/overrides.json
+lab: $(STAMP) lab-sysdeps $(LAB_SETTINGS)/overrides.json
 	$(LAB_ENV) $(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 # JupyterLab reads setting overrides (pop-ups off) only from the app's settings folder.
