@@ -195,7 +195,7 @@ def package_docstring() -> list[str]:
 def reference_pages(entries: list[Entry]) -> dict[str, str]:
     """{page name: reST} for every namespace and every class with a page of its own."""
     pages: dict[str, list[str]] = {}
-    namespaces = list(dict.fromkeys(e.namespace for e in entries))
+    namespaces = sorted(set(e.namespace for e in entries))
     for namespace in namespaces:
         inside = [e for e in entries if e.namespace == namespace]
         mirrored = [e for e in inside if e.torch_name]

@@ -53,7 +53,10 @@ html_theme_options = {
 # course extension: formulas render with no network. Its only web font is STIX-Web.
 mathjax_path = "mathjax/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full"
 mathjax2_config = {
-    "HTML-CSS": {"availableFonts": [], "webFont": "STIX-Web", "imageFont": None, "preferredFont": None},
+    # MathJax_Blank (a font that must not load, to measure with) defaults to url(about:blank),
+    # which Chromium refuses with a console error; a local() font that is not there does not.
+    "HTML-CSS": {"availableFonts": [], "webFont": "STIX-Web", "imageFont": None, "preferredFont": None,
+                 "styles": {"@font-face": {"font-family": "MathJax_Blank", "src": "local('MathJax_Blank')"}}},
     # MyST marks each page "tex2jax_ignore" (so that a stray $ in prose stays a dollar) and
     # each formula "math": MathJax 2 typesets only those, as MyST sets up MathJax 3 to.
     "tex2jax": {"inlineMath": [["\\(", "\\)"]], "displayMath": [["\\[", "\\]"]],

@@ -9,6 +9,7 @@ pages or anchors that do not exist, formulas that MathJax did not typeset.
 from __future__ import annotations
 
 import functools
+import re
 import http.server
 import threading
 from contextlib import contextmanager
@@ -30,7 +31,8 @@ _BROKEN_IMAGES = """async () => {
 # count the formulas (MyST marks them "math") that it did not typeset or could not parse.
 _UNTYPESET_FORMULAS = """async () => {
   if (window.MathJax && MathJax.Hub) await new Promise(done => MathJax.Hub.Queue(done));
-  const formulas = Array.from(document.querySelectorAll("span.math, div.math"));
+  // Sphinx's formulas; MathJax's own output has spans of class "math" too
+  const formulas = Array.from(document.querySelectorAll("span.math.notranslate, div.math.notranslate"));
   return formulas.filter(f => !f.querySelector(".MathJax") || f.querySelector(".merror, .MathJax_Error"))
                  .map(f => f.textContent.trim().slice(0, 60));
 }"""
@@ -111,11 +113,12 @@ def check_page(page, url: str, base: str, walk: Walk) -> list[str]:
     return links
 
 
-def walk(page, base: str, start: str = "index.html", follow: bool = True) -> Walk:
-    """Every page reachable from ``start`` by links inside the site (only ``start`` itself
-    when not ``follow``), every link's target fetched once, and every link's anchor checked
-    against the ids of the page it points to."""
-    result, queue, status, anchors = Walk(), [urljoin(base, start)], {}, []
+def walk(page, base: str, start: str | list[str] = "index.html", follow: bool = True) -> Walk:
+    """Every page reachable from ``start`` (one page or several) by links inside the site
+    (only the start pages when not ``follow``), every link's target fetched once, and every
+    link's anchor checked against the ids of the page it points to."""
+    starts = [start] if isinstance(start, str) else start
+    result, queue, status, anchors = Walk(), [urljoin(base, s) for s in starts], {}, []
     # Nothing may leave the site: a CDN font or script would break a reader who is offline.
     page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(base)
                or route.request.url.startswith("data:") else route.abort("blockedbyclient"))
@@ -136,6 +139,8 @@ def walk(page, base: str, start: str = "index.html", follow: bool = True) -> Wal
             elif fragment:
                 anchors.append((url, target, fragment))
     for source, target, fragment in anchors:
-        if target in result.ids and fragment not in result.ids[target]:
+        if target not in result.ids:  # a page not opened (a walk that does not follow links)
+            result.ids[target] = set(re.findall(r'\bid="([^"]+)"', page.request.get(target).text()))
+        if fragment not in result.ids[target]:
             result.problems.append(f"{source[len(base):]}: broken link: {target[len(base):]}#{fragment} (no such anchor)")
     return result
