@@ -71,7 +71,7 @@ def _built_pages(site: Path) -> set[str]:
 
 def test_every_page_opens_cleanly(site, site_walk):
     """No console error, no failed or outside request, no broken link, picture or formula."""
-    assert site_walk.problems == []
+    assert not site_walk.problems, "\n".join(site_walk.problems)
     assert set(site_walk.pages) == _built_pages(site)
     assert len(site_walk.pages) == len(set(site_walk.pages))
 

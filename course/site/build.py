@@ -8,7 +8,8 @@ pages), every lesson notebook ``lessons/[0-9]*.ipynb`` and every student release
 ``assignments/<a>/<a>.ipynb`` picked up by glob, and the README and docs/ files the pages
 include. Sphinx then renders the notebooks from their stored outputs (never executed) and
 the reftorch reference from its docstrings. Files are copied with their times, so a second
-build reads again only what changed.
+build reads again only what changed (all of it when a page came or went: every page lists
+them all).
 
 The built site is then audited with the student kit's audit (course/student_kit.py): any
 line of a solution or hidden-test region of solutions/, or an instructor-only file, and the
@@ -57,15 +58,19 @@ def staged_files(root: Path) -> dict[Path, Path]:
         if release.is_file():
             staged[Path("assignments") / folder.name / release.name] = release
     staged[Path("_repo/README.md")] = root / "README.md"
+    staged[Path("_repo/course/kit/README.md")] = root / "course" / "kit" / "README.md"
     staged[Path("docs/deploy.md")] = root / "docs" / "deploy.md"
     for picture in sorted((root / "docs" / "img").glob("*.png")):
         staged[Path("docs/img") / picture.name] = picture
     return staged
 
 
-def stage(root: Path, src: Path) -> None:
-    """Make ``src`` hold exactly the staged files (and the generated reference)."""
+def stage(root: Path, src: Path) -> bool:
+    """Make ``src`` hold exactly the staged files (and the generated reference). True when a
+    file came or went: every page's navigation (sidebar, previous/next) must then be written
+    again, which Sphinx does not do by itself for pages that did not change."""
     staged = staged_files(root)
+    came_or_went = not all((src / relative).is_file() for relative in staged)
     if src.is_dir():
         for path in sorted(src.rglob("*"), reverse=True):
             relative = path.relative_to(src)
@@ -73,6 +78,7 @@ def stage(root: Path, src: Path) -> None:
                 continue
             if path.is_file() and relative not in staged:
                 path.unlink()
+                came_or_went = True
             elif path.is_dir() and not any(path.iterdir()):
                 path.rmdir()
     for relative, original in staged.items():
@@ -81,6 +87,7 @@ def stage(root: Path, src: Path) -> None:
         if not target.is_file() or target.stat().st_mtime_ns != original.stat().st_mtime_ns \
                 or target.stat().st_size != original.stat().st_size:
             shutil.copy2(original, target)
+    return came_or_went
 
 
 def build_site(out: Path = DEFAULT_OUT, root: Path = REPO_ROOT, lab_url: str | None = None,
@@ -97,7 +104,9 @@ def build_site(out: Path = DEFAULT_OUT, root: Path = REPO_ROOT, lab_url: str | N
         for folder in (src, html, doctrees):
             shutil.rmtree(folder, ignore_errors=True)
     started = time.perf_counter()
-    stage(root, src)
+    if stage(root, src) and not fresh:
+        fresh = True
+        shutil.rmtree(html, ignore_errors=True)
     overrides = {"course_lab_url": lab_url} if lab_url else {}
     warnings = io.StringIO()
     if not sys.stdout.isatty():
