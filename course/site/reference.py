@@ -26,6 +26,7 @@ TOPIC_PAGES = {
     "torch.device": "tensor_attributes.html#torch.device",
     "torch.autocast": "amp.html#torch.autocast",
     "torch.amp.autocast": "amp.html#torch.autocast",
+    "torch.default_generator": "torch.html#torch.torch.default_generator",
 }
 TOPIC_NAMESPACES = {
     "torch.utils.data": "data.html",
@@ -154,10 +155,6 @@ def walk() -> list[Entry]:
 
 # -- reST pages ---------------------------------------------------------------------------
 
-def page_name(name: str) -> str:
-    return name  # reftorch.nn -> api/reftorch.nn.rst
-
-
 def _directive(entry: Entry, indent: str = "") -> list[str]:
     directive = {"function": "autofunction", "class": "autoclass", "data": "autodata",
                  "method": "automethod", "property": "autoproperty", "attribute": "autoattribute"}[entry.kind]
@@ -205,10 +202,10 @@ def reference_pages(entries: list[Entry]) -> dict[str, str]:
                   "the torch documentation of the name it mirrors.", ""]
         big = [e for e in mirrored if len(e.members) >= OWN_PAGE_MEMBERS]
         if big:
-            lines += [".. toctree::", "   :maxdepth: 1", ""] + [f"   {page_name(e.name)}" for e in big] + [""]
+            lines += [".. toctree::", "   :maxdepth: 1", ""] + [f"   {e.name}" for e in big] + [""]
         for entry in mirrored:
             if entry in big:
-                pages[page_name(entry.name)] = _title(entry.name) + _class_block(entry)
+                pages[entry.name] = _title(entry.name) + _class_block(entry)
             else:
                 lines += _class_block(entry) if entry.kind == "class" else _directive(entry)
         if own:
@@ -217,12 +214,12 @@ def reference_pages(entries: list[Entry]) -> dict[str, str]:
                       "inside, shown because the lessons read it.", ""]
             for entry in own:
                 lines += _class_block(entry) if entry.kind == "class" else _directive(entry)
-        pages[page_name(namespace)] = lines
+        pages[namespace] = lines
     index = _title("reftorch API reference") + [
         "Generated from reftorch's docstrings. ``import reftorch as torch`` runs the covered torch "
         "code unchanged; each entry links the torch function or class it mirrors on pytorch.org, "
         "and **[source]** shows reftorch's code for it.", "",
         *package_docstring(), "",
-        ".. toctree::", "   :maxdepth: 1", ""] + [f"   {page_name(n)}" for n in namespaces] + [""]
+        ".. toctree::", "   :maxdepth: 1", ""] + [f"   {n}" for n in namespaces] + [""]
     pages["index"] = index
     return {name: "\n".join(lines) + "\n" for name, lines in pages.items()}

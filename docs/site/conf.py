@@ -26,7 +26,6 @@ myst_heading_anchors = 3
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
-autodoc_default_options = {"no-value": False}
 add_module_names = False
 
 html_theme = "sphinx_book_theme"
