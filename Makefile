@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
-.PHONY: lab lab-check test lessons release bench sysdeps lab-sysdeps venv clean-runtime hub hub-proxy
+.PHONY: lab lab-check test lessons release bench sysdeps lab-sysdeps venv clean-runtime hub hub-proxy site
 
 venv: $(STAMP)
 
@@ -81,6 +81,12 @@ release: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench
+
+# The course website in build/site/html (README, "Read the course online"): lessons from their
+# stored outputs, the student releases, the reftorch reference; audited like the student kit.
+# LAB_URL points the "open in JupyterLab" links at a class hub ({path} = the notebook's path).
+site: $(STAMP)
+	$(VENV)/bin/course site $(if $(LAB_URL),--lab-url '$(LAB_URL)',)
 
 # The students' repository: lessons, releases, reftorch, no solutions (docs/deploy.md).
 STUDENT_KIT ?= ../reftorch-student

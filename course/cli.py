@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     # the course server for a class: roster -> Unix users + gradebook; JupyterHub
     "course.roster",       # roster import / remove
     "course.hub",          # hub start / stop / status
+    "course.site",         # site (the course website: lessons, assignments, reftorch reference)
 )
 
 

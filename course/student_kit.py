@@ -143,9 +143,14 @@ def _strings(value):
 
 
 def file_lines(path: Path) -> set[str]:
-    """A kit file's stripped text lines, and for JSON files the lines of every string in it."""
+    """A kit file's stripped text lines, for JSON files also the lines of every string in it,
+    and for HTML files also the lines a browser shows (tags dropped, entities decoded: code
+    highlighted by the course website puts each token in its own tag)."""
     text = path.read_bytes().decode("utf-8", errors="replace")
     lines = {line.strip() for line in text.splitlines()}
+    if path.suffix in (".html", ".htm"):
+        from course.release_audit import visible_text
+        lines.update(line.strip() for line in visible_text(path).splitlines())
     if path.suffix in (".ipynb", ".json"):
         try:
             document = json.loads(text)
@@ -184,19 +189,28 @@ def _config_problems(kit: Path) -> list[str]:
     return problems
 
 
-def audit_kit(kit: Path, root: Path = REPO_ROOT, secrets: dict[str, Secret] | None = None) -> list[str]:
-    """Every way ``kit`` leaks what only the instructor may see (empty when it does not)."""
+def audit_files(folder: Path, root: Path = REPO_ROOT, secrets: dict[str, Secret] | None = None) -> list[str]:
+    """Every file under ``folder`` that is instructor-only or holds a secret line (empty when
+    none does). Also audits the course website (course/site/build.py)."""
     secrets = secret_lines(root) if secrets is None else secrets
     if not secrets:
         return [f"no secret lines found under {root / 'solutions'}: nothing to check the kit against"]
     problems = []
-    for path in kit_files(kit):
-        relative = path.relative_to(kit)
+    for path in kit_files(folder):
+        relative = path.relative_to(folder)
         if INSTRUCTOR_FOLDERS & set(relative.parts[:-1]) or INSTRUCTOR_FILE.search(relative.name):
             problems.append(f"{relative}: instructor-only file")
         for line in sorted(file_lines(path) & secrets.keys()):
             problems.append(f"{relative}: holds a line of {secrets[line].origin}: {line!r}")
-    return problems + _config_problems(kit)
+    return problems
+
+
+def audit_kit(kit: Path, root: Path = REPO_ROOT, secrets: dict[str, Secret] | None = None) -> list[str]:
+    """Every way ``kit`` leaks what only the instructor may see (empty when it does not)."""
+    secrets = secret_lines(root) if secrets is None else secrets
+    if not secrets:
+        return audit_files(kit, root, secrets)  # says there is nothing to check against
+    return audit_files(kit, root, secrets) + _config_problems(kit)
 
 
 # -- dependency files -----------------------------------------------------------------------

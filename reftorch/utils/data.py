@@ -58,7 +58,7 @@ class Subset(Dataset):
 
 
 def random_split(dataset, lengths, generator=None):
-    """Split ``dataset`` into non-overlapping ``Subset``s of the given lengths (or fractions).
+    """Split ``dataset`` into non-overlapping ``Subset`` objects of the given lengths (or fractions).
 
     One ``randperm`` over all indices, cut into consecutive pieces, as torch does; the
     default generator is the global one.
