@@ -54,10 +54,11 @@ STUDENT_TESTS = ("conftest.py", "engine_support.py", "test_engine_api.py", "test
                  "test_engine_autograd_advanced.py", "test_engine_errors.py", "test_engine_fidelity.py", "test_engine_gradients.py",
                  "test_engine_inplace.py", "test_engine_lowprec.py", "test_engine_random.py",
                  "test_engine_tensor.py", "test_engine_training.py", "test_engine_views.py",
-                 "test_mlp_fast_paths.py", "test_nn_parity.py", "test_torchviz_parity.py", "test_snippets.py")
+                 "test_mlp_fast_paths.py", "test_nn_parity.py", "test_torchviz_parity.py", "test_snippets.py",
+                 "test_engine_graphs.py")
 # What `make lab` and `make test` need; the lock gets these and everything they require.
 STUDENT_PACKAGES = ("torch", "numpy", "ml_dtypes", "jupyterlab", "nbgrader", "nbval", "torchviz", "graphviz",
-                    "matplotlib", "ipykernel", "hypothesis", "pytest")
+                    "matplotlib", "ipykernel", "hypothesis", "pytest", "onnx", "onnxscript")
 # The venv's own installer and build tools: every venv has them, the lock does not pin them.
 VENV_TOOLS = ("pip", "setuptools", "wheel")
 SKIPPED_NAMES = ("__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".hypothesis")

@@ -14,7 +14,9 @@
     func.py       function transforms: grad, vjp, jvp, vmap
     nn/           Module, Parameter, containers, layers, losses
     optim.py      SGD and Adam
-    viz.py        draw a graph (with saved tensors and their versions)
+    viz.py        draw a graph (with saved tensors and their versions), or a traced one
+    fx.py         dispatch modes, and a tracer that records a program as a graph (make_fx's idea)
+    fusion.py     a pass that fuses chains of element-wise kernels into one generated kernel
     random.py     the generator and its samplers (torch's numbers for a seed)
     amp.py        autocast: which op runs in which precision
 """

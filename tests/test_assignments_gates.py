@@ -47,12 +47,13 @@ PARTIAL_BLANK_CELL = {
     "06_clone_detach": "ema_update",
     "07_modules": "sequential",
     "08_training": "train",
+    "09_graphs": "fold_batchnorm",
 }
 
 
 def test_course_has_one_assignment_per_lesson():
     assert ASSIGNMENTS == ["01_tensors", "02_devices", "03_autograd", "04_autograd_advanced", "05_inplace",
-                           "06_clone_detach", "07_modules", "08_training"]
+                           "06_clone_detach", "07_modules", "08_training", "09_graphs"]
     lessons = sorted(p.stem for p in (nbgrader_course.REPO_ROOT / "lessons").glob("[0-9][0-9]_*.ipynb"))
     assert ASSIGNMENTS == lessons  # lesson N leads into assignment N, same name
     assert set(PARTIAL_BLANK_CELL) == set(ASSIGNMENTS)

@@ -119,15 +119,15 @@ def test_lock_pins_the_core_packages(name):
 # -- system packages: a student's `make lab` asks only for what the lab needs -------------
 def _sysdeps(target: str, tmp_path: Path) -> subprocess.CompletedProcess:
     """`.ci/sysdeps TARGET` as a user who is not root, on a machine with nothing but a shell,
-    coreutils and graphviz's `dot` (a stand-in here): what would it ask for?"""
+    coreutils, graphviz's `dot` and `g++` (stand-ins here): what would it ask for?"""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     for tool in ("bash", "id", "ls", "env"):
         (bin_dir / tool).unlink(missing_ok=True)
         (bin_dir / tool).symlink_to(shutil.which(tool))
-    dot = bin_dir / "dot"
-    dot.write_text("#!/bin/sh\n")
-    dot.chmod(0o755)
+    for stand_in in ("dot", "g++"):   # what the lab needs: graphviz, a C++ compiler (lesson 09)
+        (bin_dir / stand_in).write_text("#!/bin/sh\n")
+        (bin_dir / stand_in).chmod(0o755)
     command = [str(bin_dir / "bash"), str(ROOT / ".ci" / "sysdeps"), *([target] if target else [])]
     if os.geteuid() == 0:   # be the student: not root, so nothing gets installed
         command = [shutil.which("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups", *command]

@@ -18,7 +18,7 @@ import pytest
 from course.lessons import LESSONS, RAISES_TAG, lesson_paths, problems
 
 EXPECTED = ["01_tensors", "02_devices", "03_autograd", "04_autograd_advanced", "05_inplace", "06_clone_detach",
-            "07_modules", "08_training"]
+            "07_modules", "08_training", "09_graphs"]
 
 # Syllabus topics that must appear in a lesson's code (API names a lesson cannot teach without)
 SYLLABUS_CODE = {
@@ -61,6 +61,14 @@ SYLLABUS_CODE = {
                     "__len__", "BatchNorm1d(", "running_mean", "running_var", "num_batches_tracked",
                     ".eval()", ".train()", "autocast(", "bfloat16", "float16", "finfo(",
                     "register_forward_hook("],
+    "09_graphs": ["symbolic_trace(", "graph.nodes", "placeholder", "get_attr", "call_function", "call_method",
+                  "call_module", "gm.code", "recompile()", "replace_pattern(", "eliminate_dead_code()",
+                  "inserting_before(", "replace_all_uses_with(", "map_arg(", "ShapeProp(", "TorchDispatchMode",
+                  "__torch_dispatch__", "FlopCounterMode", "make_fx(", "core_aten_decompositions()",
+                  "decomposition_table", "Tag.core", "CompositeImplicitAutograd", "torch.compile(",
+                  "_dynamo.explain(", "run_and_get_code(", "cpp.cxx", "backend='aot_eager'",
+                  "torch.export.export(", "run_decompositions()", "torch.cond(", "Dim(", "torch.onnx.export(",
+                  "ReferenceEvaluator", "ref_fx.trace(", "fuse_elementwise(", "draw_fx_graph("],
 }
 
 
@@ -72,7 +80,7 @@ def code_of(nb) -> str:
     return "\n".join(c.source for c in nb.cells if c.cell_type == "code")
 
 
-def test_the_eight_lessons_exist_in_order():
+def test_the_nine_lessons_exist_in_order():
     assert [p.stem for p in lesson_paths()] == EXPECTED
 
 
