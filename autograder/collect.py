@@ -377,7 +377,8 @@ def collect_files(course: Course, assignment: str, source: Path, lms_timezone=No
     try:
         roster = roster_index(course.root, course.db_url, course.course_id)
     except RosterError as error:
-        raise CollectError(str(error)) from None
+        problems = str(error).replace("nothing was imported, ", "").replace(":\n  ", ": ").replace("\n  ", "; ")
+        raise CollectError(f"the roster cannot be read: {problems}") from None
     fingerprints = assignment_fingerprints(course)
     schemes = namings(assignment, course.config)
     run = datetime.now().strftime("%Y%m%d-%H%M%S")

@@ -149,10 +149,11 @@ def cmd_export(args) -> int:
 
 
 def _feedback(args) -> int:
-    from .export import nothing_graded
+    from .export import check_graded, nothing_graded
     from .feedback import write_feedback
     course = _course(args)
     _known_assignment(course, args.assignment)
+    check_graded(course, args.assignment)
     paths = write_feedback(course, args.assignment)
     if not paths:
         raise nothing_graded(args.assignment)
@@ -165,9 +166,11 @@ def cmd_feedback(args) -> int:
 
 
 def _report(args) -> int:
+    from .export import check_graded
     from .report import write_report
     course = _course(args)
     _known_assignment(course, args.assignment)
+    check_graded(course, args.assignment)
     print(write_report(course, args.assignment))
     return 0
 

@@ -44,6 +44,12 @@ def _time(moment) -> str:
     return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else ""
 
 
+def check_graded(course: Course, assignment: str) -> None:
+    """NothingGraded unless `course grade` has graded at least one submission."""
+    if not any(course.autograded_root.glob(f"*/{assignment}/{STATE_FILE}")):
+        raise nothing_graded(assignment)
+
+
 def rows_for(course: Course, assignment: str) -> list[dict]:
     """One dict per graded submission: scores as the gradebook holds them (manual grades
     included) less the late penalty, status from the grader, names from the gradebook."""
@@ -95,6 +101,7 @@ class CourseExport(ExportPlugin):
         return [values[name] for name in COLUMNS]
 
     def export(self, gradebook=None) -> None:
+        check_graded(self.course, self.assignment_id)
         rows = rows_for(self.course, self.assignment_id)
         if not any(r["status"] != "not graded" for r in rows):
             raise nothing_graded(self.assignment_id)
