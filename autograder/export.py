@@ -56,8 +56,12 @@ def rows_for(course: Course, assignment: str) -> list[dict]:
     from .collect import load_records
     from .late import apply_late_penalties
 
+    from course.roster import roster_index
+
     lateness = apply_late_penalties(course, assignment)
     records = load_records(course, assignment)
+    roster = roster_index(course.root)  # names and LMS ids the gradebook may lack
+    listed = roster.students if roster else {}
     rows = []
     with Gradebook(course.db_url, course.course_id) as gradebook:
         try:
@@ -73,6 +77,7 @@ def rows_for(course: Course, assignment: str) -> list[dict]:
             else:
                 status, message = "not graded", "not graded by `course grade`"
             late = lateness.get(submission.student_id)
+            known = listed.get(submission.student_id)
             rows.append({
                 "student": submission.student_id, "score": late.score if late else submission.score,
                 "max_score": submission.max_score, "status": status, "message": message,
@@ -80,8 +85,10 @@ def rows_for(course: Course, assignment: str) -> list[dict]:
                 "due": _time(late.due if late else None), "submitted": _time(submission.timestamp),
                 "late_by": late.late_by if late else "",
                 "lms_late": "LATE" if records.get(submission.student_id, {}).get("late") else "",
-                "first_name": student.first_name or "", "last_name": student.last_name or "",
-                "email": student.email or "", "lms_id": student.lms_user_id or ""})
+                "first_name": student.first_name or (known.first_name if known else ""),
+                "last_name": student.last_name or (known.last_name if known else ""),
+                "email": student.email or (known.email if known else ""),
+                "lms_id": student.lms_user_id or (known.lms_id if known else "")})
     return rows
 
 

@@ -45,7 +45,11 @@ def _normalised_notebook(path: Path) -> dict:
 
 
 def _files(folder: Path) -> set[str]:
-    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()} if folder.is_dir() else set()
+    """The release's files, without JupyterLab's .ipynb_checkpoints (its save writes them)."""
+    if not folder.is_dir():
+        return set()
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")
+            if p.is_file() and ".ipynb_checkpoints" not in p.relative_to(folder).parts}
 
 
 def release_differences(committed: Path, fresh: Path) -> list[str]:

@@ -312,3 +312,27 @@ def test_collect_from_the_exchange(course_root):
     assert "collected 2 submission(s)" in result.stdout
     assert "stray-file.txt" in result.stdout
     assert (_submitted(course_root, "bo") / "timestamp.txt").read_text() == "2026-11-20 11:00:00.000000 UTC"
+
+
+def test_a_newer_exchange_submission_over_graded_work_is_said_not_silent(roster):
+    from autograder.collect import collect
+    from autograder.course import Course
+
+    inbound = roster / "course" / "exchange" / "reftorch-course" / "inbound"
+
+    def hand_in(stamp, marker):
+        folder = inbound / f"ada+{ASSIGNMENT}+{stamp}+{marker}"
+        folder.mkdir(parents=True)
+        (folder / f"{ASSIGNMENT}.ipynb").write_bytes(_release(ASSIGNMENT, marker))
+
+    hand_in("2026-11-20 10:00:00.000000 UTC", "first")
+    assert collect(Course.load(roster), ASSIGNMENT, None).placed == {"ada": f"exchange ada+{ASSIGNMENT}+"
+                                                                    "2026-11-20 10:00:00.000000 UTC+first"}
+    _mark_graded(roster, "ada", 9.0)
+    hand_in("2026-11-21 10:00:00.000000 UTC", "second")
+    report = collect(Course.load(roster), ASSIGNMENT, None)
+    row = next(r for r in report.rows if r.student == "ada")
+    assert row.outcome == "replaced" and "previous one (graded 9/17) is still in the exchange" in row.note
+    assert (_submitted(roster, "ada") / f"{ASSIGNMENT}.ipynb").read_bytes() == _release(ASSIGNMENT, "second")
+    again = collect(Course.load(roster), ASSIGNMENT, None)
+    assert [r.outcome for r in again.rows] == ["unchanged"]
