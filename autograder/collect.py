@@ -31,7 +31,7 @@ import shutil
 import stat
 import zipfile
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from zoneinfo import ZoneInfo
@@ -98,7 +98,8 @@ class CollectReport:
         if self.rows:
             header = Row("student", "outcome", "file", "LMS time", "note")
             rows = [header] + sorted(self.rows, key=lambda r: (r.outcome != NOT_PLACED, r.student, r.file))
-            widths = [min(48, max(len(getattr(r, name)) for r in rows)) for name in ("student", "outcome", "file", "when")]
+            widths = [min(48, max(len(getattr(r, name)) for r in rows))
+                      for name in ("student", "outcome", "file", "when")]
             for row in rows:
                 cells = [row.student, row.outcome, row.file, row.when]
                 lines.append("  ".join(_fit(c, w) for c, w in zip(cells, widths)) + f"  {row.note}".rstrip())
@@ -423,6 +424,8 @@ def collect_files(course: Course, assignment: str, source: Path, lms_timezone=No
             continue
         student = ids.pop()
         claim = _best_claim(fitting)
+        if claim.how == "prefix" and claim.key.startswith(student + "_"):
+            claim = replace(claim, file_name=claim.key[len(student) + 1:])  # the student's own name for it
         foreign = foreign_notebook(data, claim.file_name, assignment, fingerprints)
         if foreign:
             report.add(student, NOT_PLACED, entry.name, note=foreign)

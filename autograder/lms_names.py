@@ -113,7 +113,8 @@ class MoodleFlat(LmsNaming):
 class Blackboard(LmsNaming):
     lms = "Blackboard"
     named_regexp = Unicode((r"^(?:.*/)?(?P<student_id>[^/]+)_attempt_"
-                    r"(?P<timestamp>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})(?:_(?P<file_id>[^/]+)|\.txt)$")).tag(config=True)
+                            r"(?P<timestamp>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})(?:_(?P<file_id>[^/]+)|\.txt)$")
+                           ).tag(config=True)
 
     def claims(self, path, timezone):
         found = self.match(path)

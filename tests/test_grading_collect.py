@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import zipfile
 from dataclasses import asdict
 from datetime import datetime, timezone
@@ -34,9 +32,19 @@ bo-7,Bo,Li,,
 BERLIN = ZoneInfo("Europe/Berlin")
 
 
-def _cli(root, *args):
-    return subprocess.run([sys.executable, "-m", "course.cli", *args, "--root", str(root)], cwd=inject.REPO,
-                          capture_output=True, text=True, timeout=300)
+@pytest.fixture
+def cli(capfd):
+    """`course ... --root ROOT` in this process; returns (exit status, stdout, stderr)."""
+    from types import SimpleNamespace
+
+    from course.cli import main
+
+    def run(root, *args):
+        capfd.readouterr()
+        code = main([*args, "--root", str(root)])
+        out, err = capfd.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+    return run
 
 
 def _release(assignment: str, marker: str = "") -> bytes:
@@ -162,14 +170,14 @@ def _owner(name: str, student: str) -> bool:
     return any(hint.lower() in name.lower() for hint in hints[student])
 
 
-def test_a_plain_folder_per_student_needs_no_roster(course_root, tmp_path):
+def test_a_plain_folder_per_student_needs_no_roster(course_root, tmp_path, cli):
     download = tmp_path / "download"
     (download / "carl").mkdir(parents=True)
     (download / "carl" / f"{ASSIGNMENT}.ipynb").write_bytes(_release(ASSIGNMENT))
     (download / "carl" / "helper.py").write_text("X = 1\n")
     (download / f"dana_551_{ASSIGNMENT}.ipynb").write_bytes(_release(ASSIGNMENT))
     (download / "grades_template.xlsx").write_text("not a notebook")
-    result = _cli(course_root, "collect", ASSIGNMENT, "--from", str(download))
+    result = cli(course_root, "collect", ASSIGNMENT, "--from", str(download))
     assert result.returncode == 1, result.stdout + result.stderr
     assert sorted(p.name for p in (course_root / "course" / "submitted").iterdir()) == ["carl"]
     assert (_submitted(course_root, "carl") / "helper.py").read_text() == "X = 1\n"
@@ -237,7 +245,7 @@ def test_latest_by_lms_time_is_placed_and_graded_work_is_never_replaced_silently
     assert _collect(roster, later, lms_timezone=ZoneInfo("UTC")).rows[0].outcome == "unchanged"
 
 
-def test_a_damaged_zip_entry_is_listed_and_the_rest_placed(roster, tmp_path):
+def test_a_damaged_zip_entry_is_listed_and_the_rest_placed(roster, tmp_path, cli):
     download = _zip(tmp_path / "moodle.zip", {
         "Ada Lovelace_301_assignsubmission_file/03_autograd.ipynb": _release(ASSIGNMENT, "ada"),
         "Hugo Smith_302_assignsubmission_file/03_autograd.ipynb": _release(ASSIGNMENT, "hugo"),
@@ -249,7 +257,7 @@ def test_a_damaged_zip_entry_is_listed_and_the_rest_placed(roster, tmp_path):
     data = bytearray(download.read_bytes())
     data[start + 40: start + 48] = b"\xff" * 8  # a transfer error inside hugo's notebook
     download.write_bytes(bytes(data))
-    result = _cli(roster, "collect", ASSIGNMENT, "--from", str(download))
+    result = cli(roster, "collect", ASSIGNMENT, "--from", str(download))
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     assert sorted(p.name for p in (roster / "course" / "submitted").iterdir()) == ["ada", "jo"]
@@ -295,7 +303,7 @@ def test_a_students_timestamp_never_replaces_the_lms_time(course_root, tmp_path)
     assert not folder.joinpath("submission_secret.txt").exists()
 
 
-def test_collect_from_the_exchange(course_root):
+def test_collect_from_the_exchange(course_root, cli):
     notebook = nbformat.writes(nbformat.v4.new_notebook())
     inbound = course_root / "course" / "exchange" / "reftorch-course" / "inbound"
     for student, stamp in (("ada", "2026-11-20 10:00:00.000000 UTC"), ("bo", "2026-11-20 11:00:00.000000 UTC")):
@@ -305,7 +313,7 @@ def test_collect_from_the_exchange(course_root):
         # bo rewrote the timestamp.txt inside the inbound folder: the folder's name wins
         (folder / "timestamp.txt").write_text(stamp if student == "ada" else "2026-11-01 00:00:00.000000 UTC")
     (inbound / "stray-file.txt").write_text("?")
-    result = _cli(course_root, "collect", ASSIGNMENT)
+    result = cli(course_root, "collect", ASSIGNMENT)
     assert result.returncode == 1, result.stdout + result.stderr  # the stray file is not placed
     for student in ("ada", "bo"):
         assert (_submitted(course_root, student) / f"{ASSIGNMENT}.ipynb").is_file()
