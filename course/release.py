@@ -187,6 +187,15 @@ def _check_releases(names: list[str], root: Path | None = None) -> int:
               file=sys.stderr)
         return 1
     print(f"up to date: {', '.join(names)}")
+    for name in names:
+        released = nbgrader_course.release_notebook(name, root)
+        try:
+            ran = any(cell.get("outputs") for cell in json.loads(released.read_text(encoding="utf-8"))["cells"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        if ran:
+            print(f"note: {nbgrader_course.relative(released)} holds outputs saved by JupyterLab (not compared); "
+                  f"`course release {name}` writes it without them")
     return 0
 
 

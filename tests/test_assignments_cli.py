@@ -142,6 +142,7 @@ def test_release_check_ignores_what_jupyterlab_writes(tmp_path, capsys):
     assert any(cell.get("execution_count") for cell in saved["cells"])
     capsys.readouterr()
     assert cli.main(["release", "--check", ASSIGNMENT, "--root", str(root)]) == 0, capsys.readouterr().out
+    assert "holds outputs saved by JupyterLab (not compared)" in capsys.readouterr().out
 
     # What a student gets still counts: a test cell's text, or its points.
     for cell in saved["cells"]:

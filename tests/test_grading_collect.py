@@ -344,3 +344,22 @@ def test_a_newer_exchange_submission_over_graded_work_is_said_not_silent(roster)
     assert (_submitted(roster, "ada") / f"{ASSIGNMENT}.ipynb").read_bytes() == _release(ASSIGNMENT, "second")
     again = collect(Course.load(roster), ASSIGNMENT, None)
     assert [r.outcome for r in again.rows] == ["unchanged"]
+
+
+def test_two_notebooks_of_one_student_the_later_file_wins_and_a_tie_places_neither(roster, tmp_path):
+    def download(name, late_time):
+        path = tmp_path / name
+        with zipfile.ZipFile(path, "w") as archive:
+            archive.writestr(zipfile.ZipInfo(f"hugo_{ASSIGNMENT}.ipynb", (2026, 11, 20, 10, 0, 0)),
+                             _release(ASSIGNMENT, "first"))
+            archive.writestr(zipfile.ZipInfo(f"hugo_{ASSIGNMENT}_late.ipynb", late_time), _release(ASSIGNMENT, "late"))
+        return path
+
+    tie = _collect(roster, download("tie.zip", (2026, 11, 20, 10, 0, 0)))
+    assert tie.placed == {} and len(tie.not_placed) == 2
+    assert all("2 different notebooks of hugo with the same LMS time; none placed" in r.note for r in tie.not_placed)
+    later = _collect(roster, download("later.zip", (2026, 11, 20, 18, 30, 0)))
+    assert later.placed == {"hugo": f"hugo_{ASSIGNMENT}_late.ipynb"}
+    assert [(r.outcome, r.file) for r in later.rows if r.outcome == "older version"] == [
+        ("older version", f"hugo_{ASSIGNMENT}.ipynb")]
+    assert (_submitted(roster, "hugo") / f"{ASSIGNMENT}.ipynb").read_bytes() == _release(ASSIGNMENT, "late")
