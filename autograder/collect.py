@@ -108,8 +108,8 @@ class CollectReport:
         if counts[UNCHANGED]:
             summary += f", {counts[UNCHANGED]} unchanged"
         if self.not_placed:
-            summary += (f"; {len(self.not_placed)} file(s) NOT PLACED (listed above; nothing of them "
-                        "was graded)")
+            summary += (f"; {len(self.not_placed)} file(s) NOT PLACED (listed above; none of them "
+                        "will be graded)")
         lines.append(summary)
         if self.failed:
             lines.append(f"error: {self.failed}")
@@ -378,8 +378,7 @@ def collect_files(course: Course, assignment: str, source: Path, lms_timezone=No
     try:
         roster = roster_index(course.root, course.db_url, course.course_id)
     except RosterError as error:
-        problems = str(error).replace("nothing was imported, ", "").replace(":\n  ", ": ").replace("\n  ", "; ")
-        raise CollectError(f"the roster cannot be read: {problems}") from None
+        raise CollectError(error.one_line()) from None
     fingerprints = assignment_fingerprints(course)
     schemes = namings(assignment, course.config)
     run = datetime.now().strftime("%Y%m%d-%H%M%S")

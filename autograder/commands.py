@@ -46,6 +46,8 @@ def _run(name: str, body, args) -> int:
     from nbgrader.api import MissingEntry
     from sqlalchemy.exc import SQLAlchemyError
 
+    from course.roster import RosterError
+
     from .collect import CollectError
     from .export import NothingGraded
     from .grade import GradingError
@@ -58,6 +60,9 @@ def _run(name: str, body, args) -> int:
         return error.status
     except (NothingGraded, CollectError) as error:
         print(f"course {name}: {error}", file=sys.stderr)
+        return 1
+    except RosterError as error:
+        print(f"course {name}: {error.one_line()}", file=sys.stderr)
         return 1
     except (GradingError, DeadlineError) as error:
         print(f"course {name}: {error}", file=sys.stderr)

@@ -42,6 +42,11 @@ COLUMNS = ("id", "first_name", "last_name", "email", "lms_id")
 class RosterError(ValueError):
     """A roster that cannot be imported; the message lists every problem found."""
 
+    def one_line(self) -> str:
+        """The message for commands that only read the roster (no "nothing was imported")."""
+        text = str(self).replace("nothing was imported, ", "").replace(":\n  ", ": ").replace("\n  ", "; ")
+        return f"the roster cannot be read: {text}"
+
 
 @dataclass(frozen=True)
 class Student:

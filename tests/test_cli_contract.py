@@ -118,6 +118,8 @@ CONTRACT = [
      "unknown time zone 'Mars/Olympus'"),
     (bad_roster, ["collect", ASSIGNMENT, "--root", "{root}", "--from", "{root}/solutions"], 1,
      "the roster cannot be read: {root}/course/roster.csv: 1 problem(s): line 2: id 'Ada Lovelace' is not a valid"),
+    (lambda root: (submitted(root), bad_roster(root)), ["grade", ASSIGNMENT, "--root", "{root}", "--student", "zed"],
+     1, "the roster cannot be read: {root}/course/roster.csv: 1 problem(s): line 2: id 'Ada Lovelace' is not"),
     (nothing, ["new", "Softplus", "--root", "{root}"], 2, "'Softplus' is not an assignment name"),
     (nothing, ["new", ASSIGNMENT, "--root", "{root}"], 1, f"solutions/{ASSIGNMENT} exists already"),
     (nothing, ["new", "09_softplus", "--root", "{root}/nowhere"], 2, "No nbgrader configuration"),
