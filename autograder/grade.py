@@ -106,6 +106,7 @@ class Grader:
         # The student runs a submission needs: with torch (True) and/or without (False).
         self.kinds = sorted({self._kind(c.grade_id) for c in self.spec.tests}, reverse=True) or [self.with_torch]
         self.pid_namespaces: set[str] = set()
+        self._progress = None  # the batch's ProgressBar, told when a worker starts a student
 
     def submissions(self) -> list[str]:
         students = []
@@ -242,16 +243,16 @@ class Grader:
             for student in pending:
                 jobs.put(student)
             results: queue.Queue = queue.Queue()
+            self._progress = bar = ProgressBar(len(pending), f"grading {self.assignment}", progress_stream)
             threads = [threading.Thread(target=self._work, args=(box, jobs, results, reference), daemon=True)
                        for box in sandboxes]
             for thread in threads:
                 thread.start()
-            bar = ProgressBar(len(pending), f"grading {self.assignment}", progress_stream)
             for _ in pending:
                 row = results.get()
                 self.commit(writer, row)
                 rows[row.student] = row
-                bar.advance()
+                bar.advance(row)
             for thread in threads:
                 thread.join()
         finally:
@@ -296,6 +297,8 @@ class Grader:
                 student = jobs.get_nowait()
             except queue.Empty:
                 return
+            if self._progress is not None:
+                self._progress.start(student)
             results.put(self.grade_one_safely(sandboxes, student, reference))
 
     def grade_one_safely(self, sandboxes: dict[bool, Sandbox], student: str, reference) -> SubmissionRow:
