@@ -40,6 +40,7 @@ import json
 import os
 import pwd
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -373,7 +374,7 @@ def _git_as_owner(root: Path) -> dict:
 
 def _git(root: Path, *args: str) -> bytes:
     done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=120,
-                          **_git_as_owner(root))
+                          cwd="/", **_git_as_owner(root))
     if done.returncode != 0:
         message = done.stderr.decode(errors="replace").strip().splitlines()
         raise KitError(f"the kit is built from git HEAD, and `git {args[0]}` failed in {root}: "
@@ -482,13 +483,22 @@ def build_kit(dest: Path | str, root: Path | str = REPO_ROOT) -> Kit:
         raise KitError(f"{dest} is inside the course repository {root}; give a folder outside it")
     if not (root / "solutions").is_dir():
         raise KitError(f"{root} has no solutions/: the kit is built from the instructor's repository")
+    with tempfile.TemporaryDirectory(prefix="course-head-") as exported:
+        head = export_head(root, Path(exported))
+        files = write_kit(dest, Path(exported))
+    return Kit(files, head)
+
+
+def write_kit(dest: Path, tree: Path) -> list[Path]:
+    """Write the kit of ``tree`` (an export of the repository's HEAD) to ``dest`` (absent or
+    empty): into a scratch folder beside it, audited, then renamed. Raises KitError."""
+    if not (tree / "solutions").is_dir():
+        raise KitError("the last commit has no solutions/: the kit is built from the instructor's repository")
     dest.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
     try:
-        with tempfile.TemporaryDirectory(prefix="course-head-") as exported:
-            head = export_head(root, Path(exported))
-            _fill(scratch, Path(exported))
-            problems = audit_kit(scratch, Path(exported))
+        _fill(scratch, tree)
+        problems = audit_kit(scratch, tree)
         if problems:
             raise KitError("the kit would leak instructor material:\n  " + "\n  ".join(problems))
         umask = os.umask(0)
@@ -499,7 +509,7 @@ def build_kit(dest: Path | str, root: Path | str = REPO_ROOT) -> Kit:
         os.replace(scratch, dest)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return Kit(kit_files(dest), head)
+    return kit_files(dest)
 
 
 # -- `course student-kit` -------------------------------------------------------------------
@@ -542,5 +552,5 @@ def run_student_kit(args) -> int:
         shown = ", ".join(kit.head.uncommitted[:5]) + (" ..." if len(kit.head.uncommitted) > 5 else "")
         print(f"not in the kit: {len(kit.head.uncommitted)} uncommitted change(s) ({shown}); "
               "commit them and build again to include them")
-    print(f"next: cd {args.dest} && git init && git add -A && git commit -m 'Student kit'")
+    print(f"next: cd {shlex.quote(args.dest)} && git init && git add -A && git commit -m 'Student kit'")
     return 0
