@@ -37,7 +37,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from .hub_install import DEFAULT_CLASS_DIR, folder_shutting_out
@@ -92,7 +92,9 @@ class HubSettings:
 
     @classmethod
     def load(cls, path: Path | str) -> "HubSettings":
-        return cls(**json.loads(Path(path).read_text()))
+        known = {item.name for item in fields(cls)}  # a hub started by an older version
+        return cls(**{key: value for key, value in json.loads(Path(path).read_text()).items()
+                      if key in known})
 
 
 def server_environment(settings: "HubSettings", instructor: bool, home: str = "") -> dict[str, str]:
