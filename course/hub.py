@@ -40,7 +40,7 @@ import urllib.request
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from .hub_install import DEFAULT_CLASS_DIR, folder_shutting_out
+from .hub_install import DEFAULT_CLASS_DIR, folder_barring, folder_shutting_out
 from .roster import STUDENTS_GROUP
 
 REPO = Path(__file__).resolve().parent.parent
@@ -202,7 +202,7 @@ def check_checkout_private(settings: HubSettings) -> None:
         mode = oct(root.stat().st_mode & 0o777)[2:]
         raise HubError(
             f"students could read the course checkout {root} (mode {mode}, and every folder "
-            "above it lets other users through): its git history holds the solutions and "
+            "above it is open to other users): its git history holds the solutions and "
             f"hidden tests. Make it private first: chmod 700 {shlex.quote(str(root))} (or its "
             "parent). Students never need it: they get the student kit the hub publishes in "
             f"{settings.class_dir}")
@@ -212,7 +212,7 @@ def check_checkout_private(settings: HubSettings) -> None:
             raise HubError(f"{name} {path} is inside the private course checkout {root}: "
                            "students must reach it; give a folder outside it")
         existing = next(p for p in (path, *path.parents) if p.exists())
-        closed = folder_shutting_out(existing, gids)
+        closed = folder_barring(existing, gids)
         if closed is not None:
             raise HubError(f"{name} {path}: students cannot enter {closed} (mode "
                            f"{oct(closed.stat().st_mode & 0o777)[2:]}); choose a folder that "

@@ -61,24 +61,34 @@ class ClassInstall:
 
 # -- who can reach a path ------------------------------------------------------------------
 
-def folder_shutting_out(path: Path, student_gids: set[int]) -> Path | None:
-    """The first folder from / down to ``path`` that a student cannot enter (no search
-    permission for others, nor for a group a student is in), or None if they enter all."""
+def _first_folder(path: Path, student_gids: set[int], others: int, group: int) -> Path | None:
+    """The first folder from / down to ``path`` granting students none of the permission
+    bits given (as others, or through a group a student is in), or None."""
     path = Path(path).resolve()
     for folder in [*reversed(path.parents), path]:
         info = folder.stat()
-        by_others = info.st_mode & stat.S_IXOTH
-        by_group = info.st_mode & stat.S_IXGRP and info.st_gid in student_gids
-        if not (by_others or by_group):
+        if not (info.st_mode & others or info.st_mode & group and info.st_gid in student_gids):
             return folder
     return None
 
 
+def folder_shutting_out(path: Path, student_gids: set[int]) -> Path | None:
+    """The first folder from / down to ``path`` that a student can neither enter nor list
+    (no read or search permission for others, nor for a group a student is in), or None."""
+    return _first_folder(path, student_gids, stat.S_IROTH | stat.S_IXOTH, stat.S_IRGRP | stat.S_IXGRP)
+
+
+def folder_barring(path: Path, student_gids: set[int]) -> Path | None:
+    """The first folder from / down to ``path`` that a student cannot pass through (no
+    search permission for them), or None when they reach ``path``."""
+    return _first_folder(path, student_gids, stat.S_IXOTH, stat.S_IXGRP)
+
+
 def others_can_run(path: Path) -> bool:
-    """Can every user run ``path``: every folder above it open to others, the file too?"""
+    """Can every user run ``path``: every folder above it passable, the file executable?"""
     path = Path(path).resolve()
     return (path.is_file() and bool(path.stat().st_mode & stat.S_IXOTH)
-            and folder_shutting_out(path.parent, set()) is None)
+            and folder_barring(path.parent, set()) is None)
 
 
 # -- the environment -------------------------------------------------------------------------
@@ -178,22 +188,33 @@ def _publish_tree(source: Path, target: Path, left_out: set[str] = frozenset()) 
     return count
 
 
+def _shebang(python: Path) -> bytes:
+    """The first line(s) of a script run by ``python``: a shebang cannot hold a space, so
+    then a /bin/sh line hands over to it (the form pip itself writes)."""
+    if " " not in str(python):
+        return f"#!{python}\n".encode()
+    return ("#!/bin/sh\n" + TRAMPOLINE + f' "{python}" "$0" "$@"\n' + "' " + TRAMPOLINE[:3] + "\n").encode()
+
+
+# pip's header for an interpreter path with spaces: `#!/bin/sh`, then this and the path
+TRAMPOLINE = "'" * 3 + "exec'"
+
+
 def _publish_scripts(source_bin: Path, target_bin: Path, python: Path) -> None:
-    """The instructor's console scripts (jupyter, course, ...) with the class Python in
-    their first lines instead of the instructor's."""
-    interpreter = re.compile(re.escape(str(source_bin)) + r"/python[0-9.]*")
+    """The instructor's console scripts (jupyter, course, ...) run by the class Python
+    instead of the instructor's."""
+    ours = re.compile(re.escape(str(source_bin)) + r"/python[0-9.]*")
     for entry in sorted(source_bin.iterdir()):
         if entry.name.startswith(("python", "activate", "Activate")) or not entry.is_file():
             continue
-        text = entry.read_bytes()
-        if not text.startswith(b"#!"):
+        lines = entry.read_bytes().split(b"\n")
+        if not lines[0].startswith(b"#!"):
             continue
-        head, _, rest = text.partition(b"\n")
-        second, _, rest2 = rest.partition(b"\n")
-        lines = interpreter.sub(str(python), (head + b"\n" + second).decode(errors="surrogateescape"))
-        if lines == (head + b"\n" + second).decode(errors="surrogateescape"):
-            continue  # not one of this Python's scripts
-        (target_bin / entry.name).write_bytes(lines.encode(errors="surrogateescape") + b"\n" + rest2)
+        trampoline = lines[0] == b"#!/bin/sh" and lines[1:2] and lines[1].startswith(TRAMPOLINE.encode())
+        header = lines[:3] if trampoline else lines[:1]
+        if not ours.search(b"\n".join(header).decode(errors="replace")):
+            continue  # not a script of this Python
+        (target_bin / entry.name).write_bytes(_shebang(python) + b"\n".join(lines[len(header):]))
         (target_bin / entry.name).chmod(0o755)
 
 
@@ -246,16 +267,19 @@ def publish(checkout: Path, root: Path = DEFAULT_CLASS_DIR) -> ClassInstall:
     from course import student_kit
 
     root = Path(root)
-    root.mkdir(parents=True, exist_ok=True)
-    os.chown(root, 0, 0)
-    root.chmod(0o755)
     kit = root / "kit"
     with tempfile.TemporaryDirectory(prefix="course-head-") as exported:
         exported = Path(exported)
         try:
             head = student_kit.export_head(checkout, exported)
-            new_kit = root / ".kit-new"
-            shutil.rmtree(new_kit, ignore_errors=True)
+        except student_kit.KitError as error:
+            raise PublishError(f"the student kit: {error}") from None
+        root.mkdir(parents=True, exist_ok=True)
+        os.chown(root, 0, 0)
+        root.chmod(0o755)
+        new_kit = root / ".kit-new"
+        shutil.rmtree(new_kit, ignore_errors=True)
+        try:
             student_kit.write_kit(new_kit, exported)
         except student_kit.KitError as error:
             raise PublishError(f"the student kit: {error}") from None
