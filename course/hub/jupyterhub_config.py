@@ -48,7 +48,10 @@ c.Spawner.cmd = [settings.python, "-m", "jupyterhub.singleuser"]
 c.Spawner.env_keep = ["JUPYTERHUB_SINGLEUSER_APP"]
 c.Spawner.args = list(settings.singleuser_args)
 c.Spawner.default_url = "/lab"
-c.Spawner.disable_user_config = True  # ~/.jupyter cannot switch nbgrader's settings
+# A student's ~/.jupyter cannot switch nbgrader's settings. Not for the instructor (set in
+# the hook below): that switch drops every config folder inside the person's home, and the
+# instructor's checkout, whose course/ configures their server, usually lives there.
+c.Spawner.disable_user_config = True
 # A class logs in at once on a small machine: give a server time to start.
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
@@ -78,6 +81,7 @@ async def course_environment(spawner):
     the checkout with Formgrader, as `make lab` configures it (course/)."""
     instructor = spawner.user.name == settings.instructor
     home = pwd.getpwnam(spawner.user.name).pw_dir
+    spawner.disable_user_config = not instructor
     if not instructor:
         await deliver_kit(spawner, home)
     spawner.environment.update(server_environment(settings, instructor=instructor, home=home))
