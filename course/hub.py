@@ -262,8 +262,10 @@ def start(settings: HubSettings, timeout: float = 60.0, say=lambda line: None) -
         install = publish(Path(settings.course_root), Path(settings.class_dir))
     except PublishError as error:
         raise HubError(str(error)) from None
-    say(f"students get the kit of commit {install.commit[:12]} ({len(list(install.kit.rglob('*.ipynb')))} "
-        "notebooks) in their home at first login, and files the kit gains later")
+    lessons = len(list(install.kit.glob("lessons/[0-9][0-9]_*.ipynb")))
+    assignments = len(list(install.kit.glob("assignments/*/*.ipynb")))
+    say(f"students get the kit of commit {install.commit[:12]} ({lessons} lessons, {assignments} "
+        "assignments) in their home at first login, and the files it gains later")
     if install.uncommitted:
         say(f"not published: {len(install.uncommitted)} uncommitted change(s) in the checkout "
             f"({', '.join(install.uncommitted[:5])}{' ...' if len(install.uncommitted) > 5 else ''})")
