@@ -262,6 +262,18 @@ def _replace(folder: Path, new: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+OUR_ENTRIES = re.compile(r"^(kit|student|deliver_kit\.py|\.?env-.*|\.(kit|student)-(new|old))$")
+
+
+def _check_class_folder(root: Path) -> None:
+    """The class folder is rewritten (modes too) at every start: it must hold nothing else."""
+    if root.is_dir():
+        others = sorted(name for name in os.listdir(root) if not OUR_ENTRIES.match(name))
+        if others:
+            raise PublishError(f"--class-dir {root} holds files that are not a class install "
+                               f"({', '.join(others[:5])}); give a new or empty folder")
+
+
 def publish(checkout: Path, root: Path = DEFAULT_CLASS_DIR) -> ClassInstall:
     """Write the class install of ``checkout``'s HEAD to ``root`` (as root: the hub's)."""
     from course import student_kit
@@ -274,6 +286,7 @@ def publish(checkout: Path, root: Path = DEFAULT_CLASS_DIR) -> ClassInstall:
             head = student_kit.export_head(checkout, exported)
         except student_kit.KitError as error:
             raise PublishError(f"the student kit: {error}") from None
+        _check_class_folder(root)
         root.mkdir(parents=True, exist_ok=True)
         os.chown(root, 0, 0)
         root.chmod(0o755)
@@ -290,7 +303,7 @@ def publish(checkout: Path, root: Path = DEFAULT_CLASS_DIR) -> ClassInstall:
         _replace(root / "student", new_config)
         shutil.copyfile(exported / "course" / "hub" / "deliver_kit.py", root / "deliver_kit.py")
     environment = build_environment(root, kit)
-    for stale in root.glob("env-*"):
+    for stale in [*root.glob("env-*"), *root.glob(".env-*")]:  # older, or half-built
         if stale != environment:
             shutil.rmtree(stale, ignore_errors=True)
     for folder, folders, files in os.walk(root):  # the kit and settings: readable by all

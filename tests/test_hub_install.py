@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from course import hub_install
 
 REPO = Path(__file__).resolve().parent.parent
@@ -87,3 +89,12 @@ def test_packages_are_linked_when_safe_and_copied_readable_otherwise(tmp_path):
         assert published.st_ino != (source / "pkg" / name).stat().st_ino, name
         assert stat.S_IMODE(published.st_mode) == 0o644, name
     assert stat.S_IMODE(os.stat(target / "pkg").st_mode) == 0o755
+
+
+def test_a_class_folder_holding_other_files_is_refused(tmp_path):
+    (tmp_path / "kit").mkdir()
+    (tmp_path / "env-0123456789abcdef").mkdir()
+    hub_install._check_class_folder(tmp_path)  # a class install: rewritten at each start
+    (tmp_path / "notes.txt").write_text("not ours")
+    with pytest.raises(hub_install.PublishError, match=r"holds files that are not a class install \(notes.txt\)"):
+        hub_install._check_class_folder(tmp_path)
