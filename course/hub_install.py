@@ -54,10 +54,6 @@ class ClassInstall:
     commit: str
     uncommitted: tuple[str, ...]
 
-    @property
-    def python(self) -> Path:
-        return self.environment / "bin" / "python3"
-
 
 # -- who can reach a path ------------------------------------------------------------------
 
