@@ -47,15 +47,18 @@ $(LAB_SETTINGS)/overrides.json: course/lab/overrides.json
 lab-check: $(STAMP) $(LAB_SETTINGS)/overrides.json
 	$(LAB_ENV) $(PY) -m tests.browser.lab_check
 
-# Two runs: the test suite (one file per worker: with pytest 9.2, xdist_group marks are not
+# Three runs: the test suite (one file per worker: with pytest 9.2, xdist_group marks are not
 # applied, and every group here lives in one file), then every lesson re-executed and compared with its stored
 # outputs (nbval, in one process: kernels started at the same instant by two workers can race
-# for the same TCP port and one never answers).
+# for the same TCP port and one never answers), twice: with the CPU kernels torch picks for this
+# machine, and with its default (no AVX) kernels, which any x86 CPU can run and which sum and
+# round differently, so a stored output that depends on the CPU fails on every machine.
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with lessons/nbval_sanitize.cfg
 
 test: $(STAMP) sysdeps hub-proxy
 	$(PY) -m pytest -n 2 --dist loadfile --durations=15 tests
 	$(PY) -m pytest -p no:xdist $(NBVAL) lessons
+	ATEN_CPU_CAPABILITY=default $(PY) -m pytest -p no:xdist $(NBVAL) lessons
 
 # The course server for a class (README, "A course server for a class"): JupyterHub as root,
 # PAM logins for the roster's Unix users, nbgrader's exchange in /srv/nbgrader/exchange.
