@@ -41,10 +41,10 @@ ASSIGNMENTS = nbgrader_course.assignment_ids(ROOT)
 PARTIAL_BLANK_CELL = {
     "01_tensors": "can_view",
     "02_devices": "dispatcher",
-    "03_autograd": "value_ops",
-    "04_autograd_advanced": "first_nan_backward",
+    "03_autograd": "value_kinks",
+    "04_autograd_advanced": "nan_sources",
     "05_inplace": "modified_since_saved",
-    "06_clone_detach": "ema_update",
+    "06_clone_detach": "truncated_bptt",
     "07_modules": "sequential",
     "08_training": "train",
 }

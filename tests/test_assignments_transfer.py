@@ -22,8 +22,6 @@ SOLUTION_REGION = ("### BEGIN SOLUTION", "### END SOLUTION")
 ALLOWED = {
     "with torch.no_grad():":
         "the one way to change tensors without recording them; every lesson from 03 on uses it",
-    "except RuntimeError as error:":
-        "Python's way to catch torch's errors, which the exercises name",
     "optimizer.zero_grad()":
         "every training step starts with it (lessons 03, 07 and 08 show why)",
     'raise ValueError("optimizer got an empty parameter list")':
@@ -32,6 +30,12 @@ ALLOWED = {
         "torch's error wording, which assignment 08 asks for word for word",
     'raise ValueError(f"Invalid epsilon value: {eps}")':
         "torch's error wording, which assignment 08 asks for word for word",
+    "raise RuntimeError(f\"Invalid device string: '{spec}'\")":
+        "torch's error wording, which assignment 02 asks for word for word",
+    "out._backward = _backward":
+        "assignment 03's given Value attaches each operation's closure so; a new operation must too",
+    "return len(self._modules)":
+        "a container's __len__ has one possible body",
 }
 
 
