@@ -174,6 +174,21 @@ def _site_packages() -> list[str]:
     return sorted(p for p in paths if os.path.isdir(p))
 
 
+def _other_package_folders(prefix: str, ours: list[str]) -> list[str]:
+    """Package folders the sandbox's file system shows besides ours: the interpreter's own
+    site-packages (pyenv's may hold numpy and more) and Debian's dist-packages under /usr.
+    Each is covered with an empty folder, so the only packages importable are the venv's,
+    whatever a notebook appends to ``sys.path``."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    candidates = ["/usr/lib/python3/dist-packages", f"/usr/local/lib/{version}/dist-packages",
+                  f"/usr/local/lib/{version}/site-packages", f"/usr/lib/{version}/site-packages",
+                  f"/usr/lib/{version}/dist-packages"]
+    if prefix:
+        candidates += [f"{prefix}/lib/{version}/site-packages", f"{prefix}/lib/{version}/dist-packages"]
+    mine = {os.path.realpath(p) for p in ours}
+    return sorted({c for c in candidates if os.path.isdir(c) and os.path.realpath(c) not in mine})
+
+
 def _check_readable(python: str, prefix: str, site_packages: list[str]) -> None:
     """Refuse, naming what to change, rather than start a sandbox whose imports fail."""
     probes = [Path(python)]
@@ -244,6 +259,8 @@ def bwrap_command(control_fd: int, limits: Limits, with_torch: bool, seccomp_fd:
     for package in ("autograder", "reftorch"):
         if (REPO / package).is_dir():
             binds.add(REPO / package, f"{GRADER_MOUNT}/{package}")
+    for folder in _other_package_folders(prefix, site_directories):
+        hidden_packages += ["--tmpfs", folder]
     command += binds.arguments + hidden_packages
     command += ["--proc", "/proc", "--dev", "/dev",
                 "--size", str(limits.disk_bytes), "--tmpfs", "/tmp",

@@ -70,9 +70,12 @@ def _old_form_cells(notebook) -> list[str]:
     return [str(OldFormTestCell(grade_id)) for grade_id in old_form_test_cells({"cells": kept})]
 
 
-def validate_notebook(path: str | Path, out=sys.stdout) -> int:
-    """Validate one notebook, print a report to ``out``, return the exit status."""
+def validate_notebook(path: str | Path, out=None) -> int:
+    """Validate one notebook, print a report to ``out`` (standard output at call time, not
+    whichever stream was standard output when this module was imported), return the exit status."""
     from nbgrader import utils
+
+    out = out or sys.stdout
 
     path = Path(path)
     shown = nbgrader_course.relative(path)

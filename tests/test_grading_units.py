@@ -204,6 +204,22 @@ def test_exercises_that_forbid_torch_run_without_it():
     assert value["items"] == ["ModuleNotFoundError", False]
 
 
+@pytest.mark.slow
+def test_a_run_without_torch_finds_no_numpy_in_any_package_folder():
+    # The interpreter's own site-packages (pyenv's holds numpy here) and Debian's dist-packages
+    # are covered: appending them to sys.path finds nothing, and each looks empty.
+    from autograder.sandbox import Limits, Sandbox, _other_package_folders, choose_interpreter
+    folders = _other_package_folders(choose_interpreter()[1], [])
+    source = (f"import os, sys\nfolders = {folders!r}\nsys.path.extend(folders)\n"
+              "try:\n    import numpy\n    found = numpy.__file__\nexcept ImportError:\n    found = None\n"
+              "seen = [found, sorted(f for f in folders if os.path.isdir(f) and os.listdir(f))]")
+    with Sandbox(Limits(wall_seconds=10, cpu_seconds=10), with_torch=False) as box:
+        outcome, value = _run(box, source, torch_allowed=False)
+    assert value is not None, outcome.messages
+    found, non_empty = value["items"]
+    assert found is None and non_empty["items"] == [], value
+
+
 def test_sandbox_sees_packages_wherever_the_checkout_lives(monkeypatch, tmp_path):
     """A checkout (and its .venv) under /tmp must not vanish under the sandbox's own /tmp, and
     as root every host folder reaches bwrap through the launcher's private stage, never by a

@@ -59,7 +59,8 @@ def staged_files(root: Path) -> dict[Path, Path]:
             staged[Path("assignments") / folder.name / release.name] = release
     staged[Path("_repo/README.md")] = root / "README.md"
     staged[Path("_repo/course/kit/README.md")] = root / "course" / "kit" / "README.md"
-    staged[Path("docs/deploy.md")] = root / "docs" / "deploy.md"
+    for guide in sorted((root / "docs").glob("*.md")):   # deploy.md, instructors.md, ...
+        staged[Path("docs") / guide.name] = guide
     for picture in sorted((root / "docs" / "img").glob("*.png")):
         staged[Path("docs/img") / picture.name] = picture
     return staged
