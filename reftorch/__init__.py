@@ -8,7 +8,7 @@
     dispatch.py   devices, and the per-device kernel tables (the dispatcher)
     kernels.py    the CPU kernels, on NumPy arrays
     sim.py        a second device, plugged in the way PyTorch's PrivateUse1 backends are
-    functions.py  every operation with its backward formula beside it
+    functions/    every operation with its backward formula beside it, one file per family
     autograd/     the graph, the backward engine, grad modes, custom Functions, saved-tensor
                   hooks, anomaly mode
     func.py       function transforms: grad, vjp, jvp, vmap

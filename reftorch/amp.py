@@ -195,13 +195,13 @@ def _with_autocast(policy, op):
 
 def _install():
     """Put the casts in front of each listed op, wherever reftorch binds it: the functions
-    module (so calls between ops see them too), the package, nn.functional and the Tensor
-    methods (``x @ w``, ``x.mm(w)``)."""
+    package and its family modules (so calls between ops see them too), the package,
+    nn.functional and the Tensor methods (``x @ w``, ``x.mm(w)``)."""
     import reftorch
     from . import functions
     from .nn import functional as nn_functional
     from .tensor import Tensor
-    modules = (functions, nn_functional, reftorch)
+    modules = (functions, *functions.FAMILIES, nn_functional, reftorch)
     for policy, names in (("lower_precision", LOWER_PRECISION_OPS), ("float32", FLOAT32_OPS),
                           ("promote", PROMOTE_OPS)):
         for name in names:

@@ -1,6 +1,6 @@
 """The Tensor: metadata (shape, strides, offset, dtype, device) over a Storage.
 
-Nothing in this class computes. Arithmetic lives in ``functions.py``; every method here
+Nothing in this class computes. Arithmetic lives in ``functions/``; every method here
 that does math forwards to it, so a reader finds each op's forward and backward together.
 """
 from __future__ import annotations
@@ -465,5 +465,5 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
-# Math methods (add, view, sum, ...) are installed by functions.py, next to their formulas.
+# Math methods (add, view, sum, ...) are installed by functions/methods.py.
 from . import functions as _functions  # noqa: E402,F401

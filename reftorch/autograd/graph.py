@@ -219,7 +219,7 @@ class AccumulateGrad(Node):
     def name(self) -> str:  # torch names the nodes it writes in C++ by their C++ name
         return "torch::autograd::AccumulateGrad"
 
-    def backward(self, grad):  # the engine calls accumulate() instead
+    def backward(self, grad):  # the engine adds into .grad itself (engine._accumulate_into)
         return ()
 
     @property

@@ -10,10 +10,12 @@ import math
 
 import numpy as np
 
-from .. import functions as F
+from .. import dtypes
 from ..autograd.graph import Node
-from ..functions import _needs_grad, _record, _wrap, addmm
-from ..functions import log_softmax, softmax  # noqa: F401  (public as nn.functional.softmax, ...)
+from ..functions import _needs_grad, _record, _wrap, addmm, matmul, mul_, relu_, zeros_like
+from ..functions import relu as _relu
+from ..functions import log_softmax, sigmoid, softmax, tanh  # noqa: F401  (public as nn.functional.softmax, ...)
+from ..tensor import _scalar_type_name as _scalar_name
 from ..random import bernoulli_mask
 
 
@@ -21,7 +23,7 @@ def linear(input, weight, bias=None):
     if input.dim() == 2 and bias is not None:
         return addmm(bias, input, weight.t())
     if bias is None:
-        return F.matmul(input, weight.t())
+        return matmul(input, weight.t())
     # fold the leading dims into rows, one addmm, then unfold (torch does the same)
     rows = input.reshape(-1, input.shape[-1])
     out = addmm(bias, rows, weight.t())
@@ -29,15 +31,7 @@ def linear(input, weight, bias=None):
 
 
 def relu(input, inplace=False):
-    return F.relu_(input) if inplace else F.relu(input)
-
-
-def sigmoid(input):
-    return F.sigmoid(input)
-
-
-def tanh(input):
-    return F.tanh(input)
+    return relu_(input) if inplace else _relu(input)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -47,10 +41,10 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        return input * F.zeros_like(input)
+        return input * zeros_like(input)
     mask = bernoulli_mask(input.shape, 1 - p, input.dtype, input.device)
     scaled = mask / (1 - p)
-    return F.mul_(input, scaled) if inplace else input * scaled
+    return mul_(input, scaled) if inplace else input * scaled
 
 
 class NativeBatchNormBackward0(Node):
@@ -115,11 +109,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if t is not None and t.numel() != num_features:
             raise RuntimeError(f"{name} should contain {num_features} elements not {t.numel()}")
     if not input.is_floating_point():
-        raise NotImplementedError(f"\"batch_norm\" not implemented for '{F._scalar_name(input.dtype)}'")
+        raise NotImplementedError(f"\"batch_norm\" not implemented for '{_scalar_name(input.dtype)}'")
     # float32 statistics under a float16/bfloat16 input are allowed (autocast makes them)
-    low_precision_input = input.dtype in (F.dtypes.float16, F.dtypes.bfloat16)
+    low_precision_input = input.dtype in (dtypes.float16, dtypes.bfloat16)
     for t in (weight, bias, running_mean, running_var):
-        if t is not None and t.dtype is not input.dtype and not (low_precision_input and t.dtype is F.dtypes.float32):
+        if t is not None and t.dtype is not input.dtype and not (low_precision_input and t.dtype is dtypes.float32):
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     if not training:
         for name, t in [("running_mean", running_mean), ("running_var", running_var)]:
@@ -186,9 +180,9 @@ def mse_loss(input, target, reduction="mean"):
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
             "Please ensure they have the same size.", UserWarning, stacklevel=2)
-    common = F.dtypes.result_type(input, target)
+    common = dtypes.result_type(input, target)
     if not common.is_floating_point:
-        raise NotImplementedError(f"\"mse_cpu\" not implemented for '{F._scalar_name(common)}'")
+        raise NotImplementedError(f"\"mse_cpu\" not implemented for '{_scalar_name(common)}'")
     diff = input._np - target._np
     out = _wrap(_reduce(diff * diff, reduction), input.device)
     if _needs_grad(input, target):
@@ -242,9 +236,9 @@ def _check_nll_target(input, target):
             raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
     elif target.dim() > 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    if target.dtype is not F.dtypes.int64:  # (torch also takes uint8, which reftorch lacks)
+    if target.dtype is not dtypes.int64:  # (torch also takes uint8, which reftorch lacks)
         raise RuntimeError(
-            f"expected target dtype to be Long or Byte, but got {F._scalar_name(target.dtype)}")
+            f"expected target dtype to be Long or Byte, but got {_scalar_name(target.dtype)}")
 
 
 def nll_loss(input, target, reduction="mean"):
@@ -296,7 +290,7 @@ def cross_entropy(input, target, reduction="mean"):
         if not target.is_floating_point():
             raise RuntimeError(
                 "Expected floating point type for target with class probabilities, got "
-                f"{F._scalar_name(target.dtype)}")
+                f"{_scalar_name(target.dtype)}")
         log_probs = log_softmax(input, class_dim)
         if reduction == "mean":
             n_rows = input.numel() // input.shape[class_dim] if input.numel() else 1

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import math
 
-from .. import functions as F
 from ..functions import empty
-from . import functional, init
+from . import functional as F
+from . import init
 from .module import Module
 from .parameter import Parameter
 
@@ -34,7 +34,7 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
-        return functional.linear(input, self.weight, self.bias)
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
@@ -51,7 +51,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return functional.relu(input, inplace=self.inplace)
+        return F.relu(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
@@ -93,7 +93,7 @@ class Dropout(Module):
         self.inplace = inplace
 
     def forward(self, input):
-        return functional.dropout(input, self.p, self.training, self.inplace)
+        return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"p={self.p}, inplace={self.inplace}"
@@ -118,7 +118,7 @@ class MSELoss(Module):
         self.reduction = reduction
 
     def forward(self, input, target):
-        return functional.mse_loss(input, target, reduction=self.reduction)
+        return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class CrossEntropyLoss(Module):
@@ -127,9 +127,9 @@ class CrossEntropyLoss(Module):
         self.reduction = reduction
 
     def forward(self, input, target):
-        return functional.cross_entropy(input, target, reduction=self.reduction)
+        return F.cross_entropy(input, target, reduction=self.reduction)
 
 
 class NLLLoss(CrossEntropyLoss):
     def forward(self, input, target):
-        return functional.nll_loss(input, target, reduction=self.reduction)
+        return F.nll_loss(input, target, reduction=self.reduction)

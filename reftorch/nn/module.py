@@ -168,7 +168,7 @@ class Module:
         if param is not None and param.grad_fn is not None:
             raise ValueError(
                 f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
-                "created explicitly. To express '{name}' as a function of another Tensor, compute "
+                f"created explicitly. To express '{name}' as a function of another Tensor, compute "
                 "the value in the forward() method."
             )
         self._parameters[name] = param

@@ -1,0 +1,218 @@
+"""What every operation shares: recording its node in the graph, reading its operands, and
+laying out its result the way torch lays it out.
+
+An operation does three things:
+1. checks its arguments the way torch does (devices, dtypes, shapes),
+2. asks the dispatcher for the kernel of its device and runs it on NumPy arrays,
+3. if grad mode is on and an input requires grad, records a Node (``MulBackward0`` ...)
+   whose ``backward`` turns the output's gradient into the inputs' gradients.
+"""
+from __future__ import annotations
+
+import builtins
+import warnings
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.grad_mode import state as _grad_state
+from ..autograd.graph import Node, gradient_edge
+from ..dispatch import check_same_device, cpu, kernel
+from ..storage import broadcast_shapes, broadcast_strides, elementwise_strides, is_non_overlapping_and_dense
+from ..tensor import Tensor
+
+
+_wrap = Tensor._wrap
+_view_of = Tensor._view_of
+
+
+def _needs_grad(*values) -> bool:
+    if not _grad_state.grad_enabled:
+        return False
+    for v in values:
+        if isinstance(v, Tensor) and v._requires_grad:
+            return True
+    return False
+
+
+def _record(node: Node, inputs, *outputs):
+    """Hang ``node`` between ``inputs`` (tensors or numbers) and ``outputs``."""
+    node.next_functions = tuple(
+        gradient_edge(t) if isinstance(t, Tensor) else (None, 0) for t in inputs
+    )
+    node._input_meta = tuple(
+        (t._shape, t.dtype, t._device) if isinstance(t, Tensor) else None for t in inputs
+    )
+    for i, out in enumerate(outputs):
+        out.grad_fn = node
+        out._output_nr = i
+        out._requires_grad = True
+    return node
+
+
+def _array(x, dtype: dtypes.dtype):
+    """The NumPy operand for ``x`` computed in ``dtype`` (numbers stay Python numbers)."""
+    if isinstance(x, Tensor):
+        a = x._np
+        return a if a.dtype is dtype.numpy or a.dtype == dtype.numpy else a.astype(dtype.numpy)
+    return x
+
+
+def _devices(*values):
+    tensors = [v for v in values if isinstance(v, Tensor)]
+    if len(tensors) == 1:
+        return tensors[0]._device
+    return check_same_device(*tensors)
+
+
+def _broadcast_error(a, b):
+    # NumPy refused; raise torch's message for the same shapes
+    broadcast_shapes(a._shape if isinstance(a, Tensor) else (), b._shape if isinstance(b, Tensor) else ())
+    raise
+
+
+def _tensor_arg(x, name="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    return x
+
+
+def _scalar_rounded_to(x, dtype):
+    """A number or 0-dim tensor operand as a 0-dim array of ``dtype``; other tensors as they are."""
+    if isinstance(x, Tensor):
+        return x if x.dim() or x.dtype is dtype else dtypes.cast(x._np, dtype)
+    return dtypes.cast(x, dtype)
+
+
+def _binary(op: str, a, b, result_dtype=None, compute_dtype=None):
+    dev = _devices(a, b)
+    ct = compute_dtype or dtypes.result_type(a, b)
+    # torch computes float16/bfloat16 arithmetic in float32 and rounds once; its add, sub and
+    # comparison kernels round a number (or 0-dim tensor) operand to 16 bits first, mul and div do not
+    kt = dtypes.float32 if ct in dtypes.REDUCED_FLOATS and result_dtype is None else ct
+    if ct in dtypes.REDUCED_FLOATS and (op in ("add", "sub") or result_dtype is not None):
+        a, b = _scalar_rounded_to(a, ct), _scalar_rounded_to(b, ct)
+    try:
+        out = kernel(op, dev)(_array(a, kt), _array(b, kt))
+    except ValueError:
+        _broadcast_error(a, b)
+    if kt is not ct:
+        out = out.astype(ct.numpy)
+    if result_dtype is not None and out.dtype != result_dtype.numpy:
+        out = out.astype(result_dtype.numpy)
+    return _elementwise_result(out, dev, a, b)
+
+
+def _elementwise_result(array, dev, *operands):
+    """Wrap an element-wise result laid out the way torch lays it out.
+
+    NumPy keeps the memory order of its inputs much as torch does, and for contiguous
+    inputs both are row-major; only when an input is non-contiguous do we work out
+    torch's layout (storage.elementwise_strides) and move the values there if NumPy's differs.
+    """
+    tensors = [t for t in operands if isinstance(t, Tensor)]
+    if builtins.all(t.is_contiguous() for t in tensors) or array.ndim < 2:
+        return _wrap(array, dev)
+    shape = array.shape
+    wanted = elementwise_strides(shape, [broadcast_strides(t._shape, t._stride, shape) for t in tensors])
+    if tuple(st // array.itemsize for st in array.strides) == wanted or array.size == 0:
+        return _wrap(array, dev)
+    return _with_strides(array, wanted, dev)
+
+
+def _with_strides(array, strides, dev=cpu):
+    """A new tensor holding ``array``'s values at the given (dense) strides."""
+    span = 1 + builtins.sum((n - 1) * st for n, st in zip(array.shape, strides)) if array.size else 0
+    owner = _wrap(np.empty(span, dtype=array.dtype), dev)
+    out = _view_of(owner, array.shape, strides, 0)
+    out._base, out._version_counter = None, [0]  # a fresh tensor, not a view of ``owner``
+    np.copyto(out._np, array, casting="unsafe")
+    return out
+
+
+_UNSAVED = object()  # a value the formula does not need because that side needs no grad
+
+
+def _save_for_other(x, needed):
+    return x if needed else _UNSAVED
+
+
+def _requires(x) -> bool:
+    return isinstance(x, Tensor) and x._requires_grad
+
+
+class DerivativeNotImplemented(Node):
+    """What torch records for an op that has no derivative: backward through it raises."""
+    def __init__(self, op):
+        super().__init__()
+        self._op = op
+
+    def name(self):
+        return "torch::autograd::NotImplemented"
+
+    def backward(self, *grads):
+        raise RuntimeError(f"derivative for aten::{self._op} is not implemented")
+
+
+DerivativeNotImplemented.__name__ = "NotImplemented"  # torch's class name (not Python's builtin)
+
+
+def _unary(op, input, floating=True):
+    if input.dtype is dtypes.bool and op == "neg":
+        raise RuntimeError(
+            "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+            "invert a mask, use the `~` or `logical_not()` operator instead.")
+    if input.dtype is dtypes.bool and op == "relu":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    if input.dtype is dtypes.bool and op == "abs":
+        raise NotImplementedError("\"abs_cpu\" not implemented for 'Bool'")
+    a = input._np
+    if floating and not input.dtype.is_floating_point:
+        a = a.astype(dtypes.get_default_dtype().numpy)
+    return _elementwise_result(kernel(op, input._device)(a), input._device, input)
+
+
+def _in_one_kernel(op, tensors, *args):
+    """A backward formula computed by one kernel instead of op by op.
+
+    Only when no graph is being recorded for the backward itself (no ``create_graph``): the
+    kernel gives the same numbers as the formula's ops, minus a tensor per step; with
+    ``create_graph`` the formula must be built from ops, so that it can be differentiated.
+    ``tensors`` come in the order that decides the result's layout, as in the formula."""
+    dev = tensors[0]._device
+    return _elementwise_result(kernel(op, dev)(*[t._np for t in tensors], *args), dev, *tensors)
+
+
+_warned_once = set()  # torch gives some warnings once per process (TORCH_WARN_ONCE)
+
+
+def _warn_once(key, message):
+    if key not in _warned_once:
+        _warned_once.add(key)
+        warnings.warn(message, UserWarning, stacklevel=3)
+
+
+class _RawFormula(Node):
+    """A backward computed on raw arrays: fine for gradients, not differentiable again."""
+
+    def _check_not_double(self, grad):
+        if grad._requires_grad:
+            raise RuntimeError(f"reftorch: double backward through {self.name()} is not implemented")
+
+
+def _non_overlapping_and_dense(shape, strides) -> bool:
+    """storage's test, except that an empty tensor counts as dense: torch keeps its strides."""
+    return 0 in shape or is_non_overlapping_and_dense(shape, strides)
+
+
+def _numpy_names(fn):
+    """torch also accepts NumPy's ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=``."""
+    def accept(*args, **kwargs):
+        if "axis" in kwargs:
+            kwargs["dim"] = kwargs.pop("axis")
+        if "keepdims" in kwargs:
+            kwargs["keepdim"] = kwargs.pop("keepdims")
+        return fn(*args, **kwargs)
+    accept.__name__, accept.__qualname__, accept.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    accept.__wrapped__ = fn
+    return accept
