@@ -4,10 +4,21 @@ A test builds NumPy inputs from Hypothesis draws, turns them into tensors of the
 layout in both libraries (contiguous, permuted, sliced with a step, or expanded), runs the
 same function with ``lib`` bound to ``torch`` or ``reftorch``, and compares what comes out:
 values (with a tolerance for floats), dtype, shape, and for views the geometry too.
+
+Whole programs (lesson snippets, tutorial flows) run through ``run_program``: every
+``import torch...`` in them resolves to reftorch's module of the same path, or fails.
 """
 from __future__ import annotations
 
+import contextlib
+import importlib
+import importlib.abc
+import io
 import math
+import pkgutil
+import sys
+import textwrap
+import warnings
 
 import numpy as np
 import torch
@@ -185,3 +196,68 @@ def node_chain(grad_fn):
             return None
         return (type(node).__name__, [describe(child) for child, _ in node.next_functions])
     return describe(grad_fn)
+
+
+# -- running a whole program on reftorch: every torch import is reftorch's ----------------
+class _NoRealTorch(importlib.abc.MetaPathFinder):
+    """While a program runs on reftorch, a ``torch.<sub>`` that reftorch lacks must fail the
+    import loudly: falling through to real torch would let torch do the work unnoticed."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError(
+                f"No module named 'ref{name}': the program imports {name}, and reftorch has no "
+                f"such module", name=name)
+        return None
+
+
+def _reftorch_modules():
+    """Every module of the reftorch package, imported, by its name."""
+    for info in pkgutil.walk_packages(reftorch.__path__, "reftorch."):
+        importlib.import_module(info.name)
+    return {name: module for name, module in sys.modules.items()
+            if name == "reftorch" or name.startswith("reftorch.")}
+
+
+@contextlib.contextmanager
+def torch_bound_to(lib):
+    """Within the block, ``import torch``, ``import torch.nn.functional as F``, ``from
+    torch.utils.data import DataLoader``, ... give ``lib``'s modules.
+
+    For reftorch, every ``torch`` and ``torch.<sub>`` entry of ``sys.modules`` is swapped for
+    reftorch's module of the same path, and a submodule reftorch lacks raises
+    ModuleNotFoundError; real torch's entries come back afterwards. (Binding only the name
+    ``torch`` is not enough: ``from torch.utils.checkpoint import checkpoint`` would still
+    find real torch's code, which then runs on reftorch's tensors.)"""
+    if lib is torch:
+        yield
+        return
+    real = {name: module for name, module in sys.modules.items()
+            if name == "torch" or name.startswith("torch.")}
+    for name in real:
+        del sys.modules[name]
+    for name, module in _reftorch_modules().items():
+        sys.modules["torch" + name[len("reftorch"):]] = module
+    finder = _NoRealTorch()
+    sys.meta_path.insert(0, finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+        for name in [n for n in sys.modules if n == "torch" or n.startswith("torch.")]:
+            del sys.modules[name]
+        sys.modules.update(real)
+
+
+def run_program(source: str, lib, *, namespace=None):
+    """Run ``source`` (which says ``import torch`` itself) with every torch import bound to
+    ``lib``; returns (what it printed, None) or (what it printed, (error class, first line))."""
+    out = io.StringIO()
+    scope = {"__name__": "program"} if namespace is None else namespace
+    try:
+        with torch_bound_to(lib), contextlib.redirect_stdout(out), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            exec(compile(textwrap.dedent(source), "<program>", "exec"), scope)
+    except Exception as error:  # noqa: BLE001  (the class and words are what we compare)
+        return out.getvalue(), (type(error).__name__, str(error).split("\n")[0][:70])
+    return out.getvalue(), None
