@@ -22,9 +22,9 @@ import warnings as _warnings
 
 from . import dtypes as _dtypes
 from .dtypes import (  # noqa: F401
-    bfloat16, bool, double, dtype, float, float16, float32, float64, get_default_dtype, half,
-    int, int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short,
-    uint8,
+    bfloat16, bool, double, dtype, finfo, float, float16, float32, float64, get_default_dtype, half,
+    iinfo, int, int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short,
+    uint8, uint16, uint32, uint64,
 )
 from .dispatch import device  # noqa: F401
 from .tensor import Size, Tensor, is_tensor  # noqa: F401

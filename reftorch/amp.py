@@ -214,5 +214,6 @@ def _install():
                 if getattr(module, name, None) is op:
                     setattr(module, name, wrapped)
             for attribute, value in list(vars(Tensor).items()):
-                if value is op:
+                # a method is its own forward-mode wrapper around the same function
+                if value is op or getattr(value, "__wrapped__", value) is getattr(op, "__wrapped__", op):
                     setattr(Tensor, attribute, wrapped)

@@ -8,6 +8,7 @@ registers its own kernels for every operator it supports.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -70,7 +71,10 @@ for _name, _ufunc in {
     "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
     "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
     "reciprocal": np.reciprocal, "logical_not": np.logical_not, "bitwise_not": np.invert,
-    "floor": np.floor, "ceil": np.ceil, "isnan": np.isnan,
+    "floor": np.floor, "ceil": np.ceil, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
+    "log1p": np.log1p, "expm1": np.expm1, "log2": np.log2, "log10": np.log10, "tan": np.tan,
+    "atan": np.arctan, "asin": np.arcsin, "acos": np.arccos, "sinh": np.sinh, "cosh": np.cosh,
+    "round": np.round, "trunc": np.trunc,
 }.items():
     cpu_kernel(_name)(_ufunc)
 
@@ -114,6 +118,28 @@ def div_trunc(a, b, out=None):
     if out is None:
         return quotient
     out[...] = quotient
+    return out
+
+
+@cpu_kernel("rsqrt")
+def rsqrt(a, out=None):
+    return np.reciprocal(np.sqrt(a), out=out)
+
+
+@cpu_kernel("frac")
+def frac(a, out=None):
+    return np.subtract(a, np.trunc(a), out=out)
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+@cpu_kernel("erf")
+def erf(a, out=None):
+    result = _erf(a).astype(a.dtype)  # libm's erf, value by value (NumPy has none)
+    if out is None:
+        return result
+    out[...] = result
     return out
 
 

@@ -444,24 +444,24 @@ def random_(tensor, from_=None, to=None, *, generator=None):
     return _fill(tensor, lambda n, dt, contiguous: g.randint(n, low, high).astype(dt), RandomBackward0)
 
 
-def _new(size, dtype, device, requires_grad, name):
+def _new(sizes, dtype, device, requires_grad, name, size=None):
     from .functions import _device_arg, _shape_arg, empty
-    if not size:  # torch.rand() needs a size; torch.rand(()) is 0-dim
+    if not sizes and size is None:  # torch.rand() needs a size; torch.rand(()) is 0-dim
         raise TypeError(f"{name}() received an invalid combination of arguments - got (), but "
                         "expected a size (tuple of ints)")
-    return empty(_shape_arg(size), dtype=dtype or dtypes.get_default_dtype(),
+    return empty(_shape_arg(sizes, name, size), dtype=dtype or dtypes.get_default_dtype(),
                  device=_device_arg(device))
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Uniform on [0, 1)."""
-    out = uniform_(_new(size, dtype, device, requires_grad, "rand"), generator=generator)
+    out = uniform_(_new(sizes, dtype, device, requires_grad, "rand", size), generator=generator)
     return out.requires_grad_(requires_grad) if requires_grad else out
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Standard normal."""
-    out = normal_(_new(size, dtype, device, requires_grad, "randn"), generator=generator)
+    out = normal_(_new(sizes, dtype, device, requires_grad, "randn", size), generator=generator)
     return out.requires_grad_(requires_grad) if requires_grad else out
 
 

@@ -28,15 +28,22 @@ _NON_LEAF_GRAD_WARNING = (
 )
 
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int32": "IntTensor",
-               "int64": "LongTensor", "bool": "BoolTensor"}
+               "int64": "LongTensor", "bool": "BoolTensor", "int16": "ShortTensor", "int8": "CharTensor",
+               "uint8": "ByteTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor"}
 
 
 class Tensor:
     __slots__ = (
         "_storage", "_np", "_shape", "_stride", "_offset", "dtype", "_device",
         "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter", "_base",
-        "_accumulator", "_retains_grad", "_inference", "__weakref__", "__dict__",
+        "_accumulator", "_retains_grad", "_inference", "_fw_grad", "__weakref__", "__dict__",
     )
+
+    def __new__(cls, *args, device=None):
+        """``torch.Tensor(data)`` or ``torch.Tensor(*sizes)``: the legacy constructor, always the
+        default float dtype (``torch.tensor`` infers the dtype and is the one to use)."""
+        from .functions.creation import legacy_new
+        return legacy_new(cls, None, args, device)
 
     # -- construction (internal: users call reftorch.tensor / zeros / ...) -------------
     @staticmethod
@@ -49,7 +56,7 @@ class Tensor:
             array = np.ascontiguousarray(array)
             layout = dense_layout(array)
         flat, strides = layout
-        t = Tensor.__new__(Tensor)
+        t = object.__new__(Tensor)
         t._storage = Storage(flat, device)
         t._np = array
         t._shape = array.shape
@@ -64,7 +71,7 @@ class Tensor:
     def _view_of(base: "Tensor", shape, stride, offset) -> "Tensor":
         """A tensor sharing ``base``'s storage (and version counter) with new geometry."""
         storage = base._storage
-        t = Tensor.__new__(Tensor)
+        t = object.__new__(Tensor)
         t._storage = storage
         # an empty view may start at the very end of the storage (torch allows it); NumPy
         # checks the offset against the buffer, so an empty array starts at 0 instead
@@ -86,7 +93,7 @@ class Tensor:
     def _alias_as(self, cls) -> "Tensor":
         """A new object of class ``cls`` over the same storage, with a fresh autograd state
         (how a Parameter wraps the tensor it is given)."""
-        t = Tensor.__new__(cls)
+        t = object.__new__(cls)
         t._storage, t._np, t._shape, t._stride, t._offset = (
             self._storage, self._np, self._shape, self._stride, self._offset)
         t.dtype, t._device = self.dtype, self._device
@@ -103,6 +110,7 @@ class Tensor:
         self._accumulator = None
         self._retains_grad = False
         self._inference = grad_mode.state.inference
+        self._fw_grad = None  # the tangent, inside a forward-AD dual level (autograd/forward_ad.py)
 
     # -- metadata --------------------------------------------------------------------
     @property
@@ -425,10 +433,12 @@ class Tensor:
 # how torch's messages name a dtype: its C++ element type, or its ScalarType
 _CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long int",
                    "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-                   "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+                   "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                   "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long"}
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long",
                       "int16": "Short", "int8": "Char", "uint8": "Byte",
-                      "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16"}
+                      "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16",
+                      "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
 
 
 def _cpp_type_name(dtype) -> str:

@@ -40,4 +40,11 @@ for _family in FAMILIES:
             globals().setdefault(_name, _value)
 del _family, _name, _value
 
+# every public op passes forward-mode tangents on, by the rule written beside it (``op.jvp``)
+for _name, _value in list(globals().items()):
+    if isinstance(_value, _types.FunctionType) and not _name.startswith("_") and _name not in (
+            "forward_mode", "same_op_on_tangent", "no_tangent", "legacy_new"):
+        globals()[_name] = forward_mode(_value, inplace=_name.endswith("_"))
+del _name, _value
+
 _methods.install()

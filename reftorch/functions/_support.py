@@ -10,16 +10,19 @@ An operation does three things:
 from __future__ import annotations
 
 import builtins
+import functools
 import warnings
 
 import numpy as np
 
 from .. import dtypes
+from ..autograd import forward_ad
 from ..autograd.grad_mode import state as _grad_state
 from ..autograd.graph import Node, gradient_edge
 from ..dispatch import check_same_device, cpu, kernel
 from ..storage import broadcast_shapes, broadcast_strides, elementwise_strides, is_non_overlapping_and_dense
 from ..tensor import Tensor
+from ..tensor import _scalar_type_name as _scalar_name
 
 
 _wrap = Tensor._wrap
@@ -84,9 +87,18 @@ def _scalar_rounded_to(x, dtype):
     return dtypes.cast(x, dtype)
 
 
+def _number(x):
+    """A NumPy scalar operand counts as the Python number it holds, as in torch (so
+    ``float32_tensor + np.float64(1)`` stays float32)."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
 def _binary(op: str, a, b, result_dtype=None, compute_dtype=None):
+    a, b = _number(a), _number(b)
     dev = _devices(a, b)
     ct = compute_dtype or dtypes.result_type(a, b)
+    if ct in dtypes.BAREBONES_UNSIGNED and op in ("add", "sub"):
+        raise NotImplementedError(f"\"add_stub\" not implemented for '{_scalar_name(ct)}'")
     # torch computes float16/bfloat16 arithmetic in float32 and rounds once; its add, sub and
     # comparison kernels round a number (or 0-dim tensor) operand to 16 bits first, mul and div do not
     kt = dtypes.float32 if ct in dtypes.REDUCED_FLOATS and result_dtype is None else ct
@@ -96,7 +108,7 @@ def _binary(op: str, a, b, result_dtype=None, compute_dtype=None):
         out = kernel(op, dev)(_array(a, kt), _array(b, kt))
     except ValueError:
         _broadcast_error(a, b)
-    if kt is not ct:
+    if out.dtype != ct.numpy:
         out = out.astype(ct.numpy)
     if result_dtype is not None and out.dtype != result_dtype.numpy:
         out = out.astype(result_dtype.numpy)
@@ -216,3 +228,123 @@ def _numpy_names(fn):
     accept.__name__, accept.__qualname__, accept.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
     accept.__wrapped__ = fn
     return accept
+
+
+# -- forward mode: every public op passes its inputs' tangents on (autograd/forward_ad.py) ----
+_NO_RULE = (
+    "Trying to use forward AD with {} that does not support it because it has not been "
+    "implemented yet.\nPlease file an issue to PyTorch at "
+    "https://github.com/pytorch/pytorch/issues/new?template=feature-request.yml so that we can "
+    "prioritize its implementation.")
+
+
+def _tangent_of(x):
+    """What a tangent rule reads for an input: its tangent, zeros for a tensor without one, 0
+    for a number (a constant)."""
+    if isinstance(x, Tensor):
+        if x._fw_grad is not None:
+            return x._fw_grad
+        from .creation import zeros_like
+        return zeros_like(x.detach())
+    if isinstance(x, (list, tuple)):
+        return type(x)(_tangent_of(v) for v in x)
+    return 0
+
+
+def _has_tangent(values) -> bool:
+    for v in values:
+        if isinstance(v, Tensor):
+            if v._fw_grad is not None:
+                return True
+        elif isinstance(v, (list, tuple)) and _has_tangent(v):
+            return True
+    return False
+
+
+def forward_mode(op, inplace=False):
+    """``op`` passing tangents on: outside a dual level one flag is checked and ``op`` runs as is.
+
+    Inside one, ``op.jvp(t, out, *args, **kwargs)`` gives the output's tangent, where ``t(x)``
+    is the tangent of input ``x``; an in-place op's rule runs before the op (it reads the old
+    values, ``out`` is None) and its result is written into the target's tangent."""
+    rule = getattr(op, "jvp", None)
+    name = getattr(op, "__name__", "op")
+
+    @functools.wraps(op)
+    def run(*args, **kwargs):
+        if forward_ad.state.level is None or forward_ad.state.computing:
+            return op(*args, **kwargs)
+        if not (_has_tangent(args) or _has_tangent(kwargs.values())):
+            return op(*args, **kwargs)
+        if inplace:
+            if rule is None:
+                raise NotImplementedError(_NO_RULE.format(f"aten::{name}"))
+            tangent = _run_rule(rule, None, args, kwargs)
+            target = op(*args, **kwargs)
+            tangent = _fitted(tangent, target)
+            if target._fw_grad is not None:  # a view's tangent is a view of its base's: write into it
+                np.copyto(target._fw_grad._np, tangent._np, casting="unsafe")
+            else:
+                forward_ad._attach(target, tangent)
+            return target
+        out = op(*args, **kwargs)
+        if not _floating(out):  # indices, masks, counts: nothing to differentiate
+            return out
+        if rule is None:
+            raise NotImplementedError(_NO_RULE.format(f"aten::{name}"))
+        tangent = _run_rule(rule, out, args, kwargs)
+        if isinstance(out, Tensor):
+            return _attach_tangent(out, tangent)
+        for value, value_tangent in zip(out, tangent):
+            _attach_tangent(value, value_tangent)
+        return out
+    run.__wrapped_for_forward_mode__ = True
+    return run
+
+
+def _floating(out) -> bool:
+    if isinstance(out, Tensor):
+        return out.dtype.is_floating_point
+    return isinstance(out, tuple) and builtins.any(_floating(v) for v in out)
+
+
+def no_tangent(t, out, *args, **kwargs):
+    """The rule of an op whose result does not move with its inputs (zeros_like, detach, ...)."""
+    return None
+
+
+def same_op_on_tangent(op):
+    """The rule of a linear op (views, copies, sums, joins): the tangent goes through the same op."""
+    def rule(t, out, input, *args, **kwargs):
+        return op(t(input), *args, **kwargs)
+    return rule
+
+
+def _run_rule(rule, out, args, kwargs):
+    forward_ad.state.computing = True
+    try:
+        return rule(_tangent_of, out, *args, **kwargs)
+    finally:
+        forward_ad.state.computing = False
+
+
+def _fitted(tangent, out):
+    """A rule's result with the output's shape and dtype (a rule may broadcast less)."""
+    forward_ad.state.computing = True
+    try:
+        if not isinstance(tangent, Tensor):  # a rule that found only constants
+            from .creation import full
+            return full(out._shape, tangent, dtype=out.dtype, device=out._device)
+        if tangent._shape != out._shape:
+            tangent = tangent.expand(out._shape)
+        if tangent.dtype is not out.dtype:
+            tangent = tangent.to(out.dtype)
+        return tangent
+    finally:
+        forward_ad.state.computing = False
+
+
+def _attach_tangent(out, tangent):
+    if tangent is None or not isinstance(out, Tensor) or not out.dtype.is_floating_point:
+        return out
+    return forward_ad._attach(out, _fitted(tangent, out))

@@ -50,6 +50,10 @@ def log_softmax(input, dim, dtype=None):
     return out
 
 
+# forward mode: d log_softmax(x) = dx - sum(softmax(x) dx)
+log_softmax.jvp = lambda t, out, input, dim, dtype=None: t(input) - (out.exp() * t(input)).sum(dim, keepdim=True)
+
+
 @_numpy_names
 def softmax(input, dim, dtype=None):
     input, d = _softmax_input(input, dim, dtype, "softmax")
@@ -60,3 +64,6 @@ def softmax(input, dim, dtype=None):
         node.save(output=out)
         _record(node, (input,), out)
     return out
+
+
+softmax.jvp = lambda t, out, input, dim, dtype=None: out * (t(input) - (out * t(input)).sum(dim, keepdim=True))

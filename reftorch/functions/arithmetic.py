@@ -70,6 +70,11 @@ def add(input, other, *, alpha=1):
     return out
 
 
+# forward mode: d(a + alpha b) = da + alpha db
+add.jvp = lambda t, out, input, other, *, alpha=1: (
+    t(input) + t(other) * alpha if isinstance(other, Tensor) else t(input))
+
+
 def sub(input, other, *, alpha=1):
     if isinstance(input, Tensor) and input.dtype is dtypes.bool:
         raise RuntimeError(
@@ -82,12 +87,18 @@ def sub(input, other, *, alpha=1):
     return out
 
 
+sub.jvp = lambda t, out, input, other, *, alpha=1: t(input) - t(other) * alpha
+
+
 def rsub(input, other, *, alpha=1):
     """``other - input`` for a number ``other`` (what ``2 - x`` calls)."""
     out = _binary("sub", other, _scaled(input, alpha, dtypes.result_type(other, input)))
     if _needs_grad(input):
         _record(RsubBackward1(alpha), (input,), out)
     return out
+
+
+rsub.jvp = lambda t, out, input, other, *, alpha=1: t(other) - t(input) * alpha
 
 
 class MulBackward0(Node):
@@ -105,6 +116,11 @@ def mul(input, other):
         node.save(_save_for_other(input, _requires(other)), _save_for_other(other, _requires(input)))
         _record(node, (input, other), out)
     return out
+
+
+# forward mode: d(a b) = da b + a db
+mul.jvp = lambda t, out, input, other: (
+    t(input) * other + input * t(other) if isinstance(other, Tensor) else t(input) * other)
 
 
 class DivBackward0(Node):
@@ -168,6 +184,15 @@ def div(input, other, *, rounding_mode=None):
     return out
 
 
+def _div_tangent(t, out, input, other, *, rounding_mode=None):
+    if rounding_mode is not None:  # a step function
+        return zeros_like(out)
+    return (t(input) - out * t(other)) / other  # d(a / b) = (da - (a / b) db) / b
+
+
+div.jvp = _div_tangent
+
+
 true_divide = div
 
 
@@ -177,6 +202,9 @@ def floor_divide(input, other):
     if _needs_grad(input, other):  # torch records the op and refuses only in backward
         _record(DerivativeNotImplemented("floor_divide"), [t for t in (input, other) if _requires(t)], out)
     return out
+
+
+floor_divide.jvp = lambda t, out, input, other: zeros_like(out)
 
 
 class RemainderBackward0(Node):
@@ -203,6 +231,9 @@ def remainder(input, other):
             node.save(input, other)
         _record(node, (input, other), out)
     return out
+
+
+remainder.jvp = lambda t, out, input, other: t(input) - t(other) * div(input, other, rounding_mode='floor')
 
 
 class PowBackward0(Node):  # tensor ** number
@@ -257,6 +288,23 @@ def pow(input, exponent):
     return out
 
 
+def _pow_tangent(t, out, input, exponent):
+    """d(a ** e) = e a ** (e - 1) da + a ** e log(a) de (0 where a is 0, as in backward)."""
+    tangent = 0
+    if isinstance(input, Tensor):
+        tangent = t(input) * exponent * input ** (exponent - 1) if not (
+            isinstance(exponent, (builtins.int, builtins.float)) and exponent == 0) else zeros_like(out)
+    if isinstance(exponent, Tensor):
+        base = input if isinstance(input, Tensor) else math.log(input)
+        log_base = where(base == 0, zeros_like(base), log(where(base == 0, ones_like(base), base))) \
+            if isinstance(base, Tensor) else base
+        tangent = tangent + out * log_base * t(exponent)
+    return tangent
+
+
+pow.jvp = _pow_tangent
+
+
 class MaximumBackward0(Node):
     def backward(self, grad):
         a, b = self.saved_values
@@ -281,6 +329,15 @@ def maximum(input, other):
     return out
 
 
+def _extreme_tangent(t, out, input, other):
+    # the tangent of the side that won; ties take the mean of both (as the backward splits)
+    picked = where(input == other, (t(input) + t(other)) / 2, where(out == input, t(input), t(other)))
+    return picked
+
+
+maximum.jvp = _extreme_tangent
+
+
 def minimum(input, other):
     out = _binary("minimum", input, other)
     if _needs_grad(input, other):
@@ -290,5 +347,11 @@ def minimum(input, other):
     return out
 
 
+minimum.jvp = _extreme_tangent
+
+
 def square(input):
     return pow(input, 2)
+
+
+square.jvp = lambda t, out, input: 2 * input * t(input)

@@ -61,8 +61,28 @@ def where(condition, input=None, other=None):
     return out
 
 
+# forward mode: the tangent of the side each element was taken from
+where.jvp = lambda t, out, condition, input=None, other=None: where(condition, t(input), t(other))
+
+
 def isnan(input):
     return _unary("isnan", input, floating=False)
+
+
+def isinf(input):
+    return _unary("isinf", input, floating=False)
+
+
+def isfinite(input):
+    return _unary("isfinite", input, floating=False)
+
+
+def isposinf(input):
+    return input == float("inf")
+
+
+def isneginf(input):
+    return input == float("-inf")
 
 
 def logical_not(input):

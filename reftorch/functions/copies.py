@@ -12,7 +12,7 @@ from ..autograd.graph import Node
 from ..dispatch import canonical, kernel
 from ..storage import contiguous_strides, elementwise_strides, preserve_format_strides
 from ..tensor import Tensor, _wrap_dim
-from ._support import _needs_grad, _non_overlapping_and_dense, _record, _view_of, _with_strides, _wrap
+from ._support import no_tangent, same_op_on_tangent, _needs_grad, _non_overlapping_and_dense, _record, _view_of, _with_strides, _wrap
 
 
 class CloneBackward0(Node):
@@ -38,6 +38,9 @@ def clone(input, *, memory_format=None):
     if _needs_grad(input):
         _record(CloneBackward0(), (input,), out)
     return out
+
+
+clone.jvp = same_op_on_tangent(clone)
 
 
 class FlipBackward0(Node):
@@ -68,11 +71,17 @@ def flip(input, dims):
     return out
 
 
+flip.jvp = same_op_on_tangent(flip)
+
+
 def _flip_method(input, *dims):
     # the method also takes the dims one by one: x.flip(0, 1)
     if not dims:
         raise TypeError('flip() missing 1 required positional arguments: "dims"')
     return flip(input, list(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else list(dims))
+
+
+_flip_method.jvp = same_op_on_tangent(_flip_method)
 
 
 def contiguous(input, memory_format=None):
@@ -81,11 +90,17 @@ def contiguous(input, memory_format=None):
     return clone(input, memory_format="contiguous")
 
 
+contiguous.jvp = same_op_on_tangent(contiguous)
+
+
 def detach(input):
     """Same memory and version counter, no graph: the numbers without their history."""
     out = _view_of(input, input._shape, input._stride, input._offset)
     out._base = None
     return out
+
+
+detach.jvp = no_tangent  # the numbers without their history: no tangent either
 
 
 def detach_(input):
@@ -140,5 +155,16 @@ def to(input, *args, **kwargs):
     return out
 
 
+to.jvp = lambda t, out, input, *args, **kwargs: t(input).to(out.dtype) if out.dtype.is_floating_point else None
+
+
 def _converter(d):
-    return lambda input, memory_format=None: to(input, d, memory_format=memory_format)
+    """``x.float()``, ``x.long()``, ...: ``to`` a fixed dtype."""
+    def convert(input, memory_format=None):
+        return to(input, d, memory_format=memory_format)
+    convert.__name__ = "to"
+    convert.jvp = lambda t, out, input, memory_format=None: t(input).to(d) if d.is_floating_point else None
+    return convert
+
+
+

@@ -14,11 +14,16 @@ from .. import dtypes
 from ..dispatch import canonical, cpu, kernel
 from ..storage import Storage, preserve_format_strides
 from ..tensor import Size, Tensor
-from ._support import _non_overlapping_and_dense, _with_strides, _wrap
+from ._support import no_tangent, _non_overlapping_and_dense, _with_strides, _wrap
 from .copies import to
 
 
-def _shape_arg(size, name=None):
+def _shape_arg(size, name=None, keyword=None):
+    """The sizes as a tuple: ``zeros(2, 3)``, ``zeros((2, 3))``, or ``zeros(size=(2, 3))``."""
+    if keyword is not None:
+        if size:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        size = (keyword,)
     if not size and name is not None:  # torch.zeros() needs a size; torch.zeros(()) is 0-dim
         raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
     if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
@@ -57,23 +62,26 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     return _finish(_wrap(kernel("full", d)(tuple(size), fill_value, dtype.numpy), d), requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
-    if builtins.any(n < 0 for n in _shape_arg(size, "zeros")):
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    shape = _shape_arg(sizes, "zeros", size)
+    if builtins.any(n < 0 for n in shape):
         raise RuntimeError("zeros: Dimension size must be non-negative.")
-    return full(_shape_arg(size, "zeros"), 0, dtype=dtype or dtypes.get_default_dtype(), device=device,
+    return full(shape, 0, dtype=dtype or dtypes.get_default_dtype(), device=device,
                 requires_grad=requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
-    return full(_shape_arg(size, "ones"), 1, dtype=dtype or dtypes.get_default_dtype(), device=device,
-                requires_grad=requires_grad)
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    return full(_shape_arg(sizes, "ones", size), 1, dtype=dtype or dtypes.get_default_dtype(),
+                device=device, requires_grad=requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, pin_memory=False,
+          memory_format=None):
     d = _device_arg(device)
     dtype = dtype or dtypes.get_default_dtype()
-    _check_sizes(_shape_arg(size, "empty"))
-    return _finish(_wrap(kernel("empty", d)(_shape_arg(size, "empty"), dtype.numpy), d), requires_grad)
+    shape = _shape_arg(sizes, "empty", size)
+    _check_sizes(shape)
+    return _finish(_wrap(kernel("empty", d)(shape, dtype.numpy), d), requires_grad)
 
 
 def _like(maker):
@@ -91,9 +99,21 @@ def _like(maker):
 
 
 zeros_like = _like(zeros)
+
+
+zeros_like.jvp = no_tangent
 ones_like = _like(ones)
+
+
+ones_like.jvp = no_tangent
 empty_like = _like(empty)
+
+
+empty_like.jvp = no_tangent
 full_like = _like(full)
+
+
+full_like.jvp = no_tangent
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -201,6 +221,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
     return _finish(out, requires_grad)
 
 
+tensor.jvp = no_tangent
+
+
 def _copy_keeping_layout(source, dtype):
     """A copy in ``dtype`` with the same strides when ``source`` is dense (torch's
     preserve_format, what ``torch.tensor(ndarray)`` does), else a row-major copy."""
@@ -227,6 +250,9 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype=dtype, device=device)
 
 
+as_tensor.jvp = no_tangent
+
+
 def from_numpy(array: np.ndarray) -> Tensor:
     """Shares memory with ``array``: a write on either side shows on the other."""
     if not isinstance(array, np.ndarray):
@@ -241,7 +267,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
     itemsize = array.itemsize
     span = 1 + builtins.sum((n - 1) * s // itemsize for n, s in zip(array.shape, array.strides)) if array.size else 0
     flat = np.lib.stride_tricks.as_strided(array, shape=(span,), strides=(itemsize,))
-    t = Tensor.__new__(Tensor)
+    t = object.__new__(Tensor)
     t._storage = Storage(flat, cpu)
     t._np = array if array.flags.writeable else array
     t._shape = array.shape
@@ -251,3 +277,95 @@ def from_numpy(array: np.ndarray) -> Tensor:
     t._device = cpu
     t._init_autograd_state()
     return t
+
+
+# -- new tensors like an existing one: x.new_zeros(2, 3) takes x's dtype and device ---------
+def _new_maker(maker, name):
+    def new(self, *sizes, dtype=None, device=None, requires_grad=False, **kwargs):
+        size = kwargs.pop("size", None)
+        shape = _shape_arg(sizes, name, size)
+        return maker(shape, dtype=dtype or self.dtype, device=device or self._device,
+                     requires_grad=requires_grad, **kwargs)
+    new.__name__ = name
+    return new
+
+
+new_zeros = _new_maker(zeros, "new_zeros")
+
+
+new_zeros.jvp = no_tangent
+new_ones = _new_maker(ones, "new_ones")
+
+
+new_ones.jvp = no_tangent
+new_empty = _new_maker(empty, "new_empty")
+
+
+new_empty.jvp = no_tangent
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self._device,
+                requires_grad=requires_grad)
+
+
+new_full.jvp = no_tangent
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    """A copy of ``data`` with ``self``'s dtype and device unless told otherwise."""
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+            "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
+        data = data.detach()
+    return tensor(data, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+
+
+new_tensor.jvp = no_tangent
+
+
+# -- the legacy constructors: torch.Tensor(...), torch.FloatTensor(...) ---------------------
+def legacy_new(cls, dtype, args, device):
+    """``torch.Tensor([1, 2])`` copies data into the default float dtype (``FloatTensor`` and
+    friends into theirs); ``torch.Tensor(2, 3)`` is an uninitialised 2x3; ``torch.Tensor(t)``
+    is ``t`` under a new name (same memory)."""
+    dtype = dtype or dtypes.get_default_dtype()
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        source = args[0]
+        if dtype is not dtypes.get_default_dtype() and source.dtype is not dtype:
+            raise TypeError(f"expected {dtype} (got {source.dtype})")
+        return source.detach()._alias_as(cls)
+    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)) and not isinstance(args[0], Size):
+        out = tensor(np.asarray(args[0]) if isinstance(args[0], np.ndarray) else args[0], dtype=dtype,
+                     device=device)
+    elif builtins.all(isinstance(a, (builtins.int, np.integer)) and not isinstance(a, builtins.bool)
+                      for a in args) or (len(args) == 1 and isinstance(args[0], Size)):
+        out = empty(*(tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else args),
+                    dtype=dtype, device=device) if args else empty(0, dtype=dtype, device=device)
+    else:
+        raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+    return out if cls is Tensor else out._alias_as(cls)
+
+
+class _LegacyTensorType(type):
+    """``torch.FloatTensor``: calling it builds a float32 tensor; ``isinstance(t, FloatTensor)``
+    asks for a CPU float32 tensor."""
+
+    def __instancecheck__(cls, instance) -> bool:
+        return isinstance(instance, Tensor) and instance.dtype is cls.dtype and instance.device.type == "cpu"
+
+    def __call__(cls, *args, device=None):
+        return legacy_new(Tensor, cls.dtype, args, device)
+
+
+def _legacy_type(name, dtype):
+    return _LegacyTensorType(name, (), {"dtype": dtype, "__module__": "torch"})
+
+
+FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor = (_legacy_type(n + "Tensor", d) for n, d in (
+    ("Float", dtypes.float32), ("Double", dtypes.float64), ("Half", dtypes.float16), ("BFloat16", dtypes.bfloat16)))
+LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor, BoolTensor = (_legacy_type(n + "Tensor", d) for n, d in (
+    ("Long", dtypes.int64), ("Int", dtypes.int32), ("Short", dtypes.int16), ("Char", dtypes.int8),
+    ("Byte", dtypes.uint8), ("Bool", dtypes.bool)))

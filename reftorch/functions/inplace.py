@@ -210,6 +210,9 @@ def _binary_inplace(op, functional):
 
         return _inplace(input, lambda old: functional(old, other, **kwargs).to(input.dtype), (other,), fast)
     apply.__name__ = op + "_"
+    # forward mode: the out-of-place op's rule, on the values before the write
+    apply.jvp = lambda t, out, input, other, **kwargs: functional.jvp(
+        t, functional(input, other, **kwargs), input, other, **kwargs)
     return apply
 
 
@@ -237,6 +240,7 @@ def _unary_inplace(op, functional):
             kernel(op, input._device)(input._np, out=input._np)
         return _inplace(input, functional, (), fast)
     apply.__name__ = op + "_"
+    apply.jvp = lambda t, out, input: functional.jvp(t, functional(input), input)
     return apply
 
 
@@ -255,6 +259,9 @@ def clamp_(input, min=None, max=None):
     _check_no_internal_overlap(input)
     return _inplace(input, lambda old: clamp(old, min, max), (),
                     lambda: kernel("clamp", input._device)(input._np, min, max, out=input._np))
+
+
+clamp_.jvp = lambda t, out, input, min=None, max=None: clamp.jvp(t, None, input, min, max)
 
 
 clip_ = clamp_
@@ -278,8 +285,14 @@ def zero_(input):
     return _fill(input, 0, ZeroBackward0)
 
 
+zero_.jvp = lambda t, out, input: zeros_like(input)
+
+
 def fill_(input, value):
     return _fill(input, value, FillBackward3 if isinstance(value, Tensor) else FillBackward2)
+
+
+fill_.jvp = lambda t, out, input, value: t(value).expand(input._shape) if isinstance(value, Tensor) else zeros_like(input)
 
 
 def _fill(input, value, node_cls):
@@ -329,3 +342,6 @@ def copy_(input, src, non_blocking=False):
     def fast():
         kernel("copy_", input._device)(input._np, source_array())
     return _inplace(input, compute, (src,) if isinstance(src, Tensor) else (), fast)
+
+
+copy_.jvp = lambda t, out, input, src, non_blocking=False: t(src).expand(input._shape) if isinstance(src, Tensor) else zeros_like(input)

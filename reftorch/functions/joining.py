@@ -56,6 +56,10 @@ def cat(tensors, dim=0):
     return out
 
 
+# forward mode: the tangents joined the same way
+cat.jvp = lambda t, out, tensors, dim=0: cat(t(list(tensors)), dim)
+
+
 concat = concatenate = cat
 
 
@@ -87,12 +91,21 @@ def stack(tensors, dim=0):
     return out
 
 
+stack.jvp = lambda t, out, tensors, dim=0: stack(t(list(tensors)), dim)
+
+
 def hstack(tensors):
     return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
 
 
+hstack.jvp = lambda t, out, tensors: hstack(t(list(tensors)))
+
+
 def vstack(tensors):
     return cat([t if t.dim() > 1 else t.unsqueeze(0) for t in tensors], 0)
+
+
+vstack.jvp = lambda t, out, tensors: vstack(t(list(tensors)))
 
 
 class RepeatBackward0(Node):
@@ -122,7 +135,13 @@ def repeat(input, *repeats):
     return out
 
 
+repeat.jvp = lambda t, out, input, *repeats: repeat(t(input), *repeats)
+
+
 def tile(input, *dims):
     dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
     dims = (1,) * (input.dim() - len(dims)) + tuple(dims)
     return repeat(input, dims)
+
+
+tile.jvp = lambda t, out, input, *dims: tile(t(input), *dims)

@@ -105,6 +105,10 @@ def mm(input, mat2):
     return _matrix_product(MmBackward0, input, mat2)
 
 
+# forward mode: d(A B) = dA B + A dB
+mm.jvp = lambda t, out, input, mat2: mm(t(input), mat2) + mm(input, t(mat2))
+
+
 class MvBackward0(Node):
     def backward(self, grad):
         a, v = self.saved_values
@@ -128,6 +132,9 @@ def mv(input, vec):
             f"vec ({vec._shape[0]})"
         )
     return _matrix_product(MvBackward0, input, vec)
+
+
+mv.jvp = lambda t, out, input, vec: mv(t(input), vec) + mv(input, t(vec))
 
 
 class DotBackward0(Node):
@@ -158,6 +165,9 @@ def dot(input, other):
     return out
 
 
+dot.jvp = lambda t, out, input, other: dot(t(input), other) + dot(input, t(other))
+
+
 vdot = inner = dot
 
 
@@ -182,6 +192,9 @@ def bmm(input, mat2):
             f"[{input._shape[0]}, {input._shape[2]}] but got: [{mat2._shape[0]}, {mat2._shape[1]}]."
         )
     return _matrix_product(BmmBackward0, input, mat2)
+
+
+bmm.jvp = lambda t, out, input, mat2: bmm(t(input), mat2) + bmm(input, t(mat2))
 
 
 class AddmmBackward0(Node):
@@ -231,6 +244,10 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         _save_layouts(node, mat1, mat2)
         _record(node, (input, mat1, mat2), out)
     return out
+
+
+addmm.jvp = lambda t, out, input, mat1, mat2, *, beta=1, alpha=1: (
+    t(input) * beta + (mm(t(mat1), mat2) + mm(mat1, t(mat2))) * alpha)
 
 
 def _should_fold(tensor1, tensor2):
@@ -314,5 +331,11 @@ def matmul(input, other):
     return _unsafe_view(product, output_shape)
 
 
+matmul.jvp = lambda t, out, input, other: matmul(t(input), other) + matmul(input, t(other))
+
+
 def outer(input, vec2):
     return reshape(input, input._shape[0], 1) * vec2
+
+
+outer.jvp = lambda t, out, input, vec2: outer(t(input), vec2) + outer(input, t(vec2))

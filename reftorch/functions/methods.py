@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import dtypes
 from ..tensor import Tensor
+from ._support import forward_mode
 from .arithmetic import (
     add, div, floor_divide, maximum, minimum, mul, pow, remainder, rsub, square, sub,
 )
@@ -16,7 +17,11 @@ from .comparison import (
     logical_not, logical_or, lt, ne, where,
 )
 from .copies import _converter, _flip_method, clone, contiguous, detach, detach_, to
-from .indexing import gather, getitem, index_put_, masked_fill, masked_fill_, setitem
+from .indexing import (
+    gather, getitem, index_add, index_add_, index_fill, index_fill_, index_put_, index_select,
+    masked_fill, masked_fill_, masked_select, scatter, scatter_, scatter_add, scatter_add_,
+    scatter_reduce, scatter_reduce_, setitem,
+)
 from .inplace import (
     abs_, add_, clamp_, copy_, div_, exp_, fill_, floor_divide_, log_, mul_, neg_, pow_, relu_,
     remainder_, sigmoid_, sqrt_, sub_, tanh_, zero_,
@@ -38,11 +43,35 @@ from .views import (
 
 
 def _reverse(fn):
-    return lambda self, other: fn(other, self)
+    """``2 ** x`` calls ``x.__rpow__(2)``: the op with the operands the other way round."""
+    def reversed_op(self, other):
+        return fn(other, self)
+    reversed_op.__name__ = fn.__name__
+    reversed_op.jvp = lambda t, out, self, other: fn.jvp(t, out, other, self)
+    return reversed_op
+
+
+def _commuted(fn):
+    """``2 * x`` calls ``x.__rmul__(2)``: torch records mul(x, 2), the tensor first (and so for +)."""
+    def commuted_op(self, other):
+        return fn(self, other)
+    commuted_op.__name__ = fn.__name__
+    commuted_op.jvp = fn.jvp
+    return commuted_op
 
 
 def _rdiv(self, other):
     return mul(reciprocal(self), other)
+
+
+_rdiv.jvp = lambda t, out, self, other: -t(self) * out / self  # d(c / x) = -(c / x) dx / x
+
+
+def _where_method(self, condition, other):
+    return where(condition, self, other)
+
+
+_where_method.jvp = lambda t, out, self, condition, other: where.jvp(t, out, condition, self, other)
 
 
 def _invert(input):  # ~x: Python's operator has its own check (and TypeError) in torch
@@ -62,14 +91,13 @@ def _comparison_operator(compare):
     return operator
 
 
-# ``2 * x`` calls x.__rmul__(2): torch records mul(x, 2), the tensor first (and so for +)
 _METHODS = dict(
     add=add, sub=sub, mul=mul, div=div, true_divide=div, pow=pow, maximum=maximum,
     minimum=minimum, eq=eq, ne=ne, lt=lt, le=le, gt=gt, ge=ge, floor_divide=floor_divide,
     remainder=remainder, logical_and=logical_and, logical_or=logical_or, logical_not=logical_not,
     neg=neg, negative=neg, exp=exp, log=log, sqrt=sqrt, abs=abs, sin=sin, cos=cos, tanh=tanh,
     sigmoid=sigmoid, relu=relu, reciprocal=reciprocal, sign=sign, square=square, floor=floor,
-    ceil=ceil, isnan=isnan, clamp=clamp, clip=clamp, where=lambda self, cond, other: where(cond, self, other),
+    ceil=ceil, isnan=isnan, clamp=clamp, clip=clamp, where=_where_method,
     view=view, view_as=view_as, reshape=reshape, reshape_as=reshape_as, flatten=flatten,
     ravel=ravel, unflatten=unflatten, t=t, transpose=transpose, swapaxes=transpose,
     swapdims=transpose, permute=permute, unsqueeze=unsqueeze, squeeze=squeeze, expand=expand,
@@ -80,7 +108,10 @@ _METHODS = dict(
     allclose=allclose, isclose=isclose, equal=equal, nonzero=nonzero, count_nonzero=count_nonzero,
     var=var, std=std, norm=norm, mm=mm, mv=mv, dot=dot, bmm=bmm, matmul=matmul, outer=outer,
     addmm=addmm, repeat=repeat, tile=tile, index_put_=index_put_, masked_fill=masked_fill,
-    gather=gather, add_=add_, sub_=sub_, mul_=mul_, div_=div_, pow_=pow_, exp_=exp_, log_=log_,
+    gather=gather, scatter=scatter, scatter_=scatter_, scatter_add=scatter_add, scatter_add_=scatter_add_,
+    scatter_reduce=scatter_reduce, scatter_reduce_=scatter_reduce_, index_select=index_select,
+    masked_select=masked_select, index_add=index_add, index_add_=index_add_, index_fill=index_fill,
+    index_fill_=index_fill_, add_=add_, sub_=sub_, mul_=mul_, div_=div_, pow_=pow_, exp_=exp_, log_=log_,
     sqrt_=sqrt_, neg_=neg_, relu_=relu_, sigmoid_=sigmoid_, tanh_=tanh_, abs_=abs_,
     clamp_=clamp_, clip_=clamp_, zero_=zero_, fill_=fill_, copy_=copy_,
     floor_divide_=floor_divide_, remainder_=remainder_,
@@ -89,8 +120,8 @@ _METHODS = dict(
     float=_converter(dtypes.float32), double=_converter(dtypes.float64),
     long=_converter(dtypes.int64), int=_converter(dtypes.int32), bool=_converter(dtypes.bool),
     half=_converter(dtypes.float16), bfloat16=_converter(dtypes.bfloat16),
-    __add__=add, __radd__=lambda self, other: add(self, other), __sub__=sub, __rsub__=rsub, __mul__=mul,
-    __rmul__=lambda self, other: mul(self, other), __truediv__=div, __rtruediv__=_rdiv, __floordiv__=floor_divide,
+    __add__=add, __radd__=_commuted(add), __sub__=sub, __rsub__=rsub, __mul__=mul,
+    __rmul__=_commuted(mul), __truediv__=div, __rtruediv__=_rdiv, __floordiv__=floor_divide,
     __rfloordiv__=_reverse(floor_divide), __mod__=remainder, __pow__=pow, __rpow__=_reverse(pow),
     __matmul__=matmul, __rmatmul__=_reverse(matmul), __neg__=neg, __abs__=abs,
     __eq__=_comparison_operator(eq), __ne__=_comparison_operator(ne), __lt__=_comparison_operator(lt),
@@ -106,6 +137,16 @@ _METHODS = dict(
 )
 
 
+_INPLACE_OPERATORS = ("__iadd__", "__isub__", "__imul__", "__itruediv__", "__ifloordiv__", "__imod__",
+                      "__ipow__", "__setitem__")
+
+
 def install():
+    """Put the methods on Tensor, each passing forward-mode tangents on (see _support.forward_mode)."""
     for name, fn in _METHODS.items():
+        inplace = (name.endswith("_") and not name.startswith("__")) or name in _INPLACE_OPERATORS
+        if isinstance(fn, property):
+            fn = property(forward_mode(fn.fget))
+        elif not isinstance(fn, type):
+            fn = forward_mode(fn, inplace=inplace)
         setattr(Tensor, name, fn)

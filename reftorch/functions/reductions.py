@@ -17,7 +17,7 @@ from ..autograd.graph import Node
 from ..dispatch import kernel
 from ..tensor import Tensor, _wrap_dim
 from ..tensor import _scalar_type_name as _scalar_name
-from ._support import _RawFormula, _needs_grad, _numpy_names, _record, _wrap
+from ._support import same_op_on_tangent, _RawFormula, _needs_grad, _numpy_names, _record, _wrap
 from .arithmetic import maximum, minimum
 from .comparison import where
 from .creation import ones_like, zeros_like
@@ -64,6 +64,10 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     return out
 
 
+# forward mode: d sum(x) = sum(dx); the linear reductions are their own rule
+sum.jvp = same_op_on_tangent(sum)
+
+
 class MeanBackward0(SumBackward0):
     def backward(self, grad):
         return (grad.expand(self._saved_self_sym_sizes) / self._count,)
@@ -92,6 +96,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         node._count = input.numel() // builtins.max(out.numel(), 1) if input.numel() else 1
         _record(node, (input,), out)
     return out
+
+
+mean.jvp = same_op_on_tangent(mean)
 
 
 class ProdBackward0(_RawFormula):
@@ -139,6 +146,16 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
         node.save(input)
         _record(node, (input,), out)
     return out
+
+
+def _prod_tangent(t, out, input, dim=None, keepdim=False, *, dtype=None):
+    # d prod(x) = sum(dx * prod of the others), the others' product taken without dividing by x
+    others = _wrap(_products_of_others(input._np.reshape(-1), 0).reshape(input._shape) if dim is None
+                   else _products_of_others(input._np, _wrap_dim(dim, input.dim())), input._device)
+    return (t(input) * others).sum(dim, keepdim=keepdim) if dim is not None else (t(input) * others).sum()
+
+
+prod.jvp = _prod_tangent
 
 
 class MaxBackward1(Node):
@@ -234,9 +251,28 @@ def max(input, dim=None, keepdim=False, *, other=None):
     return _extreme(input, dim, keepdim, other, "max")
 
 
+def _extreme_tangent(t, out, input, dim=None, keepdim=False, *, other=None):
+    if isinstance(dim, Tensor) or other is not None:  # max(a, b) is maximum
+        b = dim if isinstance(dim, Tensor) else other
+        return maximum.jvp(t, out, input, b) if isinstance(out, Tensor) and (out == maximum(input, b)).all() \
+            else minimum.jvp(t, out, input, b)
+    if dim is None:  # the tangent at the extreme (shared evenly between ties)
+        hits = (input == out).to(input.dtype)
+        return (t(input) * hits).sum() / hits.sum()
+    indices = out.indices if keepdim else out.indices.unsqueeze(dim)
+    picked = t(input).gather(_wrap_dim(dim, input.dim()), indices)
+    return (picked if keepdim else picked.squeeze(dim), None)
+
+
+max.jvp = _extreme_tangent
+
+
 @_numpy_names
 def min(input, dim=None, keepdim=False, *, other=None):
     return _extreme(input, dim, keepdim, other, "min")
+
+
+min.jvp = _extreme_tangent
 
 
 @_numpy_names
@@ -251,6 +287,16 @@ def amax(input, dim=(), keepdim=False):
     return out
 
 
+def _amax_tangent(t, out, input, dim=(), keepdim=False):
+    dims = _reduce_dims(input, dim) if dim != () else None
+    hits = (input == _restore_dims(out, input._shape, dims, keepdim)).to(input.dtype)
+    return (t(input) * hits).sum(dims, keepdim=keepdim) / hits.sum(dims, keepdim=keepdim) if dims is not None \
+        else (t(input) * hits).sum() / hits.sum()
+
+
+amax.jvp = _amax_tangent
+
+
 @_numpy_names
 def amin(input, dim=(), keepdim=False):
     dims = _reduce_dims(input, dim) if dim != () else None
@@ -261,6 +307,9 @@ def amin(input, dim=(), keepdim=False):
         node.save(input, output=out)
         _record(node, (input,), out)
     return out
+
+
+amin.jvp = _amax_tangent
 
 
 def _no_bool(input, name):
@@ -302,6 +351,10 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return return_types_topk(values, indices)
 
 
+topk.jvp = lambda t, out, input, k, dim=-1, largest=True, sorted=True: (
+    t(input).gather(_wrap_dim(dim, input.dim()), out.indices), None)
+
+
 @_numpy_names
 def sort(input, dim=-1, descending=False):
     d = _wrap_dim(dim, input.dim())
@@ -313,6 +366,10 @@ def sort(input, dim=-1, descending=False):
         node._saved_dim, node._saved_keepdim, node._saved_self_sym_sizes = d, True, input._shape
         _record(node, (input,), values)
     return return_types_sort(values, indices)
+
+
+sort.jvp = lambda t, out, input, dim=-1, descending=False: (
+    t(input).gather(_wrap_dim(dim, input.dim()), out.indices), None)
 
 
 @_numpy_names
@@ -396,9 +453,27 @@ def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     return _spread(input, dim, correction if unbiased is None else builtins.int(unbiased), keepdim, "var")
 
 
+def _spread_tangent(which):
+    def rule(t, out, input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+        correction = correction if unbiased is None else builtins.int(unbiased)
+        dims = _reduce_dims(input, dim)
+        n = input.numel() if dims is None else math.prod(input._shape[d] for d in dims)
+        centred = input - mean(input, dims, keepdim=True) if dims is not None else input - mean(input)
+        d_var = 2 * (centred * t(input)).sum(dims, keepdim=keepdim) / builtins.max(n - correction, 0) \
+            if dims is not None else 2 * (centred * t(input)).sum() / builtins.max(n - correction, 0)
+        return d_var if which == "var" else d_var / (2 * out)  # d sqrt(v) = dv / (2 sqrt(v))
+    return rule
+
+
+var.jvp = _spread_tangent("var")
+
+
 @_numpy_names
 def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     return _spread(input, dim, correction if unbiased is None else builtins.int(unbiased), keepdim, "std")
+
+
+std.jvp = _spread_tangent("std")
 
 
 class LinalgVectorNormBackward0(Node):
@@ -431,3 +506,14 @@ def norm(input, p=2, dim=None, keepdim=False):
         node.save(input, output=out)
         _record(node, (input,), out)
     return out
+
+
+def _norm_tangent(t, out, input, p=2, dim=None, keepdim=False):
+    dims = _reduce_dims(input, dim)
+    if p == 1:
+        return (sign(input) * t(input)).sum(dims, keepdim=keepdim) if dims is not None else (sign(input) * t(input)).sum()
+    total = (input * t(input)).sum(dims, keepdim=keepdim) if dims is not None else (input * t(input)).sum()
+    return where(out == 0, zeros_like(out), total / where(out == 0, ones_like(out), out))
+
+
+norm.jvp = _norm_tangent

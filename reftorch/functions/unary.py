@@ -5,6 +5,8 @@ the op and its node from one line: ``exp`` saves its output (d exp(x) = exp(x) d
 """
 from __future__ import annotations
 
+import math
+
 from .. import dtypes
 from ..autograd.graph import Node
 from ..dispatch import kernel
@@ -15,8 +17,11 @@ from .comparison import where
 from .creation import ones_like, zeros_like
 
 
-def _simple_unary(op, node_name, formula, saves="input", floating=True):
-    """Build an op whose backward needs only its input or only its output."""
+def _simple_unary(op, node_name, formula, saves="input", floating=True, jvp=None):
+    """Build an op whose backward needs only its input or only its output.
+
+    ``formula(grad, saved)`` is the backward (vector-Jacobian product); ``jvp(tangent, x, out)``
+    the forward-mode rule (Jacobian-vector product), both from the same derivative."""
     node_cls = type(node_name, (Node,), {"backward": lambda self, grad: (formula(grad, *self.saved_values),)})
 
     def forward(input):
@@ -31,19 +36,55 @@ def _simple_unary(op, node_name, formula, saves="input", floating=True):
         return out
     forward.__name__ = op
     forward.__qualname__ = op
+    if jvp is not None:
+        forward.jvp = lambda t, out, input: jvp(t(input), input, out)
     return forward, node_cls
 
 
-neg, NegBackward0 = _simple_unary("neg", "NegBackward0", lambda g: -g, saves=None, floating=False)
-exp, ExpBackward0 = _simple_unary("exp", "ExpBackward0", lambda g, r: g * r, saves="output")
-log, LogBackward0 = _simple_unary("log", "LogBackward0", lambda g, x: g / x)
-sqrt, SqrtBackward0 = _simple_unary("sqrt", "SqrtBackward0", lambda g, r: g / (2 * r), saves="output")
-abs, AbsBackward0 = _simple_unary("abs", "AbsBackward0", lambda g, x: g * sign(x), floating=False)
-sin, SinBackward0 = _simple_unary("sin", "SinBackward0", lambda g, x: g * cos(x))
-cos, CosBackward0 = _simple_unary("cos", "CosBackward0", lambda g, x: -g * sin(x))
-tanh, TanhBackward0 = _simple_unary("tanh", "TanhBackward0", lambda g, r: g * (1 - r * r), saves="output")
+#                  op      node            backward: grad -> grad of input      forward: tangent -> tangent of out
+neg, NegBackward0 = _simple_unary("neg", "NegBackward0", lambda g: -g, saves=None, floating=False,
+                                  jvp=lambda dx, x, out: -dx)
+exp, ExpBackward0 = _simple_unary("exp", "ExpBackward0", lambda g, r: g * r, saves="output",
+                                  jvp=lambda dx, x, out: dx * out)
+log, LogBackward0 = _simple_unary("log", "LogBackward0", lambda g, x: g / x,
+                                  jvp=lambda dx, x, out: dx / x)
+sqrt, SqrtBackward0 = _simple_unary("sqrt", "SqrtBackward0", lambda g, r: g / (2 * r), saves="output",
+                                    jvp=lambda dx, x, out: dx / (2 * out))
+abs, AbsBackward0 = _simple_unary("abs", "AbsBackward0", lambda g, x: g * sign(x), floating=False,
+                                  jvp=lambda dx, x, out: dx * sign(x))
+sin, SinBackward0 = _simple_unary("sin", "SinBackward0", lambda g, x: g * cos(x),
+                                  jvp=lambda dx, x, out: dx * cos(x))
+cos, CosBackward0 = _simple_unary("cos", "CosBackward0", lambda g, x: -g * sin(x),
+                                  jvp=lambda dx, x, out: -dx * sin(x))
+tanh, TanhBackward0 = _simple_unary("tanh", "TanhBackward0", lambda g, r: g * (1 - r * r), saves="output",
+                                    jvp=lambda dx, x, out: dx * (1 - out * out))
 sigmoid, SigmoidBackward0 = _simple_unary(
-    "sigmoid", "SigmoidBackward0", lambda g, r: g * r * (1 - r), saves="output")
+    "sigmoid", "SigmoidBackward0", lambda g, r: g * r * (1 - r), saves="output",
+    jvp=lambda dx, x, out: dx * out * (1 - out))
+log1p, Log1PBackward0 = _simple_unary("log1p", "Log1PBackward0", lambda g, x: g / (x + 1),
+                                      jvp=lambda dx, x, out: dx / (x + 1))
+expm1, Expm1Backward0 = _simple_unary("expm1", "Expm1Backward0", lambda g, r: g * (r + 1), saves="output",
+                                      jvp=lambda dx, x, out: dx * (out + 1))
+log2, Log2Backward0 = _simple_unary("log2", "Log2Backward0", lambda g, x: g / (x * math.log(2)),
+                                    jvp=lambda dx, x, out: dx / (x * math.log(2)))
+log10, Log10Backward0 = _simple_unary("log10", "Log10Backward0", lambda g, x: g / (x * math.log(10)),
+                                      jvp=lambda dx, x, out: dx / (x * math.log(10)))
+rsqrt, RsqrtBackward0 = _simple_unary("rsqrt", "RsqrtBackward0", lambda g, r: -0.5 * g * r * r * r,
+                                      saves="output", jvp=lambda dx, x, out: -0.5 * dx * out * out * out)
+tan, TanBackward0 = _simple_unary("tan", "TanBackward0", lambda g, r: g * (1 + r * r), saves="output",
+                                  jvp=lambda dx, x, out: dx * (1 + out * out))
+atan, AtanBackward0 = _simple_unary("atan", "AtanBackward0", lambda g, x: g / (x * x + 1),
+                                    jvp=lambda dx, x, out: dx / (x * x + 1))
+asin, AsinBackward0 = _simple_unary("asin", "AsinBackward0", lambda g, x: g / (1 - x * x).sqrt(),
+                                    jvp=lambda dx, x, out: dx / (1 - x * x).sqrt())
+acos, AcosBackward0 = _simple_unary("acos", "AcosBackward0", lambda g, x: -g / (1 - x * x).sqrt(),
+                                    jvp=lambda dx, x, out: -dx / (1 - x * x).sqrt())
+sinh, SinhBackward0 = _simple_unary("sinh", "SinhBackward0", lambda g, x: g * cosh(x),
+                                    jvp=lambda dx, x, out: dx * cosh(x))
+cosh, CoshBackward0 = _simple_unary("cosh", "CoshBackward0", lambda g, x: g * sinh(x),
+                                    jvp=lambda dx, x, out: dx * sinh(x))
+erf, ErfBackward0 = _simple_unary("erf", "ErfBackward0", lambda g, x: g * (2 / math.sqrt(math.pi)) * exp(-x * x),
+                                  jvp=lambda dx, x, out: dx * (2 / math.sqrt(math.pi)) * exp(-x * x))
 
 
 class ReluBackward0(Node):
@@ -65,14 +106,31 @@ def relu(input):
     return out
 
 
+relu.jvp = lambda t, out, input: where(out <= 0, 0, t(input))
+
+
 reciprocal, ReciprocalBackward0 = _simple_unary(
-    "reciprocal", "ReciprocalBackward0", lambda g, r: -g * r * r, saves="output")
+    "reciprocal", "ReciprocalBackward0", lambda g, r: -g * r * r, saves="output",
+    jvp=lambda dx, x, out: -dx * out * out)
 
 
 # piecewise constant: the gradient is zero almost everywhere, but torch still records a node
-sign, SignBackward0 = _simple_unary("sign", "SignBackward0", lambda g: zeros_like(g), saves=None, floating=False)
-floor, FloorBackward0 = _simple_unary("floor", "FloorBackward0", lambda g: zeros_like(g), saves=None, floating=False)
-ceil, CeilBackward0 = _simple_unary("ceil", "CeilBackward0", lambda g: zeros_like(g), saves=None, floating=False)
+def _flat(dx, x, out):
+    return zeros_like(out)
+
+
+sign, SignBackward0 = _simple_unary("sign", "SignBackward0", lambda g: zeros_like(g), saves=None,
+                                    floating=False, jvp=_flat)
+floor, FloorBackward0 = _simple_unary("floor", "FloorBackward0", lambda g: zeros_like(g), saves=None,
+                                      floating=False, jvp=_flat)
+ceil, CeilBackward0 = _simple_unary("ceil", "CeilBackward0", lambda g: zeros_like(g), saves=None,
+                                    floating=False, jvp=_flat)
+round, RoundBackward0 = _simple_unary("round", "RoundBackward0", lambda g: zeros_like(g), saves=None,
+                                      floating=False, jvp=_flat)
+trunc, TruncBackward0 = _simple_unary("trunc", "TruncBackward0", lambda g: zeros_like(g), saves=None,
+                                      floating=False, jvp=_flat)
+frac, FracBackward0 = _simple_unary("frac", "FracBackward0", lambda g: g, saves=None,
+                                    floating=False, jvp=lambda dx, x, out: dx)
 
 
 class ClampBackward1(Node):
@@ -102,4 +160,14 @@ def clamp(input, min=None, max=None):
     return out
 
 
+def _clamp_tangent(t, out, input, min=None, max=None):
+    keep = ones_like(input, dtype=dtypes.bool)
+    if min is not None:
+        keep = keep & (input >= min)
+    if max is not None:
+        keep = keep & (input <= max)
+    return t(input) * keep
+
+
+clamp.jvp = _clamp_tangent
 clip = clamp

@@ -16,7 +16,7 @@ from ..autograd.graph import Node
 from ..dispatch import kernel
 from ..storage import broadcast_shapes, contiguous_strides, expand_strides, view_strides
 from ..tensor import Size, _wrap_dim
-from ._support import _grad_state, _numpy_names, _needs_grad, _non_overlapping_and_dense, _record, _view_of, _warn_once
+from ._support import same_op_on_tangent, _grad_state, _numpy_names, _needs_grad, _non_overlapping_and_dense, _record, _view_of, _warn_once
 from .copies import clone, contiguous
 from .creation import arange, tensor, zeros
 from .joining import cat, stack
@@ -78,6 +78,10 @@ def view(input, *shape):
     return _make_view(input, shape, strides, input._offset, ViewBackward0)
 
 
+# forward mode: a view's tangent is the same view of the input's tangent
+view.jvp = same_op_on_tangent(view)
+
+
 def reshape(input, *shape):
     """A view when the strides allow one, else a copy (then no storage is shared)."""
     shape = _infer_shape(shape, input.numel())
@@ -88,6 +92,9 @@ def reshape(input, *shape):
         node = ViewBackward0 if input.is_contiguous() else ReshapeAliasBackward0
         return _make_view(input, shape, strides, input._offset, node)
     return _unsafe_view(clone(input, memory_format="contiguous"), shape)
+
+
+reshape.jvp = same_op_on_tangent(reshape)
 
 
 def _unsafe_view(input, shape):
@@ -106,8 +113,14 @@ def view_as(input, other):
     return view(input, other._shape)
 
 
+view_as.jvp = same_op_on_tangent(view_as)
+
+
 def reshape_as(input, other):
     return reshape(input, other._shape)
+
+
+reshape_as.jvp = same_op_on_tangent(reshape_as)
 
 
 def flatten(input, start_dim=0, end_dim=-1):
@@ -123,8 +136,14 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, shape)
 
 
+flatten.jvp = same_op_on_tangent(flatten)
+
+
 def ravel(input):
     return reshape(contiguous(input), -1)
+
+
+ravel.jvp = same_op_on_tangent(ravel)
 
 
 def unflatten(input, dim, sizes):
@@ -146,6 +165,9 @@ def unflatten(input, dim, sizes):
                 f"{dim} ({n}) in the input tensor") from None
         raise RuntimeError(f"unflatten got an unexpected error:\n{error}") from None
     return view(input, input._shape[:dim] + sizes + input._shape[dim + 1:])
+
+
+unflatten.jvp = same_op_on_tangent(unflatten)
 
 
 class TBackward0(Node):
@@ -180,11 +202,17 @@ def t(input):
     return _make_view(input, input._shape[::-1], input._stride[::-1], input._offset, TBackward0)
 
 
+t.jvp = same_op_on_tangent(t)
+
+
 def transpose(input, dim0, dim1):
     n = input.dim()
     d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
     return _make_view(input, _swapped(input._shape, d0, d1), _swapped(input._stride, d0, d1),
                       input._offset, TransposeBackward0, _saved_dim0=d0, _saved_dim1=d1)
+
+
+transpose.jvp = same_op_on_tangent(transpose)
 
 
 swapaxes = swapdims = transpose
@@ -204,6 +232,9 @@ def permute(input, *dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     return _make_view(input, tuple(input._shape[d] for d in dims), tuple(input._stride[d] for d in dims),
                       input._offset, PermuteBackward0, _saved_dims=dims)
+
+
+permute.jvp = same_op_on_tangent(permute)
 
 
 def movedim(input, source, destination):
@@ -235,6 +266,9 @@ def movedim(input, source, destination):
     return permute(input, order)
 
 
+movedim.jvp = same_op_on_tangent(movedim)
+
+
 moveaxis = movedim
 
 
@@ -249,6 +283,9 @@ def _T(input):
             "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to "
             "reverse the dimensions of a tensor."))
     return permute(input, tuple(range(input.dim() - 1, -1, -1)))
+
+
+_T.jvp = same_op_on_tangent(_T)
 
 
 def _matrix_transpose(name, zero_dim_hint):
@@ -275,6 +312,9 @@ def _H(input):  # the conjugate transpose, which for real numbers is the transpo
     return transpose(input, 0, 1)
 
 
+_H.jvp = same_op_on_tangent(_H)
+
+
 class UnsqueezeBackward0(Node):
     def backward(self, grad):
         return (grad.squeeze(self._saved_dim),)
@@ -287,6 +327,9 @@ def unsqueeze(input, dim):
     inner = input._stride[dim] * input._shape[dim] if dim < input.dim() else 1
     stride = input._stride[:dim] + (inner,) + input._stride[dim:]
     return _make_view(input, shape, stride, input._offset, UnsqueezeBackward0, _saved_dim=dim)
+
+
+unsqueeze.jvp = same_op_on_tangent(unsqueeze)
 
 
 class SqueezeBackward0(ViewBackward0):
@@ -315,6 +358,9 @@ def squeeze(input, dim=None):
                       input._offset, node)
 
 
+squeeze.jvp = same_op_on_tangent(squeeze)
+
+
 class ExpandBackward0(ViewBackward0):
     def backward(self, grad):
         return (grad,)  # the engine sums the repeated positions back
@@ -332,17 +378,29 @@ def expand(input, *sizes):
     return _make_view(input, shape, strides, input._offset, ExpandBackward0)
 
 
+expand.jvp = same_op_on_tangent(expand)
+
+
 def expand_as(input, other):
     return expand(input, other._shape)
+
+
+expand_as.jvp = same_op_on_tangent(expand_as)
 
 
 def broadcast_to(input, shape):
     return expand(input, shape)
 
 
+broadcast_to.jvp = same_op_on_tangent(broadcast_to)
+
+
 def broadcast_tensors(*tensors):
     shape = broadcast_shapes(*(t._shape for t in tensors))
     return tuple(expand(t, shape) for t in tensors)
+
+
+broadcast_tensors.jvp = lambda t, out, *tensors: broadcast_tensors(*t(tensors))
 
 
 def _broadcast_shapes_api(*shapes):
@@ -409,6 +467,9 @@ def select(input, dim, index):
     return _select(input, dim, index, indexing=False)
 
 
+select.jvp = same_op_on_tangent(select)
+
+
 def _select(input, dim, index, indexing):
     """``t.select(dim, i)``, or ``t[..., i]`` (``indexing``): the same view, worded apart."""
     n = input.dim()
@@ -455,6 +516,9 @@ def narrow(input, dim, start, length):
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     return _slice(input, dim, start, start + length, 1)
+
+
+narrow.jvp = same_op_on_tangent(narrow)
 
 
 class SplitBackward0(Node):
@@ -513,15 +577,24 @@ def split(input, split_size_or_sections, dim=0):
     return _multi_view(input, dim, views, SplitBackward0)
 
 
+split.jvp = same_op_on_tangent(split)
+
+
 def chunk(input, chunks, dim=0):
     size = input._shape[_wrap_dim(dim, input.dim())]
     return split(input, builtins.max(1, -(-size // chunks)), dim)
+
+
+chunk.jvp = same_op_on_tangent(chunk)
 
 
 def unbind(input, dim=0):
     dim = _wrap_dim(dim, input.dim())
     return _multi_view(input, dim, lambda: (select(input, dim, i) for i in range(input._shape[dim])),
                        UnbindBackward0)
+
+
+unbind.jvp = same_op_on_tangent(unbind)
 
 
 class AsStridedBackward0(Node):
@@ -647,6 +720,9 @@ def unfold(input, dimension, size, step):
         stride[dim] *= step
     return _make_view(input, tuple(shape), tuple(stride), input._offset, UnfoldBackward0,
                       _saved_dimension=dim, _saved_size=size, _saved_step=step)
+
+
+unfold.jvp = same_op_on_tangent(unfold)
 
 
 class AliasBackward0(Node):

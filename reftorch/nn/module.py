@@ -393,6 +393,9 @@ class Module:
         """Move to a device and/or cast floating-point tensors to a dtype (ints stay ints)."""
         from ..functions import _parse_to
         dtype, device, _ = _parse_to(args, dict(kwargs))
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
+                            f"desired dtype={dtype}")
         return self._apply(lambda t: t.to(device=device, dtype=dtype if t.is_floating_point() else None))
 
     def cpu(self):
@@ -406,6 +409,12 @@ class Module:
 
     def double(self):
         return self._apply(lambda t: t.double() if t.is_floating_point() else t)
+
+    def half(self):
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+
+    def bfloat16(self):
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     # -- saving and loading -------------------------------------------------------------
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
