@@ -27,6 +27,7 @@ from .dtypes import (  # noqa: F401
     uint8, uint16, uint32, uint64,
 )
 from .dispatch import device  # noqa: F401
+from ._formatting import get_printoptions, set_printoptions  # noqa: F401
 from .tensor import Size, Tensor, is_tensor  # noqa: F401
 from . import functions as _functions
 from .functions import (  # noqa: F401
@@ -43,6 +44,13 @@ from .functions import (  # noqa: F401
 )
 from .functions import (  # noqa: F401
     _broadcast_shapes_api as broadcast_shapes, flip, moveaxis, movedim,
+)
+from .functions import (  # noqa: F401  (round 3: what tutorials and students reach for)
+    BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+    LongTensor, ShortTensor, acos, argsort, asin, atan, cosh, cumprod, cumsum, einsum, erf, expm1, frac,
+    index_add, index_fill, index_select, isfinite, isinf, isneginf, isposinf, log1p, log2, log10,
+    logical_xor, logsumexp, masked_select, rsqrt, scatter, scatter_add, scatter_reduce, sinh, tan, tril,
+    triu, trunc, round, swapaxes, swapdims,
 )
 from .random import (  # noqa: F401
     Generator, get_rng_state, initial_seed, manual_seed, normal, rand, rand_like, randint, randn,

@@ -19,6 +19,7 @@ it lists; here ``_install`` wraps the same ops where reftorch binds them.
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 
 from . import dtypes
@@ -215,5 +216,5 @@ def _install():
                     setattr(module, name, wrapped)
             for attribute, value in list(vars(Tensor).items()):
                 # a method is its own forward-mode wrapper around the same function
-                if value is op or getattr(value, "__wrapped__", value) is getattr(op, "__wrapped__", op):
+                if value is op or (callable(value) and inspect.unwrap(value) is inspect.unwrap(op)):
                     setattr(Tensor, attribute, wrapped)

@@ -350,7 +350,19 @@ def set_rng_state(new_state) -> None:
 
 
 # -- tensor functions ------------------------------------------------------------------
+def _check_vmap_randomness():
+    """Inside ``vmap(randomness='error')`` (the default) a random operation is refused: each
+    slice would silently get different numbers, or the same ones, and torch makes you choose."""
+    from .func import vmap_state
+    if vmap_state.randomness == "error":
+        raise RuntimeError(
+            "vmap: called random operation while in randomness error mode. Please either use the "
+            "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
+            "of vmap")
+
+
 def _pick(generator, device) -> Generator:
+    _check_vmap_randomness()
     if generator is None:
         return default_generator_for(device.type)
     if not isinstance(generator, Generator):
@@ -481,13 +493,16 @@ def randn_like(input, *, dtype=None, device=None, requires_grad=False):
                  requires_grad=requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """Integers uniform on [low, high)."""
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """Integers uniform on [low, high): ``randint(low, high, size)``, ``randint(high, size)`` or
+    ``randint(high=n, size=...)``."""
     from .functions import _device_arg, _finish, _shape_arg, _wrap
     if size is None:  # randint(high, size)
+        if high is None:
+            raise TypeError("randint() missing required argument: 'size'")
         low, high, size = 0, low, high
     elif high is None:
-        raise TypeError("randint() missing required argument: 'size'")
+        raise TypeError("randint() missing required argument: 'high'")
     low, high = int(low), int(high)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
@@ -514,6 +529,7 @@ def bernoulli_mask(shape, p, dtype, device):
     """1 with probability p, else 0 (the mask Dropout multiplies by). Not torch's numbers:
     torch draws these through MKL's own generator."""
     from .tensor import Tensor
+    _check_vmap_randomness()
     g = default_generator_for(device.type)
     keep = g.unit_uniform(math.prod(shape), np.float64).reshape(shape) < p
     return Tensor._wrap(kernel("copy", device)(keep.astype(dtype.numpy)), device)

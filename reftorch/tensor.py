@@ -259,6 +259,13 @@ class Tensor:
 
     # -- leaving reftorch: numbers and NumPy ----------------------------------------------
     def item(self):
+        from .func import vmap_state
+        if vmap_state.randomness is not None:  # a number per slice cannot come out of vmap
+            raise RuntimeError(
+                "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
+                "calling .item() on a Tensor, please try to rewrite what you're doing with other "
+                "operations. If error is occurring somewhere inside PyTorch internals, please file a "
+                "bug report.")
         if self.numel() != 1:
             raise RuntimeError(
                 f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
@@ -406,6 +413,22 @@ class Tensor:
         self._backward_hooks[handle.id] = hook
         return handle
 
+    _post_accumulate_grad_hooks = None  # an OrderedDict once a hook is registered
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after backward has added into this leaf's ``.grad`` (an
+        optimizer can step a parameter there, before the rest of backward is done)."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        from .utils.hooks import RemovableHandle
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = OrderedDict()
+        handle = RemovableHandle(self._post_accumulate_grad_hooks)
+        self._post_accumulate_grad_hooks[handle.id] = hook
+        return handle
+
     @property
     def data(self) -> "Tensor":
         """The same numbers, outside the graph (an alias; prefer ``detach()``)."""
@@ -421,6 +444,28 @@ class Tensor:
         self._shape, self._stride, self._offset = other._shape, other._stride, other._offset
         self.dtype = other.dtype
         self._device = other._device
+
+    def resize_(self, *sizes, memory_format=None):
+        """Give the tensor a new shape in place (row-major); new memory when it needs more than
+        its storage holds, the old values kept at the front."""
+        from .storage import contiguous_strides
+        shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+        if any(n < 0 for n in shape):
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        needed = self._offset + int(np.prod(shape, dtype=np.int64))
+        if needed > len(self._storage):
+            data = np.zeros(needed, dtype=self._storage.data.dtype)
+            data[:len(self._storage)] = self._storage.data
+            self._storage = Storage(data, self._device)
+        stride = contiguous_strides(shape)
+        itemsize = self._storage.data.itemsize
+        self._np = np.ndarray(shape, dtype=self._storage.data.dtype, buffer=self._storage.data,
+                              offset=self._offset * itemsize if int(np.prod(shape)) else 0,
+                              strides=tuple(s * itemsize for s in stride))
+        self._shape, self._stride = shape, stride
+        return self
 
     # -- devices -------------------------------------------------------------------------
     def cpu(self):

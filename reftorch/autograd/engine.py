@@ -137,6 +137,9 @@ def run_backward(roots, retain_graph, create_graph, *, accumulate=True, capture=
             if node.__class__ is AccumulateGrad:
                 if accumulate and grads[0] is not None:
                     _accumulate_into(node.variable, grads[0], create_graph)
+                    hooks = node.variable._post_accumulate_grad_hooks
+                    for hook in tuple(hooks.values()) if hooks else ():
+                        hook(node.variable)
                 continue
             if node in stop_at:
                 continue

@@ -348,3 +348,50 @@ def _attach_tangent(out, tangent):
     if tangent is None or not isinstance(out, Tensor) or not out.dtype.is_floating_point:
         return out
     return forward_ad._attach(out, _fitted(tangent, out))
+
+
+# -- out=: the result written into a tensor the caller gives ----------------------------------
+def with_out(op):
+    """``op(..., out=t)``: compute as usual, then write the result into ``t`` (resized when its
+    shape differs) and return ``t``. No graph can be recorded through such a write: torch
+    refuses when anything requires grad."""
+    @functools.wraps(op)
+    def run(*args, out=None, **kwargs):
+        if out is None:
+            return op(*args, **kwargs)
+        outs = out if isinstance(out, tuple) else (out,)
+        if _grad_state.grad_enabled and (_has_grad(args) or _has_grad(kwargs.values()) or _has_grad(outs)):
+            raise RuntimeError(f"{op.__name__}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+        result = op(*args, **kwargs)
+        results = result if isinstance(result, tuple) else (result,)
+        for target, value in zip(outs, results):
+            _write_out(target, value)
+        return type(result)(*outs) if isinstance(result, tuple) else out
+    return run
+
+
+def _has_grad(values) -> bool:
+    for v in values:
+        if isinstance(v, Tensor) and v._requires_grad:
+            return True
+        if isinstance(v, (list, tuple)) and _has_grad(v):
+            return True
+    return False
+
+
+def _write_out(target, value):
+    if value.dtype._category > target.dtype._category:
+        raise RuntimeError(f"result type {_scalar_name(value.dtype)} can't be cast to the desired output "
+                           f"type {_scalar_name(target.dtype)}")
+    if target._shape != value._shape:
+        if target.numel():
+            warnings.warn(
+                f"An output with one or more elements was resized since it had shape {list(target._shape)}, "
+                f"which does not match the required output shape {list(value._shape)}. This behavior is "
+                "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
+                "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                "elements with t.resize_(0).", UserWarning, stacklevel=4)
+        target.resize_(value._shape)
+    np.copyto(target._np, value._np, casting="unsafe")
+    target._version_counter[0] += 1

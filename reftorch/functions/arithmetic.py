@@ -102,6 +102,8 @@ rsub.jvp = lambda t, out, input, other, *, alpha=1: t(other) - t(input) * alpha
 
 
 class MulBackward0(Node):
+    _saved_names = ('self', 'other')
+
     def backward(self, grad):
         a, b = self.saved_values
         return (grad * b if b is not _UNSAVED else None), (grad * a if a is not _UNSAVED else None)
@@ -124,6 +126,8 @@ mul.jvp = lambda t, out, input, other: (
 
 
 class DivBackward0(Node):
+    _saved_names = ('self', 'other')
+
     def backward(self, grad):
         a, b = self.saved_values
         grad_a = grad / b
@@ -133,6 +137,8 @@ class DivBackward0(Node):
 
 class DivBackward2(Node):
     """Rounded division is a step function: torch defines its gradient as zero."""
+
+    _saved_names = ('other',)
 
     def backward(self, grad):
         self.saved_values  # noqa: B018  (raises once the graph is freed, as torch's does)
@@ -210,6 +216,8 @@ floor_divide.jvp = lambda t, out, input, other: zeros_like(out)
 class RemainderBackward0(Node):
     """a % b = a - b * floor(a / b): slope 1 in a, minus floor(a / b) in b."""
 
+    _saved_names = ('self', 'other')
+
     def backward(self, grad):
         if self._other_needs_grad:  # a and b are saved only then (as torch saves them)
             a, b = self.saved_values
@@ -237,6 +245,8 @@ remainder.jvp = lambda t, out, input, other: t(input) - t(other) * div(input, ot
 
 
 class PowBackward0(Node):  # tensor ** number
+    _saved_names = ('self',)
+
     def backward(self, grad):
         (base,) = self.saved_values
         e = self._saved_exponent
@@ -246,6 +256,8 @@ class PowBackward0(Node):  # tensor ** number
 
 
 class PowBackward1(Node):  # tensor ** tensor
+    _saved_names = ('self', 'exponent', 'result')
+
     def backward(self, grad):
         base, exponent, result = self.saved_values
         grad_base = grad * exponent * base ** (exponent - 1)
@@ -255,6 +267,8 @@ class PowBackward1(Node):  # tensor ** tensor
 
 
 class PowBackward2(Node):  # number ** tensor
+    _saved_names = ('result',)
+
     def backward(self, grad):
         (result,) = self.saved_values
         return (grad * result * math.log(self._saved_self),)
@@ -306,6 +320,8 @@ pow.jvp = _pow_tangent
 
 
 class MaximumBackward0(Node):
+    _saved_names = ('self', 'other')
+
     def backward(self, grad):
         a, b = self.saved_values
         # ties share the gradient equally, as in torch

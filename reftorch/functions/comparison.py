@@ -38,6 +38,8 @@ bitwise_and, bitwise_or, bitwise_xor = (_bitwise(op) for op in ("bitwise_and", "
 
 
 class WhereBackward0(Node):
+    _saved_names = ('condition',)
+
     def backward(self, grad):
         (condition,) = self.saved_values
         zero = zeros_like(grad)

@@ -353,12 +353,16 @@ def _clone_nograd(t):
 
 
 class MaskedFillBackward0(Node):  # value is a number
+    _saved_names = ('mask',)
+
     def backward(self, grad):
         (mask,) = self.saved_values
         return (where(mask, zeros_like(grad), grad),)
 
 
 class MaskedFillBackward1(Node):  # value is a 0-dim tensor
+    _saved_names = ('mask',)
+
     def backward(self, grad):
         (mask,) = self.saved_values
         return where(mask, zeros_like(grad), grad), where(mask, grad, zeros_like(grad)).sum()
@@ -459,6 +463,8 @@ def _leading_part(array, shape):
 
 
 class GatherBackward0(Node):
+    _saved_names = ('index',)
+
     def backward(self, grad):
         (index,) = self.saved_values
         out = zeros(self._saved_self_sym_sizes, dtype=grad.dtype, device=grad._device)
@@ -520,18 +526,24 @@ def _check_scatter(op, input, dim, index, src):
 
 
 class ScatterBackward0(Node):  # a tensor src
+    _saved_names = ('index',)
+
     def backward(self, grad):
         (index,) = self.saved_values
         return grad.scatter(self._saved_dim, index, 0), grad.gather(self._saved_dim, index)
 
 
 class ScatterBackward1(Node):  # a number
+    _saved_names = ('index',)
+
     def backward(self, grad):
         (index,) = self.saved_values
         return (grad.scatter(self._saved_dim, index, 0),)
 
 
 class ScatterAddBackward0(Node):
+    _saved_names = ('index',)
+
     def backward(self, grad):
         (index,) = self.saved_values
         return grad, grad.gather(self._saved_dim, index)
@@ -589,6 +601,8 @@ class ScatterReduceBackward0(Node):
     """sum: the gradient passes to every contribution; mean: divided by the count; prod: the
     product of the others; amax/amin: split evenly between the values that reached the result."""
 
+    _saved_names = ('self', 'index', 'src', 'result')
+
     def backward(self, grad):
         input, index, src, result = self.saved_values
         dim, reduce, include_self = self._saved_dim, self._saved_reduce, self._saved_include_self
@@ -631,6 +645,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 
 
 class IndexSelectBackward0(Node):
+    _saved_names = ('index',)
+
     def backward(self, grad):
         (index,) = self.saved_values
         out = zeros(self._saved_self_sym_sizes, dtype=grad.dtype, device=grad._device)
@@ -664,6 +680,8 @@ index_select.jvp = lambda t, out, input, dim, index: index_select(t(input), dim,
 
 
 class MaskedSelectBackward0(Node):
+    _saved_names = ('mask',)
+
     def backward(self, grad):
         (mask,) = self.saved_values
         out = zeros(self._shape, dtype=grad.dtype, device=grad._device)
@@ -690,6 +708,8 @@ masked_select.jvp = lambda t, out, input, mask: masked_select(t(input).expand_as
 
 
 class IndexAddBackward0(Node):
+    _saved_names = ('index',)
+
     def backward(self, grad):
         (index,) = self.saved_values
         grad_source = grad.index_select(self._saved_dim, index)
@@ -754,6 +774,8 @@ index_add_.jvp = index_add.jvp
 
 
 class IndexFillBackward0(Node):
+    _saved_names = ('index',)
+
     def backward(self, grad):
         (index,) = self.saved_values
         return (grad.index_fill(self._saved_dim, index, 0),)

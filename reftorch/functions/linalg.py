@@ -8,6 +8,8 @@ from __future__ import annotations
 import builtins
 import math
 
+import numpy as np
+
 from .. import dtypes
 from ..autograd.graph import Node
 from ..dispatch import kernel
@@ -60,6 +62,8 @@ def _save_layouts(node, mat1, mat2):
 
 
 class MmBackward0(Node):
+    _saved_names = ('self', 'mat2')
+
     def backward(self, grad):
         a, b = self.saved_values
         return (_mm_mat1_grad(grad, b, self._saved_mat1_layout) if b is not _UNSAVED else None,
@@ -110,6 +114,8 @@ mm.jvp = lambda t, out, input, mat2: mm(t(input), mat2) + mm(input, t(mat2))
 
 
 class MvBackward0(Node):
+    _saved_names = ('self', 'vec')
+
     def backward(self, grad):
         a, v = self.saved_values
         return (grad.unsqueeze(1) * v if v is not _UNSAVED else None,
@@ -138,6 +144,8 @@ mv.jvp = lambda t, out, input, vec: mv(t(input), vec) + mv(input, t(vec))
 
 
 class DotBackward0(Node):
+    _saved_names = ('self', 'tensor')
+
     def backward(self, grad):
         a, b = self.saved_values
         return grad * b, grad * a
@@ -172,6 +180,8 @@ vdot = inner = dot
 
 
 class BmmBackward0(Node):
+    _saved_names = ('self', 'mat2')
+
     def backward(self, grad):
         a, b = self.saved_values
         return (grad.bmm(b.transpose(1, 2)) if b is not _UNSAVED else None,
@@ -198,6 +208,8 @@ bmm.jvp = lambda t, out, input, mat2: bmm(t(input), mat2) + bmm(input, t(mat2))
 
 
 class AddmmBackward0(Node):
+    _saved_names = ('mat1', 'mat2')
+
     def backward(self, grad):
         m1, m2 = self.saved_values
         alpha, beta = self._saved_alpha, self._saved_beta
@@ -339,3 +351,155 @@ def outer(input, vec2):
 
 
 outer.jvp = lambda t, out, input, vec2: outer(t(input), vec2) + outer(input, t(vec2))
+
+
+# -- triangular parts -------------------------------------------------------------------------
+class TrilBackward0(Node):
+    def backward(self, grad):
+        return (tril(grad, self._saved_diagonal),)
+
+
+class TriuBackward0(Node):
+    def backward(self, grad):
+        return (triu(grad, self._saved_diagonal),)
+
+
+def _triangle(input, diagonal, lower):
+    if input.dim() < 2:
+        raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 dimensions")
+    values = (np.tril if lower else np.triu)(input._np, diagonal)
+    out = _wrap(np.ascontiguousarray(values), input._device)
+    if _needs_grad(input):
+        node = TrilBackward0() if lower else TriuBackward0()
+        node._saved_diagonal = diagonal
+        _record(node, (input,), out)
+    return out
+
+
+def tril(input, diagonal=0):
+    """The lower triangle of the last two dims (on and below ``diagonal``), zeros above."""
+    return _triangle(input, diagonal, lower=True)
+
+
+def triu(input, diagonal=0):
+    """The upper triangle of the last two dims (on and above ``diagonal``), zeros below."""
+    return _triangle(input, diagonal, lower=False)
+
+
+tril.jvp = lambda t, out, input, diagonal=0: tril(t(input), diagonal)
+triu.jvp = lambda t, out, input, diagonal=0: triu(t(input), diagonal)
+
+
+# -- einsum -----------------------------------------------------------------------------------
+def _einsum_terms(equation, operands):
+    """Each operand's letters (an ellipsis becomes capital letters for the dims it covers), and
+    the output's; an implicit output is the letters used once, in alphabetical order."""
+    equation = equation.replace(" ", "")
+    inputs, arrow, output = equation.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(operands):
+        raise ValueError(f"einsum(): more operands were provided than specified in the equation"
+                         if len(operands) > len(terms) else
+                         "einsum(): fewer operands were provided than specified in the equation")
+    spare = iter("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    ellipsis_letters = ""
+    expanded = []
+    for term, operand in zip(terms, operands):
+        if "..." in term:
+            covered = operand.dim() - (len(term) - 3)
+            while len(ellipsis_letters) < covered:
+                ellipsis_letters = next(spare) + ellipsis_letters
+            term = term.replace("...", ellipsis_letters[len(ellipsis_letters) - covered:])
+        if len(term) != operand.dim():
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(term)}) does not "
+                               f"match the number of dimensions ({operand.dim()}) for operand "
+                               f"{len(expanded)} and no ellipsis was given")
+        expanded.append(term)
+    if arrow:
+        output = output.replace("...", ellipsis_letters)
+    else:
+        counts = {}
+        for term in expanded:
+            for letter in term:
+                counts[letter] = counts.get(letter, 0) + 1
+        output = ellipsis_letters + "".join(sorted(c for c, n in counts.items() if n == 1 and c.islower()))
+    return expanded, output
+
+
+def _diagonal_out(operand, term):
+    """A letter repeated in one operand (``'ii->i'``) reads the diagonal: a strided view."""
+    while len(set(term)) != len(term):
+        letter = next(c for c in term if term.count(c) > 1)
+        first, second = term.index(letter), term.index(letter, term.index(letter) + 1)
+        shape, stride = list(operand.shape), list(operand.stride())
+        size = builtins.min(shape[first], shape[second])
+        stride[first] += stride[second]
+        shape[first] = size
+        del shape[second], stride[second]
+        operand = operand.as_strided(shape, stride, operand.storage_offset())
+        term = term[:second] + term[second + 1:]
+    return operand, term
+
+
+def _contract_pair(a, la, b, lb, keep):
+    """Sum over the letters a and b share but ``keep`` does not, with one batched matmul:
+    a -> (batch, a's own, shared), b -> (batch, shared, b's own), as torch's einsum does."""
+    batch = [c for c in la if c in lb and c in keep]
+    shared = [c for c in la if c in lb and c not in keep]
+    own_a = [c for c in la if c not in lb]
+    own_b = [c for c in lb if c not in la]
+    sizes = {**{c: a.shape[la.index(c)] for c in la}, **{c: b.shape[lb.index(c)] for c in lb}}
+    for c in batch:  # a batch letter of size 1 on one side broadcasts
+        sizes[c] = builtins.max(a.shape[la.index(c)], b.shape[lb.index(c)])
+    prod = lambda letters: math.prod(sizes[c] for c in letters)  # noqa: E731
+    a3 = a.permute([la.index(c) for c in batch + own_a + shared]).expand(
+        [sizes[c] for c in batch] + [sizes[c] for c in own_a + shared]).reshape(prod(batch), prod(own_a), prod(shared))
+    b3 = b.permute([lb.index(c) for c in batch + shared + own_b]).expand(
+        [sizes[c] for c in batch] + [sizes[c] for c in shared + own_b]).reshape(prod(batch), prod(shared), prod(own_b))
+    result = bmm(a3, b3).reshape([sizes[c] for c in batch + own_a + own_b])
+    return result, "".join(batch + own_a + own_b)
+
+
+def einsum(*args):
+    """``einsum('ij,jk->ik', a, b)``: products of the operands' elements, summed over every
+    letter that is not in the output. Two operands at a time, each pair one bmm."""
+    equation, operands = args[0], args[1:]
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    terms, output = _einsum_terms(equation, operands)
+    current, letters = _diagonal_out(operands[0], terms[0])
+    for i, (operand, term) in enumerate(zip(operands[1:], terms[1:]), 1):
+        operand, term = _diagonal_out(operand, term)
+        later = "".join(terms[i + 1:]) + output
+        # letters only one side has and nobody needs later are summed out first
+        for side in (0, 1):
+            t_letters = letters if side == 0 else term
+            drop = [c for c in t_letters if c not in later and c not in (term if side == 0 else letters)]
+            if drop:
+                tensor_ = (current if side == 0 else operand).sum([t_letters.index(c) for c in drop])
+                kept = "".join(c for c in t_letters if c not in drop)
+                current, letters = (tensor_, kept) if side == 0 else (current, letters)
+                operand, term = (operand, term) if side == 0 else (tensor_, kept)
+        current, letters = _contract_pair(current, letters, operand, term, later)
+    drop = [letters.index(c) for c in letters if c not in output]
+    if drop:
+        current = current.sum(drop)
+        letters = "".join(c for c in letters if c in output)
+    order = [letters.index(c) for c in output]
+    return current.permute(order) if order != list(range(len(order))) else current
+
+
+def _einsum_tangent(t, out, *args):
+    """Multilinear: the sum over operands of einsum with that operand replaced by its tangent."""
+    equation, operands = args[0], args[1:]
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    total = 0
+    for i in range(len(operands)):
+        replaced = list(operands)
+        replaced[i] = t(operands[i])
+        total = total + einsum(equation, *replaced)
+    return total
+
+
+einsum.jvp = _einsum_tangent

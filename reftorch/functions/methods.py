@@ -13,9 +13,10 @@ from .arithmetic import (
     add, div, floor_divide, maximum, minimum, mul, pow, remainder, rsub, square, sub,
 )
 from .comparison import (
-    bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, ge, gt, isnan, le, logical_and,
-    logical_not, logical_or, lt, ne, where,
+    bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, ge, gt, isfinite, isinf, isnan, isneginf,
+    isposinf, le, logical_and, logical_not, logical_or, logical_xor, lt, ne, where,
 )
+from .creation import new_empty, new_full, new_ones, new_tensor, new_zeros
 from .copies import _converter, _flip_method, clone, contiguous, detach, detach_, to
 from .indexing import (
     gather, getitem, index_add, index_add_, index_fill, index_fill_, index_put_, index_select,
@@ -27,14 +28,16 @@ from .inplace import (
     remainder_, sigmoid_, sqrt_, sub_, tanh_, zero_,
 )
 from .joining import repeat, tile
-from .linalg import addmm, bmm, dot, matmul, mm, mv, outer
+from .linalg import addmm, bmm, dot, matmul, mm, mv, outer, tril, triu
 from .reductions import (
-    all, allclose, amax, amin, any, argmax, argmin, count_nonzero, equal, isclose, max, mean, min,
-    nonzero,
-    norm, prod, sort, std, sum, topk, var,
+    all, allclose, amax, amin, any, argmax, argmin, argsort, count_nonzero, cumprod, cumsum, equal, isclose,
+    logsumexp, max, mean, min, nonzero, norm, prod, sort, std, sum, topk, var,
 )
 from .activations import log_softmax, softmax
-from .unary import abs, ceil, clamp, cos, exp, floor, log, neg, reciprocal, relu, sigmoid, sign, sin, sqrt, tanh
+from .unary import (
+    abs, acos, asin, atan, ceil, clamp, cos, cosh, erf, exp, expm1, floor, frac, log, log1p, log2, log10, neg,
+    reciprocal, relu, round, rsqrt, sigmoid, sign, sin, sinh, sqrt, tan, tanh, trunc,
+)
 from .views import (
     _H, _T, _matrix_transpose, as_strided, broadcast_to, chunk, expand, expand_as, flatten, movedim,
     narrow, permute, ravel, reshape, reshape_as, select, split, squeeze, t, transpose, unbind,
@@ -115,7 +118,12 @@ _METHODS = dict(
     sqrt_=sqrt_, neg_=neg_, relu_=relu_, sigmoid_=sigmoid_, tanh_=tanh_, abs_=abs_,
     clamp_=clamp_, clip_=clamp_, zero_=zero_, fill_=fill_, copy_=copy_,
     floor_divide_=floor_divide_, remainder_=remainder_,
-    log_softmax=log_softmax, softmax=softmax,
+    log_softmax=log_softmax, softmax=softmax, cumsum=cumsum, cumprod=cumprod, logsumexp=logsumexp,
+    argsort=argsort, tril=tril, triu=triu, isinf=isinf, isfinite=isfinite, isposinf=isposinf,
+    isneginf=isneginf, logical_xor=logical_xor, log1p=log1p, expm1=expm1, log2=log2, log10=log10,
+    rsqrt=rsqrt, tan=tan, atan=atan, asin=asin, acos=acos, sinh=sinh, cosh=cosh, erf=erf, round=round,
+    trunc=trunc, frac=frac, new_zeros=new_zeros, new_ones=new_ones, new_empty=new_empty,
+    new_full=new_full, new_tensor=new_tensor,
     masked_fill_=masked_fill_, unfold=unfold, movedim=movedim, moveaxis=movedim, flip=_flip_method,
     float=_converter(dtypes.float32), double=_converter(dtypes.float64),
     long=_converter(dtypes.int64), int=_converter(dtypes.int32), bool=_converter(dtypes.bool),

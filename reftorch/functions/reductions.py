@@ -102,6 +102,8 @@ mean.jvp = same_op_on_tangent(mean)
 
 
 class ProdBackward0(_RawFormula):
+    _saved_names = ('self',)
+
     def backward(self, grad):
         self._check_not_double(grad)
         (x,) = self.saved_values
@@ -159,6 +161,8 @@ prod.jvp = _prod_tangent
 
 
 class MaxBackward1(Node):
+    _saved_names = ('self', 'result')
+
     def backward(self, grad):
         x, result = self.saved_values
         # ties share the gradient evenly
@@ -170,6 +174,8 @@ MinBackward1 = type("MinBackward1", (MaxBackward1,), {})
 
 
 class AmaxBackward0(Node):
+    _saved_names = ('self', 'result')
+
     def backward(self, grad):
         x, result = self.saved_values
         dims, keepdim = self._saved_dim, self._saved_keepdim
@@ -184,6 +190,8 @@ AminBackward0 = type("AminBackward0", (AmaxBackward0,), {})
 
 class MaxBackward0(_RawFormula):
     """Gradient goes to the position each value came from (the saved indices)."""
+
+    _saved_names = ('indices',)
 
     def backward(self, grad, _indices_grad=None):
         self._check_not_double(grad)
@@ -407,6 +415,8 @@ def count_nonzero(input, dim=None):
 
 
 class VarBackward0(Node):
+    _saved_names = ('self',)
+
     def backward(self, grad):
         (x,) = self.saved_values
         dims, keepdim = self._saved_dim, self._saved_keepdim
@@ -415,6 +425,8 @@ class VarBackward0(Node):
 
 
 class StdBackward0(Node):
+    _saved_names = ('self', 'result')
+
     def backward(self, grad):
         x, result = self.saved_values
         dims, keepdim = self._saved_dim, self._saved_keepdim
@@ -477,28 +489,49 @@ std.jvp = _spread_tangent("std")
 
 
 class LinalgVectorNormBackward0(Node):
+    _saved_names = ('self', 'result')
+
     def backward(self, grad):
         x, result = self.saved_values
-        dims, keepdim = self._saved_dim, self._saved_keepdim
+        dims, keepdim, p = self._saved_dim, self._saved_keepdim, self._saved_ord
         grad = _restore_dims(grad, x._shape, dims, keepdim)
-        if self._saved_ord == 1:
+        if p == 1:
             return (grad * sign(x),)
+        if p == 0:
+            return (zeros_like(x),)
         result = _restore_dims(result, x._shape, dims, keepdim)
+        if p == math.inf:  # to the largest |x| (shared evenly between ties)
+            hits = (x.abs() == result).to(grad.dtype)
+            count = hits.sum(dims, keepdim=True) if dims is not None else hits.sum()
+            return (grad * sign(x) * hits / count,)
         # where the norm is 0 the gradient is 0 (torch's choice), not nan
         safe = where(result == 0, ones_like(result), result)
-        return (where(result == 0, zeros_like(x), grad * x / safe),)
+        if p == 2:
+            return (where(result == 0, zeros_like(x), grad * x / safe),)
+        scaled = x * x.abs().pow(p - 2) / safe.pow(p - 1)
+        return (where(result == 0, zeros_like(x), grad * scaled),)
 
 
 def norm(input, p=2, dim=None, keepdim=False):
-    if p not in (1, 2):
-        raise NotImplementedError("reftorch.norm supports p=1 and p=2")
+    """The vector p-norm (sum |x|^p)^(1/p) over ``dim`` (all elements by default); p = inf is
+    the largest |x|."""
+    if isinstance(p, str):
+        raise NotImplementedError("reftorch.norm supports vector norms (a number p), not matrix norms")
     if not input.dtype.is_floating_point:
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as input. "
                            f"Got {_scalar_name(input.dtype)}")
     dims = _reduce_dims(input, dim)
     a = input._np
-    values = np.sum(np.abs(a), axis=dims, keepdims=keepdim) if p == 1 else \
-        np.sqrt(np.sum(a * a, axis=dims, keepdims=keepdim))
+    if p == 1:
+        values = np.sum(np.abs(a), axis=dims, keepdims=keepdim)
+    elif p == 2:
+        values = np.sqrt(np.sum(a * a, axis=dims, keepdims=keepdim))
+    elif p == math.inf:
+        values = np.max(np.abs(a), axis=dims, keepdims=keepdim, initial=0)
+    elif p == 0:
+        values = np.sum(a != 0, axis=dims, keepdims=keepdim)
+    else:
+        values = np.sum(np.abs(a) ** p, axis=dims, keepdims=keepdim) ** (1 / p)
     out = _wrap(np.asarray(values, dtype=input.dtype.numpy), input._device)
     if _needs_grad(input):
         node = LinalgVectorNormBackward0()
@@ -517,3 +550,112 @@ def _norm_tangent(t, out, input, p=2, dim=None, keepdim=False):
 
 
 norm.jvp = _norm_tangent
+
+
+# -- running totals and log-sum-exp -----------------------------------------------------------
+class CumsumBackward0(Node):
+    """Element i reaches every running total from i on: the gradient summed from the end."""
+
+    def backward(self, grad):
+        dim = self._saved_dim
+        return (grad.flip((dim,)).cumsum(dim).flip((dim,)),)
+
+
+def cumsum(input, dim, *, dtype=None):
+    """Running totals along ``dim``: out[i] = input[0] + ... + input[i]."""
+    d = _wrap_dim(dim, input.dim())
+    out_dtype = dtype or (dtypes.int64 if not input.dtype.is_floating_point else input.dtype)
+    compute = np.float32 if out_dtype in dtypes.REDUCED_FLOATS else out_dtype.numpy
+    values = np.cumsum(input._np, axis=d if input.dim() else None, dtype=compute).reshape(input._shape)
+    out = _wrap(values.astype(out_dtype.numpy, copy=False), input._device)
+    if _needs_grad(input):
+        node = CumsumBackward0()
+        node._saved_dim = d
+        _record(node, (input,), out)
+    return out
+
+
+cumsum.jvp = lambda t, out, input, dim, *, dtype=None: cumsum(t(input), dim, dtype=dtype)
+
+
+class CumprodBackward0(Node):
+    """d out[j] / d x[i] = out[j] / x[i] for j >= i: the gradient times the output, summed from
+    the end, divided by x (where x is 0, the products of the others instead)."""
+
+    _saved_names = ("self", "result")
+
+    def backward(self, grad):
+        x, result = self.saved_values
+        dim = self._saved_dim
+        if not bool((x == 0).any()):
+            return ((grad * result).flip((dim,)).cumsum(dim).flip((dim,)) / x,)
+        if grad.requires_grad:
+            raise RuntimeError("reftorch: double backward through CumprodBackward0 with zeros is not implemented")
+        a, g = np.moveaxis(x._np, dim, -1), np.moveaxis(grad._np, dim, -1)
+        out = np.zeros_like(a)
+        n = a.shape[-1]
+        for i in range(n):  # d/dx_i of prod(x_0..x_j) is the product without x_i
+            for j in range(i, n):
+                others = np.prod(np.delete(a[..., :j + 1], i, axis=-1), axis=-1)
+                out[..., i] += g[..., j] * others
+        return (_wrap(np.ascontiguousarray(np.moveaxis(out, -1, dim)), grad._device),)
+
+
+def cumprod(input, dim, *, dtype=None):
+    """Running products along ``dim``."""
+    d = _wrap_dim(dim, input.dim())
+    out_dtype = dtype or (dtypes.int64 if not input.dtype.is_floating_point else input.dtype)
+    values = np.cumprod(input._np, axis=d if input.dim() else None, dtype=out_dtype.numpy).reshape(input._shape)
+    out = _wrap(values, input._device)
+    if _needs_grad(input):
+        node = CumprodBackward0()
+        node._saved_dim = d
+        node.save(input, output=out)
+        _record(node, (input,), out)
+    return out
+
+
+class LogsumexpBackward0(Node):
+    """d logsumexp(x) = softmax(x): each element's share exp(x - out)."""
+
+    _saved_names = ("self", "result")
+
+    def backward(self, grad):
+        x, result = self.saved_values
+        dims, keepdim = self._saved_dim, self._saved_keepdim
+        grad = _restore_dims(grad, x._shape, dims, keepdim)
+        result = _restore_dims(result, x._shape, dims, keepdim)
+        return (grad * (x - result).exp(),)
+
+
+@_numpy_names
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(x))) over ``dim``, without overflow: the largest value is taken out first."""
+    dims = _reduce_dims(input, dim)
+    a = input._np if input.dtype.is_floating_point else input._np.astype(dtypes.get_default_dtype().numpy)
+    compute = np.float32 if input.dtype in dtypes.REDUCED_FLOATS else a.dtype
+    a = a.astype(compute, copy=False)
+    top = np.max(a, axis=dims, keepdims=True, initial=-np.inf) if a.size else np.zeros(
+        [1 if (dims is None or d in dims) else n for d, n in enumerate(a.shape)], compute)
+    top = np.where(np.isinf(top), 0, top)  # all -inf (or an inf): no shift
+    values = np.log(np.sum(np.exp(a - top), axis=dims, keepdims=True)) + top
+    if not keepdim:
+        values = np.squeeze(values, axis=dims) if dims is not None else values.reshape(())
+    out = _wrap(np.asarray(values).astype(input.dtype.numpy if input.dtype.is_floating_point else a.dtype),
+                input._device)
+    if _needs_grad(input):
+        node = LogsumexpBackward0()
+        node._saved_dim, node._saved_keepdim = dims, keepdim
+        node.save(input, output=out)
+        _record(node, (input,), out)
+    return out
+
+
+logsumexp.jvp = lambda t, out, input, dim, keepdim=False: (
+    t(input) * (input - _restore_dims(out, input._shape, _reduce_dims(input, dim), keepdim)).exp()
+).sum(_reduce_dims(input, dim), keepdim=keepdim)
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    """The indices that sort ``input`` along ``dim`` (sort's second result)."""
+    return sort(input, dim, descending).indices

@@ -22,7 +22,9 @@ def _simple_unary(op, node_name, formula, saves="input", floating=True, jvp=None
 
     ``formula(grad, saved)`` is the backward (vector-Jacobian product); ``jvp(tangent, x, out)``
     the forward-mode rule (Jacobian-vector product), both from the same derivative."""
-    node_cls = type(node_name, (Node,), {"backward": lambda self, grad: (formula(grad, *self.saved_values),)})
+    saved_names = {"input": ("self",), "output": ("result",)}.get(saves, ())
+    node_cls = type(node_name, (Node,), {"backward": lambda self, grad: (formula(grad, *self.saved_values),),
+                                         "_saved_names": saved_names})
 
     def forward(input):
         out = _unary(op, _tensor_arg(input, op), floating)
@@ -88,6 +90,8 @@ erf, ErfBackward0 = _simple_unary("erf", "ErfBackward0", lambda g, x: g * (2 / m
 
 
 class ReluBackward0(Node):
+    _saved_names = ('result',)
+
     def backward(self, grad):
         (result,) = self.saved_values
         if not _grad_state.grad_enabled:
@@ -134,6 +138,8 @@ frac, FracBackward0 = _simple_unary("frac", "FracBackward0", lambda g: g, saves=
 
 
 class ClampBackward1(Node):
+    _saved_names = ('self',)
+
     def backward(self, grad):
         (x,) = self.saved_values
         low, high = self._saved_min, self._saved_max
