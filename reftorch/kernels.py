@@ -276,10 +276,22 @@ def log_softmax_backward(grad, output, dim):
     return grad - np.exp(output) * np.sum(grad, axis=(dim,), keepdims=True, dtype=grad.dtype)
 
 
+_SAME_SIZE_INT = {np.dtype(np.float32): np.int32, np.dtype(np.float64): np.int64,
+                  np.dtype(np.float16): np.int16}
+
+
 @cpu_kernel("threshold_backward")
 def threshold_backward(output, grad, threshold):
-    # 0 where output <= threshold, else grad: a select (grad * mask would make inf * 0 = nan)
-    return np.where(output <= threshold, 0, grad)
+    """0 where output <= threshold, else grad: a select (grad * mask would make inf * 0 = nan).
+
+    NumPy's ``where`` is slow on a float array, so the select is done on the bits: AND with
+    all ones keeps the value exactly, AND with zero gives +0.0."""
+    keep_as = _SAME_SIZE_INT.get(grad.dtype)
+    if keep_as is None or grad.shape != output.shape:
+        return np.where(output <= threshold, 0, grad)
+    keep = (output <= threshold).view(np.uint8).astype(keep_as)
+    keep -= 1  # dropped 1 -> 0 (no bits), kept 0 -> -1 (every bit); a NaN output keeps, as in where
+    return np.bitwise_and(np.ascontiguousarray(grad).view(keep_as), keep).view(grad.dtype)
 
 
 @cpu_kernel("softmax")

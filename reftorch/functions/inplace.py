@@ -167,6 +167,39 @@ def _snapshot(target):
     return old
 
 
+def _shared_cells(target):
+    """Where some elements of ``target`` share a memory cell (windows of ``as_strided`` that
+    overlap), the storage positions of its elements as rows, in the order torch's kernel
+    visits them: within a row the cells differ, and later rows read what earlier ones wrote.
+    None when every element has a cell of its own (nearly always)."""
+    shape, stride = target._shape, target._stride
+    dims = sorted((d for d in range(len(shape)) if shape[d] > 1), key=lambda d: stride[d])
+    reach = 0  # the farthest cell the inner dims reach: a stride beyond it cannot meet them
+    for d in dims:
+        if stride[d] <= reach:
+            break
+        reach += (shape[d] - 1) * stride[d]
+    else:
+        return None
+    order = sorted(range(len(shape)), key=lambda d: -stride[d])  # outermost first
+    cells = np.lib.stride_tricks.as_strided(
+        np.arange(len(target._storage), dtype=np.int64)[target._offset:], shape,
+        tuple(st * 8 for st in stride)).transpose(order)
+    return cells.reshape(-1, shape[order[-1]] if shape else 1), order
+
+
+def _write_in_order(target, cells, order, combine, operand=None):
+    """Apply ``combine(current, operand_row)`` row by row, each row reading the memory as the
+    rows before it left it (torch's element-after-element kernel on overlapping memory)."""
+    flat = target._storage.data
+    rows = None
+    if operand is not None:
+        values = np.broadcast_to(np.asarray(operand), target._shape).transpose(order)
+        rows = values.reshape(cells.shape)
+    for r, positions in enumerate(cells):
+        flat[positions] = combine(flat[positions], None if rows is None else rows[r])
+
+
 def _binary_inplace(op, functional):
     def apply(input, other, **kwargs):
         # torch's order: autograd's leaf check, then overlap, then broadcast and dtype
@@ -206,6 +239,10 @@ def _binary_inplace(op, functional):
             if alpha != 1:  # scaled after the cast, as torch does; a bare array, no tensor needed
                 _check_alpha(alpha, rt)
                 operand = operand * alpha if not isinstance(other, Tensor) else kernel("mul", dev)(operand, alpha)
+            shared = _shared_cells(input) if not input.is_contiguous() else None
+            if shared is not None:
+                _write_in_order(input, *shared, lambda now, o: kernel(op, dev)(now, o), operand)
+                return
             kernel(op, dev)(input._np, operand, out=input._np)
 
         return _inplace(input, lambda old: functional(old, other, **kwargs).to(input.dtype), (other,), fast)
@@ -237,6 +274,10 @@ def _unary_inplace(op, functional):
             functional(input)  # raises torch's error for a bool tensor
 
         def fast():
+            shared = _shared_cells(input) if not input.is_contiguous() else None
+            if shared is not None:
+                _write_in_order(input, *shared, lambda now, _: kernel(op, input._device)(now))
+                return
             kernel(op, input._device)(input._np, out=input._np)
         return _inplace(input, functional, (), fast)
     apply.__name__ = op + "_"
@@ -340,6 +381,12 @@ def copy_(input, src, non_blocking=False):
         return out
 
     def fast():
+        shared = _shared_cells(input) if not input.is_contiguous() else None
+        if shared is not None:  # the last element written to a cell is the one that stays
+            source = source_array()
+            _write_in_order(input, *shared, lambda now, value: value,
+                            source.astype(input._np.dtype) if isinstance(source, np.ndarray) else source)
+            return
         kernel("copy_", input._device)(input._np, source_array())
     return _inplace(input, compute, (src,) if isinstance(src, Tensor) else (), fast)
 

@@ -104,8 +104,11 @@ class NllLossBackward0(Node):
             values = -g * weights
         else:
             values = -g * weights
-        values = np.expand_dims(np.broadcast_to(values, weights.shape), self._class_dim)
         out = np.zeros(self._shape, dtype=g.dtype)
+        if len(self._shape) == 2:  # (N, C): one class per row, picked by plain indexing
+            out[np.arange(self._shape[0]), np.where(target._np == self._ignore_index, 0, target._np)] = values
+            return (_wrap(out, grad.device),)
+        values = np.expand_dims(np.broadcast_to(values, weights.shape), self._class_dim)
         np.put_along_axis(out, np.where(picked == self._ignore_index, 0, picked), values, axis=self._class_dim)
         return (_wrap(out, grad.device),)
 
@@ -160,9 +163,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise IndexError(f"Target {int(bad[0])} is out of bounds.")
     kept = target._np != ignore_index
     safe = np.where(kept, target._np, 0).astype(np.int64)
-    picked = np.expand_dims(safe, class_dim) if input.dim() > 1 else safe.reshape(1)
-    values = -np.take_along_axis(input._np, picked, axis=class_dim)
-    values = values.squeeze(class_dim) if input.dim() > 1 else values.reshape(())
+    if input.dim() == 2:  # (N, C): one class per row, picked by plain indexing
+        values = -input._np[np.arange(input.shape[0]), safe]
+    else:
+        picked = np.expand_dims(safe, class_dim) if input.dim() > 1 else safe.reshape(1)
+        values = -np.take_along_axis(input._np, picked, axis=class_dim)
+        values = values.squeeze(class_dim) if input.dim() > 1 else values.reshape(())
     class_weights = np.ones(c, dtype=input._np.dtype) if weight is None else weight._np
     target_weights = np.where(kept, class_weights[safe], 0).astype(input._np.dtype)
     losses = values * target_weights
