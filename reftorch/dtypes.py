@@ -152,12 +152,18 @@ def scalar_dtype(value) -> dtype:
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 
 
+def python_number(value):
+    """The Python number torch reads from a NumPy scalar operand: an integer as an int, a
+    float as a float, and a bool as a float too (torch's argument parsing takes np.bool_ so)."""
+    return builtins.float(value) if isinstance(value, np.bool_) else value.item()
+
+
 def result_type(*operands) -> dtype:
     """torch.result_type over tensors and Python numbers."""
     dim_result = zero_result = wrapped_result = None
     for op in operands:
         if isinstance(op, np.generic):  # a NumPy scalar counts as the Python number it holds
-            op = op.item()
+            op = python_number(op)
         if isinstance(op, (builtins.bool, builtins.int, builtins.float)):
             d = scalar_dtype(op)
             wrapped_result = d if wrapped_result is None else promote_types(wrapped_result, d)

@@ -458,6 +458,10 @@ def random_(tensor, from_=None, to=None, *, generator=None):
 
 def _new(sizes, dtype, device, requires_grad, name, size=None):
     from .functions import _device_arg, _shape_arg, empty
+    if sizes and size is not None:
+        got = ", ".join([type(s).__name__ for s in sizes] + ["size=" + type(size).__name__])
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
+                        "expected one of:")
     if not sizes and size is None:  # torch.rand() needs a size; torch.rand(()) is 0-dim
         raise TypeError(f"{name}() received an invalid combination of arguments - got (), but "
                         "expected a size (tuple of ints)")

@@ -45,6 +45,10 @@ class Tensor:
         from .functions.creation import legacy_new
         return legacy_new(cls, None, args, device)
 
+    # np.float64(2) * t and the like come to the tensor's operator, not to NumPy's (which would
+    # turn the tensor into an array), as for torch
+    __array_priority__ = 1000
+
     # -- construction (internal: users call reftorch.tensor / zeros / ...) -------------
     @staticmethod
     def _wrap(array: np.ndarray, device=cpu) -> "Tensor":

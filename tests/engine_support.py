@@ -261,3 +261,36 @@ def run_program(source: str, lib, *, namespace=None):
     except Exception as error:  # noqa: BLE001  (the class and words are what we compare)
         return out.getvalue(), (type(error).__name__, str(error).split("\n")[0][:70])
     return out.getvalue(), None
+
+
+# -- errors and whole outcomes ------------------------------------------------------------
+def same_error(program, *, prefix=False):
+    """``program(lib)`` raises in torch; reftorch raises the same class with the same words
+    (with ``prefix``: reftorch's message starts with torch's first line)."""
+    import pytest
+    caught = []
+    for lib in LIBS:
+        with pytest.raises(Exception) as info:
+            program(lib)
+        caught.append(info.value)
+    theirs, mine = caught
+    assert type(mine) is type(theirs), (
+        f"reftorch raised {type(mine).__name__}: {mine}; torch {type(theirs).__name__}: {theirs}")
+    if prefix:
+        assert str(mine).startswith(str(theirs).split("\n")[0]), f"\n reftorch: {mine}\n torch:    {theirs}"
+    else:
+        assert str(mine) == str(theirs), f"\n reftorch: {mine}\n torch:    {theirs}"
+
+
+def same_warnings(program):
+    """The warnings ``program(lib)`` gives, class and words, are torch's (torch's C++ warnings
+    end with where they were triggered in its sources: that part is left out)."""
+    said = []
+    for lib in LIBS:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            program(lib)
+        said.append([(w.category.__name__, str(w.message).split(" (Triggered internally at")[0])
+                     for w in caught])
+    assert said[1] == said[0], f"\n reftorch: {said[1]}\n torch:    {said[0]}"
+    return said[0]

@@ -89,8 +89,8 @@ def _scalar_rounded_to(x, dtype):
 
 def _number(x):
     """A NumPy scalar operand counts as the Python number it holds, as in torch (so
-    ``float32_tensor + np.float64(1)`` stays float32)."""
-    return x.item() if isinstance(x, np.generic) else x
+    ``float32_tensor + np.float64(1)`` stays float32); torch reads a NumPy bool as a float."""
+    return dtypes.python_number(x) if isinstance(x, np.generic) else x
 
 
 def _binary(op: str, a, b, result_dtype=None, compute_dtype=None):
@@ -351,22 +351,35 @@ def _attach_tangent(out, tangent):
 
 
 # -- out=: the result written into a tensor the caller gives ----------------------------------
+# how the out tensor's dtype may differ from the result's: any dtype (the result is cast),
+# the same dtype only, or one the result's kind casts to (float into int refused)
+_OUT_ANY_DTYPE = {"sum", "zeros", "ones", "full", "empty", "eye", "arange", "linspace", "eq", "ne", "lt",
+                  "le", "gt", "ge", "cumsum"}
+_FACTORIES = {"zeros", "ones", "full", "empty", "eye", "arange", "linspace"}
+_OUT_SAME_DTYPE = {"matmul", "mm", "mv", "bmm", "dot", "addmm", "amax", "amin", "max", "min", "clamp", "clip",
+                   "where", "gather", "index_select", "masked_select", "tril", "triu", "sort", "topk", "einsum"}
+
+
 def with_out(op):
     """``op(..., out=t)``: compute as usual, then write the result into ``t`` (resized when its
     shape differs) and return ``t``. No graph can be recorded through such a write: torch
     refuses when anything requires grad."""
+    name = op.__name__
+
     @functools.wraps(op)
     def run(*args, out=None, **kwargs):
         if out is None:
             return op(*args, **kwargs)
         outs = out if isinstance(out, tuple) else (out,)
         if _grad_state.grad_enabled and (_has_grad(args) or _has_grad(kwargs.values()) or _has_grad(outs)):
-            raise RuntimeError(f"{op.__name__}(): functions with out=... arguments don't support automatic "
+            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                                "differentiation, but one of the arguments requires grad.")
+        if name in _FACTORIES and kwargs.get("dtype") is None:  # a factory makes out's dtype
+            kwargs["dtype"] = out.dtype
         result = op(*args, **kwargs)
         results = result if isinstance(result, tuple) else (result,)
         for target, value in zip(outs, results):
-            _write_out(target, value)
+            _write_out(name, target, value)
         return type(result)(*outs) if isinstance(result, tuple) else out
     return run
 
@@ -380,12 +393,23 @@ def _has_grad(values) -> bool:
     return False
 
 
-def _write_out(target, value):
-    if value.dtype._category > target.dtype._category:
+def _write_out(name, target, value):
+    if name not in _OUT_ANY_DTYPE and name not in _OUT_SAME_DTYPE and value.dtype._category > target.dtype._category:
+        if name in ("cat", "concat", "concatenate", "stack"):
+            raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
+                            f"{_scalar_name(target.dtype)}")
         raise RuntimeError(f"result type {_scalar_name(value.dtype)} can't be cast to the desired output "
                            f"type {_scalar_name(target.dtype)}")
     if target._shape != value._shape:
-        if target.numel():
+        if name in _FACTORIES and (name != "arange" or not target.numel()):
+            pass  # a factory resizes its out tensor without a word
+        elif name == "arange":
+            warnings.warn(
+                f"The number of elements in the out tensor of shape {list(target._shape)} is {target.numel()} "
+                f"which does not match the computed number of elements {value.numel()}. Note that this may "
+                f"occur as a result of rounding error. The out tensor will be resized to a tensor of shape "
+                f"({value.numel()},).", UserWarning, stacklevel=4)
+        elif target.numel():
             warnings.warn(
                 f"An output with one or more elements was resized since it had shape {list(target._shape)}, "
                 f"which does not match the required output shape {list(value._shape)}. This behavior is "
@@ -393,5 +417,9 @@ def _write_out(target, value):
                 "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
                 "elements with t.resize_(0).", UserWarning, stacklevel=4)
         target.resize_(value._shape)
+    if name in _OUT_SAME_DTYPE and value.dtype is not target.dtype:  # (after the resize, as torch)
+        from ..tensor import _cpp_type_name
+        raise RuntimeError(f"Expected out tensor to have dtype {_cpp_type_name(value.dtype)}, but got "
+                           f"{_cpp_type_name(target.dtype)} instead")
     np.copyto(target._np, value._np, casting="unsafe")
     target._version_counter[0] += 1

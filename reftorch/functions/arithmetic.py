@@ -336,7 +336,16 @@ class MinimumBackward0(MaximumBackward0):
         return grad * wa, grad * (1 - wa)
 
 
+def _both_tensors(name, input, other):
+    for position, (argument, value) in enumerate((("input", input), ("other", other)), 1):
+        if not isinstance(value, Tensor):
+            kind = type(value).__module__ + "." + type(value).__name__ if isinstance(value, np.generic) \
+                else type(value).__name__
+            raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be Tensor, not {kind}")
+
+
 def maximum(input, other):
+    _both_tensors("maximum", input, other)
     out = _binary("maximum", input, other)
     if _needs_grad(input, other):
         node = MaximumBackward0()
@@ -355,6 +364,7 @@ maximum.jvp = _extreme_tangent
 
 
 def minimum(input, other):
+    _both_tensors("minimum", input, other)
     out = _binary("minimum", input, other)
     if _needs_grad(input, other):
         node = MinimumBackward0()

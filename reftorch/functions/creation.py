@@ -124,6 +124,10 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if dtype is None:
         is_float = builtins.any(isinstance(v, builtins.float) for v in (start, end, step))
         dtype = dtypes.get_default_dtype() if is_float else dtypes.int64
+    if not dtype.is_floating_point:  # an integer range counts in integers: the bounds cut first
+        start, end, step = builtins.int(start), builtins.int(end), builtins.int(step)
+        if step == 0:
+            raise ValueError("step must be nonzero")
     d = _device_arg(device)
     return _finish(_wrap(kernel("arange", d)(start, end, step, dtype.numpy), d), requires_grad)
 
@@ -319,7 +323,7 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
             "or sourceTensor.detach().clone().requires_grad_(True), rather than "
             "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
-        data = data.detach()
+        data = data.detach().cpu()._np  # (warned once above; torch.tensor would warn again)
     return tensor(data, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
 
 

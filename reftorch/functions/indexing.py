@@ -18,7 +18,8 @@ from ..storage import broadcast_shapes, broadcast_strides, contiguous_strides, e
 from ..tensor import Tensor, _cpp_type_name, _wrap_dim
 from ..tensor import _scalar_type_name as _scalar_name
 from ._support import (
-    DerivativeNotImplemented, _RawFormula, _devices, _needs_grad, _record, _requires, _with_strides, _wrap,
+    DerivativeNotImplemented, _RawFormula, _devices, _needs_grad, _record, _requires, _warn_once,
+    _with_strides, _wrap,
 )
 from .comparison import where
 from .copies import clone
@@ -560,11 +561,11 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     if reduce is not None:
         if reduce not in _SCATTER_REDUCE_WORDS:
             raise RuntimeError("reduce argument must be either add or multiply.")
-        if isinstance(src, Tensor):
-            warnings.warn(
-                "The reduce argument of torch.scatter with Tensor src is deprecated and will be removed "
-                "in a future PyTorch release. Use torch.scatter_reduce instead for more reduction "
-                "options.", UserWarning, stacklevel=2)
+        if isinstance(src, Tensor):  # torch says it once per process
+            _warn_once("scatter_reduce_argument",
+                       "The reduce argument of torch.scatter with Tensor src is deprecated and will be "
+                       "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
+                       "reduction options.")
     values = _scatter_values(input, d, index, src, _SCATTER_REDUCE_WORDS.get(reduce))
     out = _wrap(values, input._device)
     if _needs_grad(input, src):

@@ -398,9 +398,9 @@ def _einsum_terms(equation, operands):
     inputs, arrow, output = equation.partition("->")
     terms = inputs.split(",")
     if len(terms) != len(operands):
-        raise ValueError(f"einsum(): more operands were provided than specified in the equation"
-                         if len(operands) > len(terms) else
-                         "einsum(): fewer operands were provided than specified in the equation")
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
+                           if len(operands) > len(terms) else
+                           "einsum(): fewer operands were provided than specified in the equation")
     spare = iter("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
     ellipsis_letters = ""
     expanded = []

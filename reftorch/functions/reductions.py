@@ -498,7 +498,7 @@ class LinalgVectorNormBackward0(Node):
         if p == 1:
             return (grad * sign(x),)
         if p == 0:
-            return (zeros_like(x),)
+            return (None,)  # a count of nonzeros: torch passes no gradient at all
         result = _restore_dims(result, x._shape, dims, keepdim)
         if p == math.inf:  # to the largest |x| (shared evenly between ties)
             hits = (x.abs() == result).to(grad.dtype)

@@ -11,7 +11,7 @@ def calculate_gain(nonlinearity, param=None):
     linear_fns = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
                   "conv_transpose3d")
     if nonlinearity in linear_fns or nonlinearity == "sigmoid":
-        return 1.0
+        return 1
     if nonlinearity == "tanh":
         return 5.0 / 3
     if nonlinearity == "relu":
