@@ -44,6 +44,28 @@ def _argnums_tuple(argnums, count):
     return tuple(n % count for n in picked)
 
 
+def _flatten(value):
+    """The tensors of a (nested) dict, tuple or list, and a function that rebuilds it from new
+    ones: ``grad`` over a model's parameter dict gives a dict of gradients."""
+    if isinstance(value, dict):
+        parts = [_flatten(v) for v in value.values()]
+        keys = list(value)
+    elif isinstance(value, (tuple, list)):
+        parts = [_flatten(v) for v in value]
+        keys = None
+    else:
+        return [value], lambda leaves: leaves[0]
+    counts = [len(leaves) for leaves, _ in parts]
+
+    def rebuild(leaves):
+        out, start = [], 0
+        for (_, build), n in zip(parts, counts):
+            out.append(build(leaves[start:start + n]))
+            start += n
+        return dict(zip(keys, out)) if keys is not None else type(value)(out)
+    return [leaf for leaves, _ in parts for leaf in leaves], rebuild
+
+
 def _differentiable_copy(x):
     """A handle on ``x`` this transform differentiates. If ``x`` already requires grad (an
     outer transform, or a parameter), the handle stays attached to x's graph, so an outer
@@ -103,9 +125,13 @@ def grad_and_value(func, argnums=0, has_aux=False):
         # outside (a weight f closes over, an outer grad's input): an outer backward goes through
         outer_grad_mode = grad_mode.state.grad_enabled
         with grad_mode.enable_grad():
-            for i in positions:
-                args[i] = _differentiable_copy(args[i])
-            inner = [args[i] for i in positions]
+            structures = []
+            for i in positions:  # each differentiated argument may be a dict, tuple or list of tensors
+                leaves, rebuild = _flatten(args[i])
+                leaves = [_differentiable_copy(leaf) for leaf in leaves]
+                structures.append((leaves, rebuild))
+                args[i] = rebuild(leaves)
+            inner = [leaf for leaves, _ in structures for leaf in leaves]
             result = func(*args, **kwargs)
             if has_aux and not (isinstance(result, tuple) and len(result) == 2):
                 raise RuntimeError("grad_and_value(f)(*args): output of function f should be a tuple: "
@@ -117,10 +143,17 @@ def grad_and_value(func, argnums=0, has_aux=False):
                 raise RuntimeError(
                     f"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, "
                     f"got {got}. Maybe you wanted to use the vjp or jacrev APIs instead?")
-            grads = _gradients(output, inner, None, create_graph=outer_grad_mode)
-        grads = _outer_view(grads, _leaves_of(inner))
+            # a graph for the gradient only where it can lead outside (else an outer backward
+            # has nothing to reach, and formulas without a double backward still work)
+            grads = _gradients(output, inner, None,
+                               create_graph=outer_grad_mode and _reaches_outside(output, _leaves_of(inner)))
+        grads = list(_outer_view(grads, _leaves_of(inner)))
         output, aux = _outer_view(output, _leaves_of(inner)), _outer_view(aux, _leaves_of(inner))
-        gradient = grads if isinstance(argnums, tuple) else grads[0]
+        per_argument = []
+        for leaves, rebuild in structures:  # back into each argument's structure
+            per_argument.append(rebuild(grads[:len(leaves)]))
+            grads = grads[len(leaves):]
+        gradient = tuple(per_argument) if isinstance(argnums, tuple) else per_argument[0]
         return (gradient, (output, aux)) if has_aux else (gradient, output)
     return wrapper
 
@@ -173,8 +206,9 @@ def vjp(func, *primals, has_aux=False):
             used = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
             if not used:
                 return tuple(zeros_like(x) for x in inputs)
+            keep = outer_grad_mode and builtins.any(_reaches_outside(o, _leaves_of(inputs)) for o, _ in used)
             grads = _autograd_grad([o for o, _ in used], inputs, [c for _, c in used],
-                                   retain_graph=True, create_graph=outer_grad_mode, allow_unused=True)
+                                   retain_graph=True, create_graph=keep, allow_unused=True)
         grads = tuple(zeros_like(x) if g is None else g for g, x in zip(grads, inputs))
         return _outer_view(grads, _leaves_of(inputs))
 

@@ -205,10 +205,16 @@ def _warn_once(key, message):
 
 
 class _RawFormula(Node):
-    """A backward computed on raw arrays: fine for gradients, not differentiable again."""
+    """A backward computed on raw arrays: fine for gradients, not differentiable again.
+
+    A formula linear in the gradient alone (indexing, max's indices) is right under
+    ``create_graph`` as long as the incoming gradient needs no graph; one that also reads
+    the inputs (``_reads_inputs``: convolution, ...) would lose their part: it refuses."""
+
+    _reads_inputs = False
 
     def _check_not_double(self, grad):
-        if grad._requires_grad:
+        if grad._requires_grad or (self._reads_inputs and _grad_state.grad_enabled):
             raise RuntimeError(f"reftorch: double backward through {self.name()} is not implemented")
 
 
@@ -280,13 +286,14 @@ def forward_mode(op, inplace=False):
             if rule is None:
                 raise NotImplementedError(_NO_RULE.format(f"aten::{name}"))
             tangent = _run_rule(rule, None, args, kwargs)
-            target = op(*args, **kwargs)
+            result = op(*args, **kwargs)
+            target = args[0]  # (t[key] = v returns nothing)
             tangent = _fitted(tangent, target)
             if target._fw_grad is not None:  # a view's tangent is a view of its base's: write into it
                 np.copyto(target._fw_grad._np, tangent._np, casting="unsafe")
             else:
                 forward_ad._attach(target, tangent)
-            return target
+            return result
         out = op(*args, **kwargs)
         if not _floating(out):  # indices, masks, counts: nothing to differentiate
             return out

@@ -17,6 +17,7 @@ from ..tensor import _scalar_type_name as _scalar_name
 from ._support import _elementwise_result, _grad_state, _in_one_kernel, _needs_grad, _numpy_names, _record, _wrap
 from .copies import to
 from .comparison import where
+from .creation import full_like, ones_like
 from .unary import exp
 
 
@@ -126,7 +127,7 @@ def _gelu_slope(x, approximate="none"):
 
 
 def _leaky_slope(x, negative_slope):
-    return where(x > 0, 1.0, negative_slope).to(x.dtype)
+    return where(x > 0, ones_like(x), full_like(x, negative_slope))
 
 
 def _silu_slope(x):
@@ -134,11 +135,11 @@ def _silu_slope(x):
 
 
 def _elu_slope(x, alpha):
-    return where(x > 0, 1.0, alpha * x.exp()).to(x.dtype)
+    return where(x > 0, ones_like(x), alpha * x.exp())
 
 
 def _softplus_slope(x, beta, threshold):
-    return where(x * beta > threshold, 1.0, (x * beta).sigmoid()).to(x.dtype)
+    return where(x * beta > threshold, ones_like(x), (x * beta).sigmoid())
 
 
 def _hardtanh_slope(x, min_val, max_val):

@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from ..autograd.graph import Node
+from ..tensor import _scalar_type_name as _scalar_name
 from ._support import _RawFormula, _needs_grad, _record, _wrap, same_op_on_tangent
 
 
@@ -68,6 +69,7 @@ class ConvolutionBackward0(_RawFormula):
     grad_bias: the gradient summed over batch and positions."""
 
     _saved_names = ("input", "weight")
+    _reads_inputs = True
 
     def backward(self, grad):
         self._check_not_double(grad)
@@ -98,11 +100,10 @@ def _check_conv(input, weight, bias, groups):
     if input.dim() != 4:
         raise RuntimeError(
             f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {list(input.shape)}")
-    if input.dtype is not weight.dtype or (bias is not None and bias.dtype is not input.dtype):
-        raise RuntimeError(
-            f"Input type ({_type_name(input)}) and weight type ({_type_name(weight)}) should be the same"
-            if input.dtype is not weight.dtype else
-            f"Input type ({_type_name(input)}) and bias type ({_type_name(bias)}) should be the same")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_name(input.dtype)} but found {_scalar_name(weight.dtype)}")
+    if bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"Input type ({_type_name(input)}) and bias type ({_type_name(bias)}) should be the same")
     if input.shape[1] != weight.shape[1] * groups:
         raise RuntimeError(
             f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{list(input.shape)} "
@@ -133,10 +134,11 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     xp = _padded(input._np, padding)
     o, c_per_group = weight.shape[0], weight.shape[1]
     kernel = tuple(weight.shape[2:])
-    if xp.shape[2] < dilation[0] * (kernel[0] - 1) + 1 or xp.shape[3] < dilation[1] * (kernel[1] - 1) + 1:
+    reach = tuple(d * (k - 1) + 1 for d, k in zip(dilation, kernel))  # the dilated kernel's extent
+    if xp.shape[2] < reach[0] or xp.shape[3] < reach[1]:
         raise RuntimeError(
             f"Calculated padded input size per channel: ({xp.shape[2]} x {xp.shape[3]}). Kernel size: "
-            f"({kernel[0]} x {kernel[1]}). Kernel size can't be greater than actual input size")
+            f"({reach[0]} x {reach[1]}). Kernel size can't be greater than actual input size")
     pieces = []
     o_per_group = o // groups
     for k in range(groups):
@@ -392,6 +394,13 @@ def pad(input, pad, mode="constant", value=None):
     if value:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     dims = len(pad) // 2
+    if input.dim() not in (dims + 1, dims + 2):  # a batch dim and a channel dim, or only channels
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     numpy_mode = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode]

@@ -17,7 +17,7 @@ from ..autograd.graph import Node
 from ..dispatch import kernel
 from ..tensor import Tensor, _wrap_dim
 from ..tensor import _scalar_type_name as _scalar_name
-from ._support import same_op_on_tangent, _RawFormula, _needs_grad, _numpy_names, _record, _wrap
+from ._support import same_op_on_tangent, _RawFormula, _grad_state, _needs_grad, _numpy_names, _record, _wrap
 from .arithmetic import maximum, minimum
 from .comparison import where
 from .creation import ones_like, zeros_like
@@ -102,11 +102,16 @@ mean.jvp = same_op_on_tangent(mean)
 
 
 class ProdBackward0(_RawFormula):
+    """Each element's gradient is the product of all the others (computed without dividing,
+    so a zero is fine); under create_graph the same from cumprod, as ops."""
+
     _saved_names = ('self',)
 
     def backward(self, grad):
         self._check_not_double(grad)
         (x,) = self.saved_values
+        if _grad_state.grad_enabled:
+            return (_others_product_as_ops(x.reshape(-1), 0).reshape(x._shape) * grad,)
         flat = x._np.reshape(-1)
         others = _products_of_others(flat, 0).reshape(x._shape)
         return (_wrap(others, x._device) * grad,)
@@ -116,9 +121,23 @@ class ProdBackward1(ProdBackward0):
     def backward(self, grad):
         self._check_not_double(grad)
         (x,) = self.saved_values
-        others = _wrap(_products_of_others(x._np, self._saved_dim), x._device)
         grad = _restore_dims(grad, x._shape, (self._saved_dim,), self._saved_keepdim)
+        if _grad_state.grad_enabled:
+            return (_others_product_as_ops(x, self._saved_dim) * grad,)
+        others = _wrap(_products_of_others(x._np, self._saved_dim), x._device)
         return (others * grad,)
+
+
+def _others_product_as_ops(x, dim):
+    """The product of the elements before each one times that of the elements after it."""
+    from .joining import cat
+    n = x._shape[dim]
+    ones = ones_like(x.narrow(dim, 0, 1))
+    if n == 1:
+        return ones
+    left = cat([ones, x.narrow(dim, 0, n - 1).cumprod(dim)], dim)
+    right = cat([ones, x.flip((dim,)).narrow(dim, 0, n - 1).cumprod(dim)], dim).flip((dim,))
+    return left * right
 
 
 def _products_of_others(a, axis):
@@ -589,7 +608,7 @@ class CumprodBackward0(Node):
         dim = self._saved_dim
         if not bool((x == 0).any()):
             return ((grad * result).flip((dim,)).cumsum(dim).flip((dim,)) / x,)
-        if grad.requires_grad:
+        if grad.requires_grad or _grad_state.grad_enabled:
             raise RuntimeError("reftorch: double backward through CumprodBackward0 with zeros is not implemented")
         a, g = np.moveaxis(x._np, dim, -1), np.moveaxis(grad._np, dim, -1)
         out = np.zeros_like(a)

@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes
+from ..autograd import grad_mode
 from ..autograd.graph import Node
 from ..functions import _needs_grad, _record, _wrap, addmm, forward_mode, matmul, mul_, relu_, zeros_like
 from ..functions import log_softmax as _log_softmax
@@ -85,7 +86,7 @@ class NativeBatchNormBackward0(Node):
     """
 
     def backward(self, grad):
-        if grad.requires_grad:
+        if grad.requires_grad or grad_mode.state.grad_enabled:  # (it reads the input: create_graph too)
             raise RuntimeError(f"reftorch: double backward through {self.name()} is not implemented")
         input, weight = self.saved_values
         axes, shape = _channel_axes(input)
@@ -189,7 +190,7 @@ class NativeLayerNormBackward0(Node):
     _saved_names = ("input", "weight", "bias", "mean", "rstd")
 
     def backward(self, grad):
-        if grad.requires_grad:
+        if grad.requires_grad or grad_mode.state.grad_enabled:  # (it reads the input: create_graph too)
             raise RuntimeError(f"reftorch: double backward through {self.name()} is not implemented")
         input, weight, bias = self.saved_values
         axes = self._axes

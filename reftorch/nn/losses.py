@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes
+from ..autograd import grad_mode
 from ..autograd.graph import Node
 from ..functions import _needs_grad, _record, _wrap, forward_mode, log_softmax
 from ..tensor import _scalar_type_name as _scalar_name
@@ -149,6 +150,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     to ``ignore_index`` count for nothing. The class dim is 1 (0 for one unbatched row)."""
     _check_nll_target(input, target, weight)
     _check_reduction(reduction)
+    if weight is not None and _needs_grad(weight):
+        raise RuntimeError("The function 'nll_loss_forward' is not differentiable with respect to argument "
+                           "'weight'. This input cannot have requires_grad True.")
     if input.dim() == 3 or input.dim() > 4:
         # torch folds the trailing dims into one (a view) and runs the 4-D (N, C, H, W) loss
         n, c = input.shape[0], input.shape[1]
@@ -211,6 +215,32 @@ def _divide_by_number(total, number):
     return out
 
 
+class MulBackward1(Node):  # multiplication by a number inside an op (torch's mul.Scalar)
+    def backward(self, grad):
+        return (grad * self._saved_other,)
+
+
+def _scale_by_number(total, number):
+    out = _wrap(np.asarray(total._np * number, dtype=total._np.dtype), total.device)
+    if _needs_grad(total):
+        node = MulBackward1()
+        node._saved_other = number
+        _record(node, (total,), out)
+    return out
+
+
+class AddBackward1(Node):  # a number added inside an op (torch's add.Scalar)
+    def backward(self, grad):
+        return (grad,)
+
+
+def _add_number(total, number):
+    out = _wrap(np.asarray(total._np + number, dtype=total._np.dtype), total.device)
+    if _needs_grad(total):
+        _record(AddBackward1(), (total,), out)
+    return out
+
+
 def _class_weight_view(weight, input, class_dim):
     shape = [1] * input.dim()
     shape[class_dim] = weight.numel()
@@ -235,7 +265,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                 f"{_scalar_name(target.dtype)}")
         _check_reduction(reduction)
         if label_smoothing > 0:
-            target = target * (1 - label_smoothing) + label_smoothing / classes
+            target = _add_number(_scale_by_number(target, 1 - label_smoothing), label_smoothing / classes)
         weighted = log_probs * target if weight is None else log_probs * target * _class_weight_view(weight, input, class_dim)
         if reduction == "mean":
             n_rows = input.numel() // input.shape[class_dim] if input.numel() else 1
@@ -255,7 +285,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         smooth = smooth.sum() / (kept.sum() if weight is None else weight.gather(0, target.masked_select(kept).reshape(-1)).sum())
     elif reduction == "sum":
         smooth = smooth.sum()
-    return (1 - label_smoothing) * nll + smooth * (label_smoothing / classes)
+    return _scale_by_number(nll, 1 - label_smoothing) + _scale_by_number(smooth, label_smoothing / classes)
 
 
 # -- binary classification ----------------------------------------------------------------------
@@ -266,7 +296,7 @@ class BinaryCrossEntropyBackward0(Node):
 
     def backward(self, grad):
         x, y, weight = self.saved_values
-        if grad.requires_grad:
+        if grad.requires_grad or grad_mode.state.grad_enabled:  # (it reads the input: create_graph too)
             raise RuntimeError(f"reftorch: double backward through {self.name()} is not implemented")
         g = grad._np / (x.numel() if self._reduction == "mean" else 1)
         a, b = x._np, y._np
@@ -291,6 +321,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if weight is not None:
         losses = losses * weight._np
     out = _wrap(_reduce(losses.astype(a.dtype), reduction), input.device)
+    if weight is not None and _needs_grad(weight):
+        raise RuntimeError("The function 'binary_cross_entropy' is not differentiable with respect to "
+                           "argument 'weight'. This input cannot have requires_grad True.")
     if _needs_grad(input, target, weight):
         node = BinaryCrossEntropyBackward0()
         node._reduction = reduction
@@ -307,7 +340,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 
     def backward(self, grad):
         x, y, weight, pos_weight = self.saved_values
-        if grad.requires_grad:
+        if grad.requires_grad or grad_mode.state.grad_enabled:  # (it reads the input: create_graph too)
             raise RuntimeError(f"reftorch: double backward through {self.name()} is not implemented")
         g = grad._np / (x.numel() if self._reduction == "mean" else 1)
         a, b = x._np, y._np
@@ -336,6 +369,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if weight is not None:
         losses = losses * weight._np
     out = _wrap(_reduce(np.asarray(losses, dtype=a.dtype), reduction), input.device)
+    for name, t in (("weight", weight), ("pos_weight", pos_weight)):
+        if t is not None and t.requires_grad and _needs_grad(t):
+            raise RuntimeError(f"The function 'binary_cross_entropy_with_logits' is not differentiable with "
+                               f"respect to argument '{name}'. This input cannot have requires_grad True.")
     if _needs_grad(input, target, weight, pos_weight):
         node = BinaryCrossEntropyWithLogitsBackward0()
         node._reduction = reduction
