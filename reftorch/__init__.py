@@ -67,7 +67,6 @@ from . import cuda  # noqa: F401
 from . import kernels as _kernels  # noqa: F401  (registers the CPU kernel table)
 from . import sim as _sim
 
-autograd.Variable = Tensor
 # torch returns inf/nan silently where NumPy would warn (overflow in exp, 0/0, ...): silence
 # NumPy's RuntimeWarnings raised from reftorch's own code, and only those.
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"reftorch(\.|$)")

@@ -505,8 +505,8 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
         if high is None:
             raise TypeError("randint() missing required argument: 'size'")
         low, high, size = 0, low, high
-    elif high is None:
-        raise TypeError("randint() missing required argument: 'high'")
+    elif high is None:  # randint(high, size=...)
+        low, high = 0, low
     low, high = int(low), int(high)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")

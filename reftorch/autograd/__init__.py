@@ -7,7 +7,7 @@ from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
 from .graph import AccumulateGrad, Node
 
-Variable = None  # torch's old name for Tensor; set by reftorch/__init__
+from .variable import Variable  # noqa: F401
 
 
 __all__ = [

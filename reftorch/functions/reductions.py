@@ -580,6 +580,7 @@ class CumsumBackward0(Node):
         return (grad.flip((dim,)).cumsum(dim).flip((dim,)),)
 
 
+@_numpy_names
 def cumsum(input, dim, *, dtype=None):
     """Running totals along ``dim``: out[i] = input[0] + ... + input[i]."""
     d = _wrap_dim(dim, input.dim())
@@ -620,6 +621,7 @@ class CumprodBackward0(Node):
         return (_wrap(np.ascontiguousarray(np.moveaxis(out, -1, dim)), grad._device),)
 
 
+@_numpy_names
 def cumprod(input, dim, *, dtype=None):
     """Running products along ``dim``."""
     d = _wrap_dim(dim, input.dim())

@@ -61,7 +61,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     common = dtypes.result_type(input, target)
     if not common.is_floating_point:
         raise NotImplementedError(f"\"mse_cpu\" not implemented for '{_scalar_name(common)}'")
-    diff = input._np - target._np
+    diff = input._np.astype(common.numpy, copy=False) - target._np.astype(common.numpy, copy=False)
     out = _wrap(_reduce(diff * diff, reduction), input.device)
     if _needs_grad(input, target):
         node = MseLossBackward0()
