@@ -532,8 +532,8 @@ class LinalgVectorNormBackward0(Node):
 
 
 def norm(input, p=2, dim=None, keepdim=False):
-    """The vector p-norm (sum |x|^p)^(1/p) over ``dim`` (all elements by default); p = inf is
-    the largest |x|."""
+    """The vector p-norm ``(sum |x|^p)^(1/p)`` over ``dim`` (all elements by default); p = inf
+    is the largest ``|x|``."""
     if isinstance(p, str):
         raise NotImplementedError("reftorch.norm supports vector norms (a number p), not matrix norms")
     if not input.dtype.is_floating_point:

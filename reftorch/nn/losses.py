@@ -76,7 +76,7 @@ mse_loss.jvp = lambda t, out, input, target, size_average=None, reduce=None, red
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """Mean (or sum) of |input - target|, built from ops as torch builds it."""
+    """Mean (or sum) of ``|input - target|``, built from ops as torch builds it."""
     if input.shape != target.shape:
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size "
