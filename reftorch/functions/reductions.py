@@ -302,16 +302,21 @@ def min(input, dim=None, keepdim=False, *, other=None):
 min.jvp = _extreme_tangent
 
 
-@_numpy_names
-def amax(input, dim=(), keepdim=False):
+def _all_extremes(input, dim, keepdim, op, node_class):
+    """amax/amin: the extreme over ``dim`` (every element by default), every tie sharing the gradient."""
     dims = _reduce_dims(input, dim) if dim != () else None
-    out = _wrap(kernel("amax", input._device)(input._np, dims, keepdim), input._device)
+    out = _wrap(kernel(op, input._device)(input._np, dims, keepdim), input._device)
     if _needs_grad(input):
-        node = AmaxBackward0()
+        node = node_class()
         node._saved_dim, node._saved_keepdim = dims, keepdim
         node.save(input, output=out)
         _record(node, (input,), out)
     return out
+
+
+@_numpy_names
+def amax(input, dim=(), keepdim=False):
+    return _all_extremes(input, dim, keepdim, "amax", AmaxBackward0)
 
 
 def _amax_tangent(t, out, input, dim=(), keepdim=False):
@@ -326,14 +331,7 @@ amax.jvp = _amax_tangent
 
 @_numpy_names
 def amin(input, dim=(), keepdim=False):
-    dims = _reduce_dims(input, dim) if dim != () else None
-    out = _wrap(kernel("amin", input._device)(input._np, dims, keepdim), input._device)
-    if _needs_grad(input):
-        node = AminBackward0()
-        node._saved_dim, node._saved_keepdim = dims, keepdim
-        node.save(input, output=out)
-        _record(node, (input,), out)
-    return out
+    return _all_extremes(input, dim, keepdim, "amin", AminBackward0)
 
 
 amin.jvp = _amax_tangent
