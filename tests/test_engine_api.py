@@ -19,21 +19,8 @@ from hypothesis import strategies as st
 import reftorch
 from engine_support import (
     ENGINE, LIBS, assert_close_values, assert_same, build, dtype_names, float_names, layouts,
-    make_array, node_chain, same_program, seeds, shapes,
+    make_array, node_chain, same_error, same_program, seeds, shapes,
 )
-
-
-def same_error(program):
-    """``program(lib)`` raises in torch; reftorch raises the same class with the same words."""
-    caught = []
-    for lib in LIBS:
-        with pytest.raises(Exception) as info:
-            program(lib)
-        caught.append(info.value)
-    theirs, mine = caught
-    assert type(mine) is type(theirs), (
-        f"reftorch raised {type(mine).__name__}: {mine}; torch {type(theirs).__name__}: {theirs}")
-    assert str(mine) == str(theirs), f"\n reftorch: {mine}\n torch:    {theirs}"
 
 
 def same_outcome(program):
