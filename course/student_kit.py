@@ -64,7 +64,10 @@ COURSE_FILES = ("__init__.py", "release.py", "release_audit.py", "nbgrader_cours
 # assignment or grading code (those tests run solutions/ and hidden tests).
 STUDENT_TEST_IMPORTS = {"reftorch", "torch", "numpy", "ml_dtypes", "hypothesis", "pytest",
                         "torchviz", "graphviz", "matplotlib"}
-INSTRUCTOR_REFERENCE = re.compile(r"\b(solutions|autograder|assignments)\b")
+# A test that reaches for the instructor's folders names them as paths or strings ("solutions",
+# ROOT / "assignments", autograder/...): the bare word in prose ("lessons, assignments and
+# tutorials use") is no reference.
+INSTRUCTOR_REFERENCE = re.compile(r"""(["'/])(solutions|autograder|assignments)(["'/])|\bautograder\.""")
 # What `make lab` and `make test` need; the lock gets these and everything they require.
 STUDENT_PACKAGES = ("torch", "numpy", "ml_dtypes", "jupyterlab", "nbgrader", "nbval", "torchviz", "graphviz",
                     "matplotlib", "ipykernel", "hypothesis", "pytest", "onnx", "onnxscript")

@@ -250,7 +250,8 @@ def run(source: str, namespace: dict, name: str) -> str:
 def lesson():
     threads = torch.get_num_threads()
     setup, exercises = lesson_cells()
-    namespace: dict = {}
+    # IPython's built-in display(); the pictures a wrong strided answer draws are kept here
+    namespace: dict = {"display": lambda picture: namespace["_pictures"].append(picture), "_pictures": []}
     run("\n".join(line for line in setup.splitlines() if not line.startswith("%")), namespace, "setup")
     yield namespace, exercises
     torch.set_num_threads(threads)  # the lesson sets one thread; other tests keep their own
@@ -282,6 +283,11 @@ def test_right_answer_says_correct(lesson, exercise):
 
 @pytest.mark.parametrize("exercise", range(1, 8))
 def test_wrong_answer_says_wrong_and_why(lesson, exercise):
+    pictures = lesson[0]["_pictures"]
+    pictures.clear()
     lines = verdicts(lesson, exercise, WRONG[exercise])
     assert [line.split(":")[0] for line in lines] == NAMES[exercise]
     assert all(line.split(": ", 1)[1].startswith("wrong: ") for line in lines), lines
+    # strided answers (exercises 1 and 4) also draw the expected layout and the student's
+    drawn = [picture.source.split("label=", 1)[1][:10] for picture in pictures]
+    assert (exercise in (1, 4)) == bool(drawn), drawn
