@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -211,6 +212,14 @@ def _git(*args, cwd):
                    cwd=cwd, check=True, capture_output=True, timeout=120)
 
 
+def _failure_excerpt(log: str) -> str:
+    """What a reviewer needs from a long make log: the first failure's report (pytest's
+    "____ name ____" section) and the summary at the end, not pages of warnings."""
+    first = re.search(r"^_{3,} .+ _{3,}$", log, re.M)
+    head = log[first.start():first.start() + 6000] + "\n...\n" if first else ""
+    return head + log[-2500:]
+
+
 @pytest.mark.slow
 def test_make_test_passes_in_a_fresh_clone_of_the_kit(kit, tmp_path):
     """git init + commit the kit, clone it into a private folder whose path has spaces, and
@@ -243,7 +252,7 @@ def test_make_test_passes_in_a_fresh_clone_of_the_kit(kit, tmp_path):
                                     stderr=subprocess.STDOUT, timeout=1500)
         outputs[target] = log.read_text()
         print(f"make {target}: {time.monotonic() - started:.0f} s")
-        assert result.returncode == 0, f"make {target} failed:\n" + outputs[target][-6000:]
+        assert result.returncode == 0, f"make {target} failed:\n" + _failure_excerpt(outputs[target])
     assert " passed" in outputs["test"] and " failed" not in outputs["test"]
 
     notebook = "assignments/01_tensors/01_tensors.ipynb"
