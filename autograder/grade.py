@@ -15,6 +15,7 @@ import json
 import os
 import queue
 import resource
+import sys
 import threading
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -25,9 +26,11 @@ from .judge import NotebookResult, TestResult, judge_notebook
 from .plan import AssignmentSpec, Plan, UnreadableNotebook, build_plan, load_spec, read_submission
 from .probes import ProbeFormError
 from .progress import ProgressBar
-from .sandbox import Limits, RunOutcome, Sandbox, SandboxError
+from .sandbox import Limits, RunOutcome, Sandbox, SandboxError, reap_namespaces
 
 STATE_FILE = "grading.json"
+# The grader's code a reference run depends on: a change to any of them runs it again.
+REFERENCE_CODE = ("harness.py", "observe.py", "plan.py", "probes.py", "zygote.py", "forbidden.py")
 MAX_EXTRA_FILES_BYTES = 64 * 1024**2
 GRADER_VERSION = "1"
 
@@ -106,6 +109,7 @@ class Grader:
         # The student runs a submission needs: with torch (True) and/or without (False).
         self.kinds = sorted({self._kind(c.grade_id) for c in self.spec.tests}, reverse=True) or [self.with_torch]
         self.pid_namespaces: set[str] = set()
+        self._cases_of = None
 
     def submissions(self) -> list[str]:
         students = []
@@ -126,35 +130,122 @@ class Grader:
             job["reference"] = True
         return job
 
-    def reference(self, sandbox: Sandbox):
+    def reference(self, sandbox: Sandbox | None):
         """The instructor's notebook, run once: every case with its expected value (which
-        never goes into a student's process)."""
+        never goes into a student's process). Kept across batches in the autograded folder
+        while nothing it depends on changed (see :meth:`_reference_key`); ``sandbox`` may be
+        None when that copy is there."""
         plan = build_plan(self.spec, None)
-        files = _extra_files(self.course.source_notebook(self.assignment).parent, self.spec.notebook + ".ipynb")
-        outcome = sandbox.run(self._job(plan, files, reference=True))
+        files = self._reference_files()
+        key = self._reference_key(files)
+        cached = self._cached_reference(key)
+        if cached is not None:
+            return plan, cached
+        if sandbox is None:
+            sandbox = Sandbox(self.limits, True)
+            try:
+                outcome = sandbox.run(self._job(plan, files, reference=True))
+            finally:
+                sandbox.close()
+        else:
+            outcome = sandbox.run(self._job(plan, files, reference=True))
+        self._store_reference(key, outcome, plan)
         return plan, outcome
 
-    def _variants(self, plan: Plan, reference) -> list[tuple[bool, Plan]]:
-        """One plan per student run: its kind's test cells, the cases filled in from the reference."""
+    def _reference_key(self, files) -> str:
+        """What the reference run depends on: the instructor's notebook and files, the code
+        that runs it and the versions of the libraries that draw and compute the cases."""
+        from importlib.metadata import version
+
+        code = b"".join((Path(__file__).parent / name).read_bytes() for name in REFERENCE_CODE)
+        versions = " ".join(f"{name}={version(name)}" for name in ("torch", "numpy", "hypothesis"))
+        return _digest(self.course.source_notebook(self.assignment).read_bytes(), json.dumps(files).encode(),
+                       code, versions.encode(), sys.version.encode(), GRADER_VERSION.encode())
+
+    def _reference_path(self) -> Path:
+        return self.course.autograded_root / f".reference-{self.assignment}.json"
+
+    def _cached_reference(self, key: str) -> RunOutcome | None:
+        try:
+            saved = json.loads(self._reference_path().read_text())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(saved, dict) or saved.get("key") != key:
+            return None
+        return RunOutcome(messages=saved["messages"], end=saved["end"])
+
+    def _store_reference(self, key: str, outcome: RunOutcome, plan: Plan) -> None:
+        from .judge import RunView, describe_end
+        if describe_end(outcome, RunView.of(outcome), plan, self.limits) != "ok" or outcome.grader_fault:
+            return  # only a clean run is worth keeping
+        path = self._reference_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_suffix(".tmp")
+            temporary.write_text(json.dumps({"key": key, "messages": outcome.messages, "end": outcome.end}))
+            os.replace(temporary, path)
+        except OSError:
+            pass  # no copy kept: the next batch runs it again
+
+    def _cases(self, reference) -> dict[str, tuple[list, list]]:
+        """grade_id -> (visible calls, hidden calls), each as [n, probe, arguments]."""
         from .judge import RunView
         ref_plan, ref_outcome = reference
+        if self._cases_of is not None and self._cases_of[0] is ref_outcome:
+            return self._cases_of[1]
         ref_view = RunView.of(ref_outcome)
+        cases = {}
+        for grade_id, index in ref_plan.test_index.items():
+            calls = ref_view.calls.get(index, [])
+            cases[grade_id] = ([[c.get("n"), c.get("probe"), c.get("args")] for c in calls if c.get("hidden") is not True],
+                               [[c.get("n"), c.get("probe"), c.get("args")] for c in calls if c.get("hidden") is True])
+        self._cases_of = (ref_outcome, cases)
+        return cases
+
+    def _variants(self, plan: Plan, reference) -> list[tuple[bool, Plan, bytes]]:
+        """One plan per student run: its kind's test cells with their visible cases filled in
+        from the reference, and the hidden cases to send once the visible part is over."""
+        cases = self._cases(reference)
+        trusted = {c.grade_id: c for c in self.spec.tests}
         variants = []
         for kind in self.kinds:
-            cells, index = [], {}
+            cells, index, hidden = [], {}, []
             for cell in plan.cells:
                 grade_id = cell.get("grade_id")
                 if grade_id in plan.test_index and self._kind(grade_id) != kind:
                     continue
                 if cell["kind"] == "probe":
-                    calls = ref_view.calls.get(ref_plan.test_index[grade_id], [])
-                    cell = {**cell, "calls": [[c.get("n"), c.get("probe"), c.get("args")] for c in calls]}
+                    visible_calls, hidden_calls = cases.get(grade_id, ([], []))
+                    cell = {**cell, "calls": visible_calls}
                     index[grade_id] = cell["index"]
+                    if hidden_calls:
+                        hidden.append({"index": cell["index"], "grade_id": grade_id, "calls": hidden_calls,
+                                       "source": trusted[grade_id].probes.all_source})
                 elif grade_id in plan.test_index:
                     index[grade_id] = cell["index"]
                 cells.append(cell)
-            variants.append((kind, Plan(cells, plan.notes, index)))
+            variants.append((kind, Plan(cells, plan.notes, index), json.dumps({"cells": hidden}).encode()))
         return variants
+
+    def _hidden_only_job(self, variant: Plan, hidden: bytes, outcome: RunOutcome, files) -> dict | None:
+        """When a run stopped before its hidden cases (a crash, a timeout, an exit), the test
+        cells whose visible part had passed still get their hidden cases: in a second run that
+        stops after the last of them and whose every message counts as hidden."""
+        from .judge import RunView
+        view = RunView.of(outcome)
+        if view.visible_done or outcome.end is None:
+            return None
+        payload = {item["index"]: item for item in json.loads(hidden)["cells"]}
+        finished = [index for index in payload if view.ended.get(index, (False, ""))[0]]
+        if not finished:
+            return None
+        cells = []
+        for cell in variant.cells:
+            if cell["index"] in payload:
+                item = payload[cell["index"]]
+                cell = {**cell, "source": item["source"], "calls": item["calls"]}
+            cells.append(cell)
+        return {"cells": cells, "files": files, "hidden_only": True, "stop_after": max(finished)}
 
     def grade_one(self, sandboxes: dict[bool, Sandbox], student: str, reference) -> SubmissionRow:
         folder = self.course.submitted_root / student / self.assignment
@@ -177,17 +268,19 @@ class Grader:
         plan = build_plan(self.spec, submission)
         files = _extra_files(folder, path.name)
         runs = []
-        for kind, variant in self._variants(plan, reference):
+        for kind, variant, hidden in self._variants(plan, reference):
             try:
-                outcome = sandboxes[kind].run(self._job(variant, files))
+                outcome = sandboxes[kind].run(self._job(variant, files), hidden)
+                again = self._hidden_only_job(variant, hidden, outcome, files)
+                runs.append((variant, outcome, sandboxes[kind].run(again)) if again else (variant, outcome))
             except SandboxError as error:
-                outcome = RunOutcome(end=None, grader_fault=str(error))
+                runs.append((variant, RunOutcome(end=None, grader_fault=str(error))))
                 plan.notes.append(str(error))
-            runs.append((variant, outcome))
         ref_plan, ref_outcome = reference
-        result = judge_notebook(self.spec, plan, runs, ref_plan, ref_outcome, self.tools)
+        result = judge_notebook(self.spec, plan, runs, ref_plan, ref_outcome, self.tools, self.limits)
         row = self._row(student, result, digest)
-        row.grader_fault = next((o.grader_fault for _, o in runs if o.grader_fault), "")
+        row.grader_fault = next((run[i].grader_fault for run in runs for i in range(1, len(run))
+                                 if run[i].grader_fault), "")
         try:
             row.autograded, notes = autograded_notebook.build(self.spec, submission)
         except Exception as error:  # noqa: BLE001 - the grade stands; formgrader shows no cells, and says why
@@ -195,7 +288,8 @@ class Grader:
             notes = [f"autograded notebook left empty: {type(error).__name__}: {error}"[:200]]
         if notes:
             row.message = "; ".join([row.message, *notes[:5]] + ([f"{len(notes) - 5} more"] if len(notes) > 5 else []))
-        unprepared = [o for _, o in runs if o.end is not None and o.end.get("setup") is not True]
+        unprepared = [run[i] for run in runs for i in range(1, len(run))
+                      if run[i].end is not None and run[i].end.get("setup") is not True]
         if unprepared:
             # Nothing of the notebook ran: say so rather than how the broken child exited.
             row.status = f"not graded: {unprepared[0].grader_fault}"
@@ -234,10 +328,17 @@ class Grader:
         everything = [box for boxes in sandboxes for box in boxes.values()] + \
             ([] if True in sandboxes[0] else [reference_box])
         previous_limit = _cap_own_memory()
+        starting: list = []
         try:
-            reference_box.start()
-            reference = self.reference(reference_box)
+            # Every sandbox starts at once (importing torch is most of a batch's fixed cost);
+            # the reference run, when not kept from an earlier batch, goes first on its own.
+            cached = self._cached_reference(self._reference_key(self._reference_files()))
+            starting = _start_all([box for box in everything if cached is not None or box is not reference_box])
+            if cached is None:
+                reference_box.start()
+            reference = self.reference(None if cached is not None else reference_box)
             self._check_reference(reference)
+            _finish_starting(starting)
             jobs: queue.Queue = queue.Queue()
             for student in pending:
                 jobs.put(student)
@@ -255,12 +356,18 @@ class Grader:
             for thread in threads:
                 thread.join()
         finally:
+            for thread, _ in starting:
+                thread.join()
             for box in everything:
-                box.close()
+                box.close(reap=False)
                 self.pid_namespaces |= box.pid_namespaces - {""}
+            reap_namespaces(self.pid_namespaces)   # all at once: each takes the kernel a second or two
             writer.close()
             resource.setrlimit(resource.RLIMIT_AS, previous_limit)
         return [rows[s] for s in students]
+
+    def _reference_files(self):
+        return _extra_files(self.course.source_notebook(self.assignment).parent, self.spec.notebook + ".ipynb")
 
     def split_done(self, writer, students: list[str]) -> tuple[list[str], dict[str, SubmissionRow]]:
         """(students still to grade, rows of those graded already and unchanged since)."""
@@ -306,7 +413,7 @@ class Grader:
         if row.grader_fault:
             # Perhaps the sandbox's trouble, not the notebook's: once more, on a fresh one.
             for box in sandboxes.values():
-                box.close()
+                box.close(reap=False)
             row = self._grade_guarded(sandboxes, student, reference)
         return row
 
@@ -325,6 +432,32 @@ class Grader:
         temporary = folder / (STATE_FILE + ".tmp")
         temporary.write_text(json.dumps(_state(row), indent=1))
         os.replace(temporary, folder / STATE_FILE)
+
+
+def _start_all(boxes: list[Sandbox]) -> list[tuple[threading.Thread, list]]:
+    """Start sandboxes: launched from this (long-lived) thread, waited for in parallel
+    threads; :func:`_finish_starting` waits for them and raises the first failure."""
+    starting = []
+    for box in boxes:
+        errors: list = []
+        box.launch()
+
+        def start(box=box, errors=errors):
+            try:
+                box.wait_ready()
+            except Exception as error:  # noqa: BLE001 - raised again in the batch's thread
+                errors.append(error)
+        thread = threading.Thread(target=start, daemon=True)
+        thread.start()
+        starting.append((thread, errors))
+    return starting
+
+
+def _finish_starting(starting) -> None:
+    for thread, errors in starting:
+        thread.join()
+        if errors:
+            raise errors[0]
 
 
 def _state(row: SubmissionRow) -> dict:

@@ -102,7 +102,7 @@ def load_spec(name: str, notebook: str, source_path) -> AssignmentSpec:
         trusted = TrustedCell(grade_id, role, _source(cell), float(meta.get("points") or 0), position)
         if role == "test":
             require_probe_form(grade_id, trusted.source)
-            trusted.probes = split_test_cell(trusted.source)
+            trusted.probes = split_test_cell(trusted.source, hidden_line_numbers(strip_magics(trusted.source)))
             trusted.hidden_lines = _hidden_lines(trusted.source)
         cells.append(trusted)
     return AssignmentSpec(name, notebook, cells, source_notebook, tools_source="\n\n".join(tools))
@@ -212,8 +212,11 @@ def _role(cell: TrustedCell) -> str:
 def _job_cell(cell: TrustedCell, reference: bool) -> dict:
     if cell.role == "test":
         if reference:  # the instructor's run: the whole cell, expectations and hidden cases included
-            return {"kind": "reference_test", "grade_id": cell.grade_id, "source": strip_magics(cell.source)}
-        # The student's run: the probe functions only; the cases are filled in from the reference run.
+            source = strip_magics(cell.source)
+            return {"kind": "reference_test", "grade_id": cell.grade_id, "source": source,
+                    "hidden_lines": sorted(hidden_line_numbers(source))}
+        # The student's run: the visible probe functions only; the cases are filled in from
+        # the reference run (the hidden ones, and probes written among them, come later).
         return {"kind": "probe", "grade_id": cell.grade_id, "source": cell.probes.source,
                 "names": cell.probes.names, "torch": cell.probes.torch, "calls": []}
     return {"kind": "code", "grade_id": cell.grade_id, "source": cell.source}
