@@ -22,11 +22,12 @@ from pathlib import Path
 
 from . import autograded_notebook
 from .course import Course
-from .judge import NotebookResult, TestResult, judge_notebook
+from .judge import NotebookResult, TestResult
+from .notebook_runs import NotebookRuns, outcomes
 from .plan import AssignmentSpec, Plan, UnreadableNotebook, build_plan, load_spec, read_submission
 from .probes import ProbeFormError
 from .progress import ProgressBar
-from .sandbox import Limits, RunOutcome, Sandbox, SandboxError, reap_namespaces
+from .sandbox import Limits, RunOutcome, Sandbox, reap_namespaces
 
 STATE_FILE = "grading.json"
 # The grader's code a reference run depends on: a change to any of them runs it again.
@@ -106,10 +107,9 @@ class Grader:
         self.spec_digest = _digest(source.read_bytes(), GRADER_VERSION.encode())
         self.tools = load_tools(self.spec)
         self.with_torch = not course.forbids_torch(assignment)
-        # The student runs a submission needs: with torch (True) and/or without (False).
-        self.kinds = sorted({self._kind(c.grade_id) for c in self.spec.tests}, reverse=True) or [self.with_torch]
+        self.runs = NotebookRuns(self.spec, self.with_torch, self.tools, self.limits)
+        self.kinds = self.runs.kinds   # with torch (True) and/or without (False)
         self.pid_namespaces: set[str] = set()
-        self._cases_of = None
 
     def submissions(self) -> list[str]:
         students = []
@@ -119,10 +119,6 @@ class Grader:
                 if (entry / self.assignment).is_dir() and (not self.only or entry.name in self.only):
                     students.append(entry.name)
         return students
-
-    def _kind(self, grade_id: str) -> bool:
-        cell = next(c for c in self.spec.tests if c.grade_id == grade_id)
-        return cell.probes.torch and self.with_torch  # forbid_torch covers the whole assignment
 
     def _job(self, plan, files, reference: bool = False) -> dict:
         job = {"cells": plan.cells, "files": files}
@@ -187,66 +183,6 @@ class Grader:
         except OSError:
             pass  # no copy kept: the next batch runs it again
 
-    def _cases(self, reference) -> dict[str, tuple[list, list]]:
-        """grade_id -> (visible calls, hidden calls), each as [n, probe, arguments]."""
-        from .judge import RunView
-        ref_plan, ref_outcome = reference
-        if self._cases_of is not None and self._cases_of[0] is ref_outcome:
-            return self._cases_of[1]
-        ref_view = RunView.of(ref_outcome)
-        cases = {}
-        for grade_id, index in ref_plan.test_index.items():
-            calls = ref_view.calls.get(index, [])
-            cases[grade_id] = ([[c.get("n"), c.get("probe"), c.get("args")] for c in calls if c.get("hidden") is not True],
-                               [[c.get("n"), c.get("probe"), c.get("args")] for c in calls if c.get("hidden") is True])
-        self._cases_of = (ref_outcome, cases)
-        return cases
-
-    def _variants(self, plan: Plan, reference) -> list[tuple[bool, Plan, bytes]]:
-        """One plan per student run: its kind's test cells with their visible cases filled in
-        from the reference, and the hidden cases to send once the visible part is over."""
-        cases = self._cases(reference)
-        trusted = {c.grade_id: c for c in self.spec.tests}
-        variants = []
-        for kind in self.kinds:
-            cells, index, hidden = [], {}, []
-            for cell in plan.cells:
-                grade_id = cell.get("grade_id")
-                if grade_id in plan.test_index and self._kind(grade_id) != kind:
-                    continue
-                if cell["kind"] == "probe":
-                    visible_calls, hidden_calls = cases.get(grade_id, ([], []))
-                    cell = {**cell, "calls": visible_calls}
-                    index[grade_id] = cell["index"]
-                    if hidden_calls:
-                        hidden.append({"index": cell["index"], "grade_id": grade_id, "calls": hidden_calls,
-                                       "source": trusted[grade_id].probes.all_source})
-                elif grade_id in plan.test_index:
-                    index[grade_id] = cell["index"]
-                cells.append(cell)
-            variants.append((kind, Plan(cells, plan.notes, index), json.dumps({"cells": hidden}).encode()))
-        return variants
-
-    def _hidden_only_job(self, variant: Plan, hidden: bytes, outcome: RunOutcome, files) -> dict | None:
-        """When a run stopped before its hidden cases (a crash, a timeout, an exit), the test
-        cells whose visible part had passed still get their hidden cases: in a second run that
-        stops after the last of them and whose every message counts as hidden."""
-        from .judge import RunView
-        view = RunView.of(outcome)
-        if view.visible_done or outcome.end is None:
-            return None
-        payload = {item["index"]: item for item in json.loads(hidden)["cells"]}
-        finished = [index for index in payload if view.ended.get(index, (False, ""))[0]]
-        if not finished:
-            return None
-        cells = []
-        for cell in variant.cells:
-            if cell["index"] in payload:
-                item = payload[cell["index"]]
-                cell = {**cell, "source": item["source"], "calls": item["calls"]}
-            cells.append(cell)
-        return {"cells": cells, "files": files, "hidden_only": True, "stop_after": max(finished)}
-
     def grade_one(self, sandboxes: dict[bool, Sandbox], student: str, reference) -> SubmissionRow:
         folder = self.course.submitted_root / student / self.assignment
         path = folder / f"{self.spec.notebook}.ipynb"
@@ -267,20 +203,9 @@ class Grader:
             return row
         plan = build_plan(self.spec, submission)
         files = _extra_files(folder, path.name)
-        runs = []
-        for kind, variant, hidden in self._variants(plan, reference):
-            try:
-                outcome = sandboxes[kind].run(self._job(variant, files), hidden)
-                again = self._hidden_only_job(variant, hidden, outcome, files)
-                runs.append((variant, outcome, sandboxes[kind].run(again)) if again else (variant, outcome))
-            except SandboxError as error:
-                runs.append((variant, RunOutcome(end=None, grader_fault=str(error))))
-                plan.notes.append(str(error))
-        ref_plan, ref_outcome = reference
-        result = judge_notebook(self.spec, plan, runs, ref_plan, ref_outcome, self.tools, self.limits)
+        result, runs = self.runs.run(sandboxes, plan, files, reference)
         row = self._row(student, result, digest)
-        row.grader_fault = next((run[i].grader_fault for run in runs for i in range(1, len(run))
-                                 if run[i].grader_fault), "")
+        row.grader_fault = next((outcome.grader_fault for outcome in outcomes(runs) if outcome.grader_fault), "")
         try:
             row.autograded, notes = autograded_notebook.build(self.spec, submission)
         except Exception as error:  # noqa: BLE001 - the grade stands; formgrader shows no cells, and says why
@@ -288,8 +213,8 @@ class Grader:
             notes = [f"autograded notebook left empty: {type(error).__name__}: {error}"[:200]]
         if notes:
             row.message = "; ".join([row.message, *notes[:5]] + ([f"{len(notes) - 5} more"] if len(notes) > 5 else []))
-        unprepared = [run[i] for run in runs for i in range(1, len(run))
-                      if run[i].end is not None and run[i].end.get("setup") is not True]
+        unprepared = [outcome for outcome in outcomes(runs)
+                      if outcome.end is not None and outcome.end.get("setup") is not True]
         if unprepared:
             # Nothing of the notebook ran: say so rather than how the broken child exited.
             row.status = f"not graded: {unprepared[0].grader_fault}"

@@ -84,7 +84,11 @@ def _source(cell) -> str:
 def load_spec(name: str, notebook: str, source_path) -> AssignmentSpec:
     """Raises :class:`~autograder.probes.ProbeFormError` (``OldFormTestCell`` for a test cell
     without ``@probe``) when a test cell cannot be graded."""
-    source_notebook = nbformat.read(str(source_path), as_version=4)
+    return spec_of(name, notebook, nbformat.read(str(source_path), as_version=4))
+
+
+def spec_of(name: str, notebook: str, source_notebook: nbformat.NotebookNode) -> AssignmentSpec:
+    """The trusted cells of an instructor's (or release) notebook, as :func:`load_spec`."""
     cells, tools = [], []
     for position, cell in enumerate(source_notebook.cells):
         meta = _nbgrader(cell)
