@@ -31,7 +31,7 @@ from .sandbox import Limits, RunOutcome, Sandbox, reap_namespaces
 
 STATE_FILE = "grading.json"
 # The grader's code a reference run depends on: a change to any of them runs it again.
-REFERENCE_CODE = ("harness.py", "observe.py", "plan.py", "probes.py", "zygote.py", "forbidden.py")
+REFERENCE_CODE = ("harness.py", "observe.py", "plan.py", "probes.py", "zygote.py", "forbidden.py", "structure.py")
 MAX_EXTRA_FILES_BYTES = 64 * 1024**2
 GRADER_VERSION = "1"
 

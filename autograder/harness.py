@@ -20,6 +20,7 @@ import json
 import os
 import sys
 
+from . import structure
 from .observe import Converter, build
 
 MAX_JOB_BYTES = 256 * 1024 * 1024
@@ -36,6 +37,9 @@ _str = str
 # The builtins as they were before any student code ran: probes look names up here, so a
 # notebook global called `isinstance` or a patched `builtins.all` does not change them.
 _BUILTINS = dict(vars(builtins))
+# The grading tools' structural facts, as the grader reads them (see autograder.structure).
+_STRUCTURE = {"class_chain": structure.class_chain, "graph_nodes": structure.graph_nodes,
+              "reachable": structure.reachable}
 
 
 def _message(error: BaseException) -> str:
@@ -167,6 +171,7 @@ def _probe_scope(namespace: dict, snapshot: "Snapshot") -> dict:
     _reset_torch_defaults(snapshot)
     scope = {key: value for key, value in namespace.items() if key not in _BUILTINS}
     scope["__builtins__"] = _BUILTINS
+    scope.update(_STRUCTURE)
     return scope
 
 
@@ -224,6 +229,7 @@ def _reset_globals(snapshot: Snapshot, namespace: dict, seed: int):
     sys.settrace(None)
     sys.setprofile(None)
     snapshot.restore(namespace)
+    namespace.update(_STRUCTURE)   # the instructor's run reads facts as the students' runs do
     torch = snapshot.modules.get("torch")
     if torch is not None:
         torch.set_grad_enabled(True)

@@ -176,9 +176,14 @@ def _redact(text: str, hidden_lines: list[str]) -> str:
 
 
 def _cell_name(plan: Plan, index: int) -> str:
+    """'answer cell X', or for a cell of the student's own 'your code cell N (after X)'
+    (N counts code cells only, as the run does)."""
     cells = [c for c in plan.cells if c["index"] == index]
     grade_id = cells[0].get("grade_id") if cells else None
-    return f"answer cell {grade_id}" if grade_id else f"cell {index + 1}"
+    if grade_id:
+        return f"{'read-only' if cells[0].get('locked') else 'answer'} cell {grade_id}"
+    before = [c.get("grade_id") for c in plan.cells if c["index"] < index and c.get("grade_id")]
+    return f"your code cell {index + 1}" + (f" (after {before[-1]})" if before else "")
 
 
 def student_cell_errors(view: RunView, plan: Plan, before: int | None = None) -> list[tuple[int, str]]:

@@ -9,6 +9,7 @@ test cell in the old assert form is refused, naming the cell.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -46,6 +47,11 @@ class AssignmentSpec:
     cells: list[TrustedCell]
     source_notebook: nbformat.NotebookNode
     tools_source: str = ""
+
+    @functools.cached_property
+    def markdown_sources(self) -> frozenset:
+        """The notebook's own markdown cells (a release shows the same ones)."""
+        return frozenset(c.source for c in self.source_notebook.cells if c.get("cell_type") == "markdown")
 
     @property
     def tests(self) -> list[TrustedCell]:
@@ -223,7 +229,7 @@ def _job_cell(cell: TrustedCell, reference: bool) -> dict:
         # the reference run (the hidden ones, and probes written among them, come later).
         return {"kind": "probe", "grade_id": cell.grade_id, "source": cell.probes.source,
                 "names": cell.probes.names, "torch": cell.probes.torch, "calls": []}
-    return {"kind": "code", "grade_id": cell.grade_id, "source": cell.source}
+    return {"kind": "code", "grade_id": cell.grade_id, "source": cell.source, "locked": True}
 
 
 def _strip_hidden(source: str) -> str:

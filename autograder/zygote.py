@@ -230,6 +230,8 @@ def main(argv: list[str]) -> int:
 
     harness.warm_up(with_torch)
     shell = harness.make_shell()
+    from autograder import structure
+    structure.capture([shell.user_ns])   # library classes and modules as they are before any notebook
     snapshot = harness.Snapshot()
     convert = observe.Converter()
     _set_not_dumpable()
