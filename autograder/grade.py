@@ -20,7 +20,6 @@ import threading
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from . import autograded_notebook
 from .course import Course
 from .judge import NotebookResult, TestResult
 from .notebook_runs import NotebookRuns, outcomes
@@ -105,9 +104,8 @@ class Grader:
         except ProbeFormError as error:  # e.g. a test cell in the old assert form: refused, not guessed
             raise GradingError(f"cannot grade {assignment}: {error}") from None
         self.spec_digest = _digest(source.read_bytes(), GRADER_VERSION.encode())
-        self.tools = load_tools(self.spec)
         self.with_torch = not course.forbids_torch(assignment)
-        self.runs = NotebookRuns(self.spec, self.with_torch, self.tools, self.limits)
+        self.runs = NotebookRuns(self.spec, self.with_torch, lambda: load_tools(self.spec), self.limits)
         self.kinds = self.runs.kinds   # with torch (True) and/or without (False)
         self.pid_namespaces: set[str] = set()
 
@@ -183,7 +181,12 @@ class Grader:
         except OSError:
             pass  # no copy kept: the next batch runs it again
 
+    @property
+    def tools(self) -> dict:
+        return self.runs.tools
+
     def grade_one(self, sandboxes: dict[bool, Sandbox], student: str, reference) -> SubmissionRow:
+        from . import autograded_notebook   # nbconvert and bleach: imported while the sandboxes start
         folder = self.course.submitted_root / student / self.assignment
         path = folder / f"{self.spec.notebook}.ipynb"
         raw = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
@@ -241,26 +244,37 @@ class Grader:
         from .gradebook_writer import GradebookWriter
 
         students = self.submissions()
-        writer = GradebookWriter(self.course, self.assignment, self.spec)
-        pending, rows = self.split_done(writer, students)
-        if not pending:
-            writer.close()
-            return [rows[s] for s in students]
+        if not students:
+            return []
+        # Sandboxes are launched first (importing torch in them is most of a batch's fixed
+        # cost), for every student; those not needed once the finished ones are known are
+        # closed again.
         sandboxes = [{kind: Sandbox(self.limits, kind) for kind in self.kinds}
-                     for _ in range(min(self.workers, len(pending)))]
+                     for _ in range(min(self.workers, len(students)))]
         # The reference run computes expectations (torch as the oracle): always with torch.
         reference_box = sandboxes[0].get(True) or Sandbox(self.limits, True)
         everything = [box for boxes in sandboxes for box in boxes.values()] + \
             ([] if True in sandboxes[0] else [reference_box])
         previous_limit = _cap_own_memory()
         starting: list = []
+        writer = None
+        rows: dict[str, SubmissionRow] = {}
         try:
-            # Every sandbox starts at once (importing torch is most of a batch's fixed cost);
-            # the reference run, when not kept from an earlier batch, goes first on its own.
+            starting = _start_all(everything)
+            writer = GradebookWriter(self.course, self.assignment, self.spec)
+            pending, rows = self.split_done(writer, students)
+            if not pending:
+                return [rows[s] for s in students]
+            for boxes in sandboxes[len(pending):]:
+                for box in boxes.values():
+                    box.close(reap=False)
+            sandboxes = sandboxes[:len(pending)]
+            # The host imports torch (for the grading tools) while the sandboxes start. The
+            # reference run, when not kept from an earlier batch, goes first on its own.
+            self.runs.tools  # noqa: B018 - loads them now
             cached = self._cached_reference(self._reference_key(self._reference_files()))
-            starting = _start_all([box for box in everything if cached is not None or box is not reference_box])
             if cached is None:
-                reference_box.start()
+                _finish_starting([entry for entry in starting if entry[2] is reference_box])
             reference = self.reference(None if cached is not None else reference_box)
             self._check_reference(reference)
             _finish_starting(starting)
@@ -281,13 +295,16 @@ class Grader:
             for thread in threads:
                 thread.join()
         finally:
-            for thread, _ in starting:
+            for box in everything:   # a sandbox still starting fails fast once killed
+                box.close(reap=False)
+            for thread, _, _ in starting:
                 thread.join()
             for box in everything:
                 box.close(reap=False)
                 self.pid_namespaces |= box.pid_namespaces - {""}
             reap_namespaces(self.pid_namespaces)   # all at once: each takes the kernel a second or two
-            writer.close()
+            if writer is not None:
+                writer.close()
             resource.setrlimit(resource.RLIMIT_AS, previous_limit)
         return [rows[s] for s in students]
 
@@ -327,8 +344,10 @@ class Grader:
             try:
                 student = jobs.get_nowait()
             except queue.Empty:
-                return
+                break
             results.put(self.grade_one_safely(sandboxes, student, reference))
+        for box in sandboxes.values():   # no more work: the kernel tears it down while the last rows are written
+            box.close(reap=False)
 
     def grade_one_safely(self, sandboxes: dict[bool, Sandbox], student: str, reference) -> SubmissionRow:
         """grade_one, with the grader's own failure turned into a row, tried once more on fresh
@@ -359,7 +378,7 @@ class Grader:
         os.replace(temporary, folder / STATE_FILE)
 
 
-def _start_all(boxes: list[Sandbox]) -> list[tuple[threading.Thread, list]]:
+def _start_all(boxes: list[Sandbox]) -> list[tuple[threading.Thread, list, Sandbox]]:
     """Start sandboxes: launched from this (long-lived) thread, waited for in parallel
     threads; :func:`_finish_starting` waits for them and raises the first failure."""
     starting = []
@@ -374,12 +393,12 @@ def _start_all(boxes: list[Sandbox]) -> list[tuple[threading.Thread, list]]:
                 errors.append(error)
         thread = threading.Thread(target=start, daemon=True)
         thread.start()
-        starting.append((thread, errors))
+        starting.append((thread, errors, box))
     return starting
 
 
 def _finish_starting(starting) -> None:
-    for thread, errors in starting:
+    for thread, errors, _ in starting:
         thread.join()
         if errors:
             raise errors[0]

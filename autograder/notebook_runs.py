@@ -18,11 +18,19 @@ from .sandbox import Limits, RunOutcome, Sandbox, SandboxError
 
 
 class NotebookRuns:
-    def __init__(self, spec: AssignmentSpec, with_torch: bool, tools: dict, limits: Limits):
-        self.spec, self.with_torch, self.tools, self.limits = spec, with_torch, tools, limits
+    def __init__(self, spec: AssignmentSpec, with_torch: bool, tools, limits: Limits):
+        """``tools``: the instructor's grading tools (a dict), or a function that loads them
+        when first needed (they import torch on the host: seconds)."""
+        self.spec, self.with_torch, self._tools, self.limits = spec, with_torch, tools, limits
         # The student runs a notebook needs: with torch (True) and/or without (False).
         self.kinds = sorted({self.kind(c.grade_id) for c in spec.tests}, reverse=True) or [with_torch]
         self._cases_of = None
+
+    @property
+    def tools(self) -> dict:
+        if callable(self._tools):
+            self._tools = self._tools()
+        return self._tools
 
     def kind(self, grade_id: str) -> bool:
         cell = next(c for c in self.spec.tests if c.grade_id == grade_id)
