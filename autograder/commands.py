@@ -17,9 +17,7 @@ def _common(parser, db=True):
 
 
 def cmd_grade(args) -> int:
-    from .grade import Grader, GradingError
-    from .sandbox import Limits, bwrap_available
-    from .summary import print_summary
+    from .sandbox import Limits, bwrap_available, close_early, launch_early
 
     if not bwrap_available():
         print("course grade: bubblewrap (bwrap) is not installed; run `make sysdeps`", file=sys.stderr)
@@ -30,6 +28,11 @@ def cmd_grade(args) -> int:
         print("course grade: --workers sets threads on this machine; with Dask, start more workers",
               file=sys.stderr)
         return 2
+    if not (args.dask or args.dask_local is not None):
+        import os
+        launch_early(limits, max(1, args.workers or os.cpu_count() or 1))  # they import torch while we load the course
+    from .grade import Grader, GradingError
+    from .summary import print_summary
     try:
         if args.dask or args.dask_local is not None:
             from .distributed import grade_on_dask
@@ -38,10 +41,13 @@ def cmd_grade(args) -> int:
         else:
             grader = Grader(_course(args), args.assignment, workers=args.workers, limits=limits,
                             force=args.force, students=args.student)
+            grader.wait_for_teardown = False   # the sandboxes are killed; the kernel finishes on its own
             rows = grader.run()
     except (GradingError, FileNotFoundError, RuntimeError) as error:
         print(f"course grade: {error}", file=sys.stderr)
         return 1
+    finally:
+        close_early()
     print_summary(rows, sys.stdout)
     return 0
 

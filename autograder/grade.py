@@ -26,7 +26,7 @@ from .notebook_runs import NotebookRuns, outcomes
 from .plan import AssignmentSpec, Plan, UnreadableNotebook, build_plan, load_spec, read_submission
 from .probes import ProbeFormError
 from .progress import ProgressBar
-from .sandbox import Limits, RunOutcome, Sandbox, reap_namespaces
+from .sandbox import Limits, RunOutcome, Sandbox, close_early, reap_namespaces, take_early
 
 STATE_FILE = "grading.json"
 # The grader's code a reference run depends on: a change to any of them runs it again.
@@ -67,15 +67,22 @@ def _digest(*parts: bytes) -> str:
 
 def _extra_files(folder: Path, notebook_name: str) -> list[list[str]]:
     files, total = [], 0
-    for path in sorted(folder.rglob("*")):
+    try:
+        entries = sorted(folder.rglob("*"))
+    except OSError:   # a folder the grader cannot list: the notebook runs without its files
+        entries = []
+    for path in entries:
         relative = path.relative_to(folder).as_posix()
         if not path.is_file() or path.is_symlink() or relative == notebook_name \
                 or ".ipynb_checkpoints" in relative or relative in (STATE_FILE, "timestamp.txt"):
             continue
-        total += path.stat().st_size
-        if total > MAX_EXTRA_FILES_BYTES:
-            break
-        files.append([relative, base64.b64encode(path.read_bytes()).decode()])
+        try:
+            total += path.stat().st_size
+            if total > MAX_EXTRA_FILES_BYTES:
+                break
+            files.append([relative, base64.b64encode(path.read_bytes()).decode()])
+        except OSError:
+            continue  # a file the grader cannot read is not the notebook's to use
     return files
 
 
@@ -108,6 +115,9 @@ class Grader:
         self.runs = NotebookRuns(self.spec, self.with_torch, lambda: load_tools(self.spec), self.limits)
         self.kinds = self.runs.kinds   # with torch (True) and/or without (False)
         self.pid_namespaces: set[str] = set()
+        # Wait, after a batch, until the kernel has torn down every sandbox (a second or two;
+        # they are killed either way). The command line has nothing to wait for.
+        self.wait_for_teardown = True
 
     def submissions(self) -> list[str]:
         students = []
@@ -249,10 +259,10 @@ class Grader:
         # Sandboxes are launched first (importing torch in them is most of a batch's fixed
         # cost), for every student; those not needed once the finished ones are known are
         # closed again.
-        sandboxes = [{kind: Sandbox(self.limits, kind) for kind in self.kinds}
+        sandboxes = [{kind: take_early(self.limits, kind) for kind in self.kinds}
                      for _ in range(min(self.workers, len(students)))]
         # The reference run computes expectations (torch as the oracle): always with torch.
-        reference_box = sandboxes[0].get(True) or Sandbox(self.limits, True)
+        reference_box = sandboxes[0].get(True) or take_early(self.limits, True)
         everything = [box for boxes in sandboxes for box in boxes.values()] + \
             ([] if True in sandboxes[0] else [reference_box])
         previous_limit = _cap_own_memory()
@@ -302,7 +312,9 @@ class Grader:
             for box in everything:
                 box.close(reap=False)
                 self.pid_namespaces |= box.pid_namespaces - {""}
-            reap_namespaces(self.pid_namespaces)   # all at once: each takes the kernel a second or two
+            self.pid_namespaces |= close_early() - {""}
+            if self.wait_for_teardown:
+                reap_namespaces(self.pid_namespaces)   # all at once: each takes the kernel a second or two
             if writer is not None:
                 writer.close()
             resource.setrlimit(resource.RLIMIT_AS, previous_limit)
@@ -384,7 +396,8 @@ def _start_all(boxes: list[Sandbox]) -> list[tuple[threading.Thread, list, Sandb
     starting = []
     for box in boxes:
         errors: list = []
-        box.launch()
+        if box.process is None:   # not launched early
+            box.launch()
 
         def start(box=box, errors=errors):
             try:

@@ -17,6 +17,7 @@ import base64
 import builtins
 import hashlib
 import json
+import operator
 import os
 import sys
 
@@ -34,6 +35,7 @@ _exec = exec
 _BaseException = BaseException
 _type = type
 _str = str
+_len, _all, _map, _is = len, all, map, operator.is_
 # The builtins as they were before any student code ran: probes look names up here, so a
 # notebook global called `isinstance` or a patched `builtins.all` does not change them.
 _BUILTINS = dict(vars(builtins))
@@ -60,6 +62,7 @@ class Snapshot:
     def __init__(self):
         self.modules = {name: sys.modules[name] for name in self.MODULES if sys.modules.get(name) is not None}
         self.attributes = {name: dict(vars(module)) for name, module in self.modules.items()}
+        self.values = {name: list(saved.values()) for name, saved in self.attributes.items()}
         self.classes = []
         torch = self.modules.get("torch")
         if torch is not None:
@@ -70,6 +73,8 @@ class Snapshot:
         for name, module in self.modules.items():
             sys.modules[name] = module
             current = vars(module)
+            if _len(current) == _len(self.values[name]) and _all(_map(_is, current.values(), self.values[name])):
+                continue   # untouched (the usual case): thousands of attributes checked at C speed
             for key, value in self.attributes[name].items():
                 if current.get(key, _MISSING) is not value:
                     try:

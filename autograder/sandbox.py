@@ -375,6 +375,40 @@ def reap_namespaces(namespaces: set[str], patience: float = 3.0) -> None:
         time.sleep(0.01)
 
 
+_early: list[Sandbox] = []
+
+
+def launch_early(limits: Limits, count: int) -> None:
+    """Launch ``count`` sandboxes of each kind now, before the caller has loaded what tells
+    it which kinds it needs (a course, its gradebook: seconds that the sandboxes spend
+    importing torch meanwhile). :func:`take_early` hands them out; :func:`close_early` kills
+    those nobody took."""
+    for _ in range(count):
+        for kind in (True, False):
+            box = Sandbox(limits, kind)
+            box.launch()
+            _early.append(box)
+
+
+def take_early(limits: Limits, kind: bool) -> Sandbox:
+    """A sandbox launched early with these limits and kind, or a new one (not launched)."""
+    for box in _early:
+        if box.with_torch == kind and box.limits == limits:
+            _early.remove(box)
+            return box
+    return Sandbox(limits, kind)
+
+
+def close_early() -> set[str]:
+    """Kill the early sandboxes nobody took; their PID namespaces, to reap."""
+    namespaces = set()
+    while _early:
+        box = _early.pop()
+        box.close(reap=False)
+        namespaces |= box.pid_namespaces
+    return namespaces
+
+
 def parse_cost(line: bytes) -> int:
     """An upper estimate of the bytes CPython needs for ``json.loads(line)``: each container,
     item and string costs an object and a pointer whatever its text length

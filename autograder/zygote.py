@@ -23,6 +23,7 @@ was left).
 from __future__ import annotations
 
 import ctypes
+import gc
 import json
 import os
 import resource
@@ -235,6 +236,11 @@ def main(argv: list[str]) -> int:
     snapshot = harness.Snapshot()
     convert = observe.Converter()
     _set_not_dumpable()
+    # Everything imported so far is permanent: the collector never walks it again, so a
+    # notebook that makes many cycles pays for its own objects only (not torch's million), and
+    # children leave these pages shared.
+    gc.collect()
+    gc.freeze()
     baseline = _listing()
     control.sendall(b'{"t": "ready"}\n')
     while True:

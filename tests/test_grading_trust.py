@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from attacks import inject
+from attacks import inject, same_judgement
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("grading_trust")]
 
@@ -31,6 +31,13 @@ def _grade(root: Path, assignment: str) -> dict:
     from autograder.grade import Grader
 
     return {row.student: row for row in Grader(Course.load(root), assignment, workers=2).run()}
+
+
+def _validate_differences(root: Path, assignment: str, rows: dict) -> list:
+    """Where `course validate` and `course grade` disagree on these notebooks (see same_judgement)."""
+    from autograder.validate import NotebookValidator
+    with NotebookValidator(root=root) as validator:
+        return same_judgement.differences(rows, root, assignment, validator)
 
 
 def _stock_scores(root: Path, assignment: str) -> dict[str, float]:
@@ -66,7 +73,9 @@ def tensors(tmp_path_factory):
     import shutil
     shutil.copytree(root, stock_root)
     (stock_root / "course" / "submitted" / "honest").rename(stock_root / "honest_not_graded")
-    return {"rows": _grade(root, assignment), "stock": _stock_scores(stock_root, assignment)}
+    rows = _grade(root, assignment)
+    return {"rows": rows, "stock": _stock_scores(stock_root, assignment),
+            "validate": _validate_differences(root, assignment, rows)}
 
 
 @pytest.mark.parametrize("name", STOCK_BEATEN)
@@ -120,7 +129,14 @@ def training(tmp_path_factory):
         inject.submit(root, assignment, f"{name}__baseline", base)
         source, place = inject.attack_source(name)
         inject.submit(root, assignment, name, inject.insert(base, source, place))
-    return _grade(root, assignment)
+    rows = _grade(root, assignment)
+    rows["validate"] = _validate_differences(root, assignment, rows)
+    return rows
+
+
+@pytest.mark.parametrize("fixture", ["tensors", "training"])
+def test_validate_gives_the_graders_verdict(request, fixture):
+    assert request.getfixturevalue(fixture)["validate"] == []
 
 
 @pytest.mark.parametrize("name", STRUCTURE_ATTACKS)
