@@ -15,16 +15,8 @@ def _assignments():
     return assignment_ids()
 
 
-@pytest.fixture(scope="module")
-def validator():
-    """One validator for every assignment: its sandboxes start once."""
-    from autograder.validate import NotebookValidator
-    with NotebookValidator(root=inject.REPO) as shared:
-        yield shared
-
-
 @pytest.mark.parametrize("assignment", _assignments())
-def test_honest_full_marks_blank_none(tmp_path, assignment, validator):
+def test_honest_full_marks_blank_none(tmp_path, assignment):
     from autograder.course import Course
     from autograder.grade import Grader
 
@@ -41,4 +33,4 @@ def test_honest_full_marks_blank_none(tmp_path, assignment, validator):
         failed = [(t["grade_id"], t["message"]) for t in rows[student].tests if not t["passed"]]
         assert rows[student].score == maximum, failed
     assert rows["blank"].score == 0
-    assert not same_judgement.differences(rows, root, assignment, validator)
+    assert not same_judgement.differences(rows, root, assignment, workers=1)

@@ -189,11 +189,90 @@ def test_honest_variants_keep_full_marks(batch, name):
 def test_validate_and_grading_are_one_judgement(batch):
     """Same status and, test by test, the same points and message, except where grading's
     verdict rests on hidden checks (Validate cannot see them: there it passes)."""
-    from autograder.validate import NotebookValidator
-
-    with NotebookValidator(batch["grader"].limits, root=batch["root"]) as validator:
-        differ = same_judgement.differences(batch["rows"], batch["root"], ASSIGNMENT, validator)
+    differ = same_judgement.differences(batch["rows"], batch["root"], ASSIGNMENT, batch["grader"].limits)
     assert not differ, differ   # so the honest variants' full marks hold in Validate too
+
+
+@pytest.mark.parametrize("name", ["exit_os", "segfault", "loop_ignoring_sigint", "memory_bomb", "fork_bomb",
+                                  "disk_fill", "output_flood"])
+def test_points_before_a_crash_are_kept(batch, name):
+    source, _ = inject.attack_source(name)
+    marker = source.splitlines()[1]
+    notebook = inject.insert(batch["honest_notebook"], source, "middle")
+    before = inject.tests_before(notebook, marker)
+    row = batch["rows"][name]
+    earned = {t["grade_id"] for t in row.tests if t["passed"]}
+    assert set(before) <= earned, f"{name} lost points earned before it: {row.message}"
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("loop_ignoring_sigint", "timed out at cell"),
+    ("segfault", "kernel died at cell"),
+    ("exit_os", "exited at cell"),
+    ("memory_bomb", "memory limit at cell"),
+    ("invalid_json", "unreadable notebook"),
+    ("empty_file", "unreadable notebook: the file is empty"),
+    ("symlink_to_solution", "symbolic link"),
+    ("duplicated_tests", "duplicated"),
+    ("deleted_tests", "deleted: restored"),
+    ("edited_tests", "edited: restored"),
+])
+def test_status_says_why(batch, name, reason):
+    assert reason in batch["rows"][name].message
+
+
+def test_gradebook_holds_one_row_per_student_with_its_score(batch):
+    database = batch["root"] / "course" / "gradebook.db"
+    with sqlite3.connect(database) as connection:
+        counts = connection.execute(
+            "select student_id, count(*) from submitted_assignment group by student_id").fetchall()
+    assert sorted(s for s, _ in counts) == sorted(batch["rows"])
+    assert all(n == 1 for _, n in counts)
+    from nbgrader.api import Gradebook
+    from autograder.course import Course
+    course = Course.load(batch["root"])
+    with Gradebook(course.db_url, course.course_id) as gradebook:
+        for student, row in batch["rows"].items():
+            assert gradebook.find_submission(ASSIGNMENT, student).score == pytest.approx(row.score)
+
+
+def test_submissions_and_host_are_untouched(batch):
+    assert batch["after"] == batch["before"]
+    assert not batch["marker"].exists()
+    assert batch["listener"].connections == 0
+
+
+def test_nothing_outlives_the_batch(batch):
+    from autograder.sandbox import processes_in
+    assert batch["grader"].pid_namespaces
+    assert processes_in(batch["grader"].pid_namespaces) == []
+
+
+def test_no_secret_reaches_the_student(batch):
+    """The attack looks for a seed in the grader's frames and reports what it found."""
+    messages = " ".join(t["message"] for t in batch["rows"]["seed_in_feedback"].tests)
+    assert "seed=none" in messages, messages
+    assert not list((batch["root"] / "course" / "autograded").glob(".seed-*"))
+
+
+def test_feedback_never_shows_hidden_test_source(batch):
+    from autograder.course import Course
+    from autograder.feedback import write_feedback
+    from autograder.plan import load_spec
+
+    spec = load_spec(ASSIGNMENT, ASSIGNMENT, batch["root"] / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
+    hidden = [line for cell in spec.tests for line in cell.hidden_lines if len(line) > 20]
+    assert hidden
+    pages = write_feedback(Course.load(batch["root"]), ASSIGNMENT, release=False)
+    assert len(pages) == len(batch["rows"])
+    leak = batch["rows"]["leak_hidden_tests"]
+    messages = " ".join(t["message"] for t in leak.tests)
+    assert "ValueError" in messages, "the leak attempt did run"
+    assert "nothing found" not in messages, "the attack found the probe source it tries to leak"
+    for page in pages:
+        text = html.unescape(page.read_text())
+        shown = [line for line in hidden if line in " ".join(text.split())]
+        assert not shown, f"{page.parent.parent.name}: {shown[:2]}"
 
 
 def test_hidden_arguments_never_reach_feedback(batch):

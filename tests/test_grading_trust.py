@@ -35,9 +35,7 @@ def _grade(root: Path, assignment: str) -> dict:
 
 def _validate_differences(root: Path, assignment: str, rows: dict) -> list:
     """Where `course validate` and `course grade` disagree on these notebooks (see same_judgement)."""
-    from autograder.validate import NotebookValidator
-    with NotebookValidator(root=root) as validator:
-        return same_judgement.differences(rows, root, assignment, validator)
+    return same_judgement.differences(rows, root, assignment)
 
 
 def _stock_scores(root: Path, assignment: str) -> dict[str, float]:
