@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
-.PHONY: lab lab-check test lessons release bench sysdeps venv clean-runtime hub hub-proxy
+.PHONY: lab lab-check test lessons release bench sysdeps lab-sysdeps venv clean-runtime hub hub-proxy site
 
 venv: $(STAMP)
 
@@ -22,16 +22,20 @@ $(STAMP): pyproject.toml requirements.lock
 	cp course/lab/overrides.json $(LAB_SETTINGS)/overrides.json
 	touch $(STAMP)
 
-# Debian packages the course needs (graphviz's `dot`, bubblewrap, chromium): installed when
-# we are root with apt, otherwise a clear message says what is missing.
+# Debian packages the course needs (graphviz's `dot`, bubblewrap, chromium...): installed when
+# we are root with apt, otherwise a clear message says what is missing. A student's `make lab`
+# asks only for what the lab needs.
 sysdeps:
 	@bash .ci/sysdeps
 
+lab-sysdeps:
+	@bash .ci/sysdeps lab
+
 # course/ goes on JUPYTER_CONFIG_PATH: Jupyter then loads course/jupyter_server_config.py and
 # nbgrader's lab extensions load course/nbgrader_config.py (exchange in course/exchange).
-LAB_ENV := JUPYTER_CONFIG_PATH=$(CURDIR)/course$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH),)
+LAB_ENV := JUPYTER_CONFIG_PATH="$(CURDIR)/course$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH),)"
 
-lab: $(STAMP) sysdeps $(LAB_SETTINGS)/overrides.json
+lab: $(STAMP) lab-sysdeps $(LAB_SETTINGS)/overrides.json
 	$(LAB_ENV) $(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 # JupyterLab reads setting overrides (pop-ups off) only from the app's settings folder.
@@ -43,15 +47,18 @@ $(LAB_SETTINGS)/overrides.json: course/lab/overrides.json
 lab-check: $(STAMP) $(LAB_SETTINGS)/overrides.json
 	$(LAB_ENV) $(PY) -m tests.browser.lab_check
 
-# Two runs: the test suite (one file per worker: with pytest 9.2, xdist_group marks are not
+# Three runs: the test suite (one file per worker: with pytest 9.2, xdist_group marks are not
 # applied, and every group here lives in one file), then every lesson re-executed and compared with its stored
 # outputs (nbval, in one process: kernels started at the same instant by two workers can race
-# for the same TCP port and one never answers).
+# for the same TCP port and one never answers), twice: with the CPU kernels torch picks for this
+# machine, and with its default (no AVX) kernels, which any x86 CPU can run and which sum and
+# round differently, so a stored output that depends on the CPU fails on every machine.
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with lessons/nbval_sanitize.cfg
 
 test: $(STAMP) sysdeps hub-proxy
 	$(PY) -m pytest -n 2 --dist loadfile --durations=15 tests
 	$(PY) -m pytest -p no:xdist $(NBVAL) lessons
+	ATEN_CPU_CAPABILITY=default $(PY) -m pytest -p no:xdist $(NBVAL) lessons
 
 # The course server for a class (README, "A course server for a class"): JupyterHub as root,
 # PAM logins for the roster's Unix users, nbgrader's exchange in /srv/nbgrader/exchange.
@@ -77,6 +84,12 @@ release: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m bench
+
+# The course website in build/site/html (README, "Read the course online"): lessons from their
+# stored outputs, the student releases, the reftorch reference; audited like the student kit.
+# LAB_URL points the "open in JupyterLab" links at a class hub ({path} = the notebook's path).
+site: $(STAMP)
+	$(VENV)/bin/course site $(if $(LAB_URL),--lab-url '$(LAB_URL)',)
 
 # The students' repository: lessons, releases, reftorch, no solutions (docs/deploy.md).
 STUDENT_KIT ?= ../reftorch-student

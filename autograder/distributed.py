@@ -62,7 +62,7 @@ class DaskGrader(Grader):
                         row = future.result()  # a GradingError on a worker stops the batch here
                         self.commit(writer, row)
                         rows[row.student] = row
-                        bar.advance()
+                        bar.advance(row)
                 finally:
                     for future in futures:
                         future.cancel()

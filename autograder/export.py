@@ -1,19 +1,67 @@
-"""`course export <a>`: one CSV row per submission, from the gradebook plus each run's status."""
+"""`course export <a>`: the grades as CSV, for the course or for an LMS to import.
+
+Each format is an nbgrader ``ExportPlugin`` (the plugin point of ``nbgrader export``):
+
+- ``course`` (default): one row per graded submission: score after any late penalty,
+  max_score, the grader's status and message, then raw score, penalty, due date, submission
+  time, how late, and Canvas's own LATE mark where the download had one.
+- ``canvas``: Canvas's gradebook import (Grades > Import): ``Student`` ("Last, First"),
+  ``ID`` (Canvas user id: the roster's ``lms_id``), ``SIS User ID``, ``SIS Login ID`` (the
+  roster id), ``Section``, then one column for the assignment. Canvas matches a row by any of
+  its ids; name the column as the Canvas assignment is named (``--column "Autograd (1234)"``,
+  as Canvas's own export writes it) to fill that assignment, or a new column is created.
+- ``moodle``: Moodle's "Import grades from CSV file": ``Username``, ``Email address``,
+  ``First name``, ``Last name``, the grade column and ``Feedback``; at import, map
+  ``Username`` (or ``Email address``) to the user and the grade column to the grade item.
+
+Scores are the gradebook's (manual grades from Formgrader included) less the late penalty.
+"""
 from __future__ import annotations
 
 import csv
 from pathlib import Path
 
 from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.plugins import ExportPlugin
 
 from .course import Course
 from .grade import STATE_FILE, load_row
 
-COLUMNS = ["student", "score", "max_score", "status", "message"]
+COLUMNS = ["student", "score", "max_score", "status", "message", "raw_score", "late_penalty",
+           "due", "submitted", "late_by", "lms_late"]
+
+
+class NothingGraded(Exception):
+    """No graded submission of the assignment: nothing to export, report or send back."""
+
+
+def nothing_graded(assignment: str) -> NothingGraded:
+    return NothingGraded(f"nothing graded for {assignment} yet: run `course collect {assignment}` "
+                         f"and `course grade {assignment}` first")
+
+
+def _time(moment) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M UTC") if moment else ""
+
+
+def check_graded(course: Course, assignment: str) -> None:
+    """NothingGraded unless `course grade` has graded at least one submission."""
+    if not any(course.autograded_root.glob(f"*/{assignment}/{STATE_FILE}")):
+        raise nothing_graded(assignment)
 
 
 def rows_for(course: Course, assignment: str) -> list[dict]:
-    """Scores as the gradebook holds them (manual grades included), status from the grader."""
+    """One dict per graded submission: scores as the gradebook holds them (manual grades
+    included) less the late penalty, status from the grader, names from the gradebook."""
+    from .collect import load_records
+    from .late import apply_late_penalties
+
+    from course.roster import roster_index
+
+    lateness = apply_late_penalties(course, assignment)
+    records = load_records(course, assignment)
+    roster = roster_index(course.root)  # names and LMS ids the gradebook may lack
+    listed = roster.students if roster else {}
     rows = []
     with Gradebook(course.db_url, course.course_id) as gradebook:
         try:
@@ -21,23 +69,94 @@ def rows_for(course: Course, assignment: str) -> list[dict]:
         except MissingEntry:
             submissions = []
         for submission in sorted(submissions, key=lambda s: s.student_id):
+            student = submission.student
             state = course.autograded_root / submission.student_id / assignment / STATE_FILE
             if state.is_file():
                 graded = load_row(course, assignment, submission.student_id)
                 status, message = graded.status, graded.message
             else:
                 status, message = "not graded", "not graded by `course grade`"
-            rows.append({"student": submission.student_id, "score": submission.score,
-                         "max_score": submission.max_score, "status": status, "message": message})
+            late = lateness.get(submission.student_id)
+            known = listed.get(submission.student_id)
+            rows.append({
+                "student": submission.student_id, "score": late.score if late else submission.score,
+                "max_score": submission.max_score, "status": status, "message": message,
+                "raw_score": submission.score, "late_penalty": late.penalty if late else 0.0,
+                "due": _time(late.due if late else None), "submitted": _time(submission.timestamp),
+                "late_by": late.late_by if late else "",
+                "lms_late": "LATE" if records.get(submission.student_id, {}).get("late") else "",
+                "first_name": student.first_name or (known.first_name if known else ""),
+                "last_name": student.last_name or (known.last_name if known else ""),
+                "email": student.email or (known.email if known else ""),
+                "lms_id": student.lms_user_id or (known.lms_id if known else "")})
     return rows
 
 
-def export_csv(course: Course, assignment: str, output: str | None = None) -> Path:
-    path = Path(output) if output else course.reports_root() / assignment / "grades.csv"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
-        writer.writeheader()
-        for row in rows_for(course, assignment):
-            writer.writerow({**row, "score": f"{row['score']:g}", "max_score": f"{row['max_score']:g}"})
+class CourseExport(ExportPlugin):
+    """Subclasses set ``course`` and ``assignment_id`` before nbgrader-style ``export``."""
+    course: Course
+    assignment_id: str
+    column = ""
+    skips_ungraded = False
+
+    def header(self) -> list[str]:
+        return COLUMNS
+
+    def line(self, row: dict) -> list:
+        values = {**row, "score": f"{row['score']:g}", "max_score": f"{row['max_score']:g}",
+                  "raw_score": f"{row['raw_score']:g}", "late_penalty": f"{row['late_penalty']:g}"}
+        return [values[name] for name in COLUMNS]
+
+    def export(self, gradebook=None) -> None:
+        check_graded(self.course, self.assignment_id)
+        rows = rows_for(self.course, self.assignment_id)
+        if not any(r["status"] != "not graded" for r in rows):
+            raise nothing_graded(self.assignment_id)
+        if self.skips_ungraded:
+            rows = [r for r in rows if r["status"] != "not graded"]
+        path = Path(self.to)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(self.header())
+            for row in rows:
+                writer.writerow(self.line(row))
+
+
+class CanvasExport(CourseExport):
+    skips_ungraded = True  # a blank cell would not clear a Canvas grade; leave the row out
+
+    def header(self) -> list[str]:
+        return ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", self.column or self.assignment_id]
+
+    def line(self, row: dict) -> list:
+        name = ", ".join(part for part in (row["last_name"], row["first_name"]) if part) or row["student"]
+        return [name, row["lms_id"], "", row["student"], "", f"{row['score']:g}"]
+
+
+class MoodleExport(CourseExport):
+    skips_ungraded = True
+
+    def header(self) -> list[str]:
+        return ["Username", "Email address", "First name", "Last name", self.column or self.assignment_id,
+                "Feedback"]
+
+    def line(self, row: dict) -> list:
+        feedback = row["message"] if row["status"] != "ok" else ""
+        if row["late_penalty"]:
+            feedback = "; ".join(filter(None, [feedback, f"late by {row['late_by']}: "
+                                               f"-{row['late_penalty']:g} points"]))
+        return [row["student"], row["email"], row["first_name"], row["last_name"], f"{row['score']:g}", feedback]
+
+
+FORMATS = {"course": CourseExport, "canvas": CanvasExport, "moodle": MoodleExport}
+
+
+def export_csv(course: Course, assignment: str, output: str | None = None, form: str = "course",
+               column: str = "") -> Path:
+    default = "grades.csv" if form == "course" else f"grades-{form}.csv"
+    path = Path(output) if output else course.reports_root() / assignment / default
+    exporter = FORMATS[form](to=str(path), assignment=[assignment])
+    exporter.course, exporter.assignment_id, exporter.column = course, assignment, column
+    exporter.export()
     return path

@@ -27,13 +27,14 @@ def _points(value: float) -> str:
     return f"{value:g}"
 
 
-def render(row: SubmissionRow, assignment: str) -> str:
+def render(row: SubmissionRow, assignment: str, lateness=None) -> str:
     escape = html.escape
     lines = [
         "<!DOCTYPE html>", "<html><head><meta charset='utf-8'>",
         f"<title>Feedback: {escape(assignment)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{escape(assignment)}: {_points(row.score)} / {_points(row.max_score)} points</h1>",
         f"<p>Run: {escape(row.message)}</p>",
+        *([f"<p>{escape(lateness.sentence(row.max_score))}</p>"] if lateness is not None and lateness.due else []),
         "<table><tr><th>Test</th><th>Points</th><th>Result</th><th>Hint</th></tr>",
     ]
     for test in row.tests:
@@ -47,15 +48,17 @@ def render(row: SubmissionRow, assignment: str) -> str:
 
 
 def write_feedback(course: Course, assignment: str, release: bool = True) -> list[Path]:
+    from .late import apply_late_penalties
     written = []
     notebook = assignment
+    lateness = apply_late_penalties(course, assignment)
     for state in sorted(course.autograded_root.glob(f"*/{assignment}/{STATE_FILE}")):
         student = state.parent.parent.name
         row = load_row(course, assignment, student)
         folder = course.feedback_root / student / assignment
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{notebook}.html"
-        path.write_text(render(row, assignment), encoding="utf-8")
+        path.write_text(render(row, assignment, lateness.get(student)), encoding="utf-8")
         submitted = course.submitted_root / student / assignment
         for name in ("timestamp.txt", "submission_secret.txt"):
             if (submitted / name).is_file():

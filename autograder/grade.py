@@ -118,6 +118,7 @@ class Grader:
         # Wait, after a batch, until the kernel has torn down every sandbox (a second or two;
         # they are killed either way). The command line has nothing to wait for.
         self.wait_for_teardown = True
+        self._progress = None  # the batch's ProgressBar, told when a worker starts a student
 
     def submissions(self) -> list[str]:
         students = []
@@ -292,16 +293,16 @@ class Grader:
             for student in pending:
                 jobs.put(student)
             results: queue.Queue = queue.Queue()
+            self._progress = bar = ProgressBar(len(pending), f"grading {self.assignment}", progress_stream)
             threads = [threading.Thread(target=self._work, args=(box, jobs, results, reference), daemon=True)
                        for box in sandboxes]
             for thread in threads:
                 thread.start()
-            bar = ProgressBar(len(pending), f"grading {self.assignment}", progress_stream)
             for _ in pending:
                 row = results.get()
                 self.commit(writer, row)
                 rows[row.student] = row
-                bar.advance()
+                bar.advance(row)
             for thread in threads:
                 thread.join()
         finally:
@@ -357,6 +358,8 @@ class Grader:
                 student = jobs.get_nowait()
             except queue.Empty:
                 break
+            if self._progress is not None:
+                self._progress.start(student)
             results.put(self.grade_one_safely(sandboxes, student, reference))
         for box in sandboxes.values():   # no more work: the kernel tears it down while the last rows are written
             box.close(reap=False)

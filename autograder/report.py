@@ -22,7 +22,8 @@ def write_report(course: Course, assignment: str) -> str:
     graded = [load_row(course, assignment, p.parent.parent.name)
               for p in sorted(course.autograded_root.glob(f"*/{assignment}/{STATE_FILE}"))]
     if not graded:
-        return f"no graded submissions for {assignment}: run `course grade {assignment}` first"
+        from .export import nothing_graded
+        raise nothing_graded(assignment)
     questions = [t["grade_id"] for t in graded[0].tests]
     maxima = {t["grade_id"]: t["max_points"] for t in graded[0].tests}
     totals = {row["student"]: row for row in rows_for(course, assignment)}

@@ -1,8 +1,9 @@
 """On the host: a bubblewrap sandbox that runs notebooks, one forked child at a time.
 
 The sandbox sees a read-only system (``/usr``, the Python environment, the course's
-``autograder`` and ``reftorch`` packages), a private size-limited ``/tmp`` and nothing
-else: no network, no ``solutions/``, no gradebook, no other submissions (a job's files
+``autograder`` and ``reftorch`` packages, each host folder passed to bwrap as an open
+descriptor, so private parent folders need not be searchable by anyone else), a private
+size-limited ``/tmp`` and nothing else: no network, no ``solutions/``, no gradebook, no other submissions (a job's files
 arrive through a pipe). It has its own user, PID, IPC, UTS and network namespaces, runs
 as ``nobody`` when we are root, dies with its parent, cannot create further user
 namespaces and cannot use kernel keyrings (:mod:`autograder.syscall_filter`). Each
@@ -74,29 +75,104 @@ def bwrap_available() -> bool:
     return shutil.which("bwrap") is not None
 
 
-def _others_can_read(path: Path) -> bool:
-    path = path.resolve()
-    for parent in [path, *path.parents]:
-        mode = parent.stat().st_mode
-        if parent != path and not mode & 0o001:
-            return False
-    return bool(path.stat().st_mode & 0o005)
+STAGE = "/tmp/course-sandbox"   # where, as root, host folders are re-mounted for nobody
 
 
-def choose_interpreter() -> tuple[str, list[str]]:
-    """(python executable, directories to bind) usable by the sandbox's user."""
+class Binds:
+    """Host folders the sandbox mounts read-only.
+
+    The checkout, its ``.venv`` and the Python may live in a private folder (0700 parents):
+    - as a regular user, bwrap runs as that user, who can walk their own folders: bwrap gets
+      the paths themselves;
+    - as root, bwrap runs as ``nobody``, who cannot walk into such a folder by name. A
+      launcher (:func:`root_launcher`) first enters a private mount namespace, mounts each
+      folder on one under ``STAGE`` that anyone can enter, then drops to ``nobody`` and runs
+      bwrap on those. Only that namespace sees them; it ends with the sandbox.
+    What is inside each folder must still be readable by that user
+    (:func:`unreadable_by_sandbox`)."""
+
+    def __init__(self, staged: bool):
+        self.staged = staged
+        self.sources: list[str] = []
+        self.arguments: list[str] = []
+
+    def add(self, source: str | Path, inside: str) -> None:
+        self.sources.append(str(source))
+        outside = f"{STAGE}/{len(self.sources) - 1}" if self.staged else str(source)
+        self.arguments += ["--ro-bind", outside, inside]
+
+
+# Runs as root in a fresh private mount namespace. Each folder is opened first (its path may
+# lie under /tmp), then a small tmpfs covers /tmp in this namespace alone, each open folder
+# is mounted under it and its descriptor closed (a directory descriptor from outside the
+# sandbox's root would lead anywhere), and bwrap runs as nobody on the staged copies.
+# Arguments: the folders, "--", the setpriv+bwrap command.
+_LAUNCHER = f"""
+set -eu
+STAGE={STAGE}
+fds=()
+while [ "$1" != "--" ]; do
+  exec {{fd}}<"$1"
+  fds+=("$fd")
+  shift
+done
+shift
+mount -t tmpfs -o mode=0755,size=64k course-sandbox /tmp
+mkdir -m 0755 "$STAGE"
+for i in "${{!fds[@]}}"; do
+  fd=${{fds[$i]}}
+  mkdir -m 0755 "$STAGE/$i"
+  mount --no-canonicalize --bind "/proc/self/fd/$fd" "$STAGE/$i"
+  exec {{fd}}<&-
+done
+exec "$@"
+"""
+
+
+def root_launcher(sources: list[str]) -> list[str]:
+    """The command that stages ``sources`` (see :class:`Binds`), then runs what follows it."""
+    return ["unshare", "--mount", "--propagation", "private", "--",
+            "/bin/bash", "-c", _LAUNCHER, "course-sandbox", *sources, "--"]
+
+
+def _sandbox_uid() -> int:
+    return NOBODY if os.geteuid() == 0 else os.geteuid()
+
+
+def unreadable_by_sandbox(paths: list[Path]) -> list[str]:
+    """Which of these files or folders the sandbox's user could not read once mounted.
+
+    As root the sandbox runs as ``nobody``, so files need read (folders read and search)
+    permission for others; as anyone else it runs as that user, who can read their own
+    files. Only the folders' own modes count: their parents are reached by descriptor."""
+    if _sandbox_uid() == os.geteuid():
+        return []
+    bad = []
+    for path in paths:
+        try:
+            mode = path.stat().st_mode
+        except OSError as error:
+            bad.append(f"{path} ({error.strerror})")
+            continue
+        needed = 0o005 if path.is_dir() else 0o004
+        if mode & needed != needed:
+            bad.append(f"{path} (mode {mode & 0o777:o})")
+    return bad
+
+
+def choose_interpreter() -> tuple[str, str]:
+    """(python executable, its installation prefix), the same Python that runs the grader.
+
+    The prefix is mounted at its own path: CPython finds its standard library from its own
+    location, and a shared ``libpython`` through an absolute run path."""
     executable = Path(sys.executable).resolve()
     base = Path(sys.base_prefix).resolve()
-    if os.geteuid() != 0 or _others_can_read(executable):
-        return str(executable), [str(base)]
-    # Our interpreter lives somewhere `nobody` cannot enter (pyenv under /root): a system
-    # interpreter of the same minor version runs the same wheels.
-    version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    system = Path(f"/usr/bin/python{version}")
-    if system.exists():
-        return str(system), []
-    raise SandboxError(f"no Python {version} that the sandbox user can run "
-                       f"({executable} is not readable by others)")
+    if base in (Path("/"), Path("/usr")) or base.is_relative_to("/usr"):
+        return str(executable), ""   # a system Python: /usr is mounted anyway
+    if base.is_relative_to("/tmp") or base.is_relative_to("/dev"):
+        raise SandboxError(f"the grader's Python is installed in {base}, which the sandbox "
+                           "replaces with its own empty folder: install Python elsewhere")
+    return str(executable), str(base)
 
 
 def _site_packages() -> list[str]:
@@ -104,9 +180,48 @@ def _site_packages() -> list[str]:
     return sorted(p for p in paths if os.path.isdir(p))
 
 
-def bwrap_command(control_fd: int, limits: Limits, with_torch: bool, seccomp_fd: int) -> list[str]:
-    python, prefixes = choose_interpreter()
-    as_nobody = os.geteuid() == 0 and shutil.which("setpriv")
+def _other_package_folders(prefix: str, ours: list[str]) -> list[str]:
+    """Package folders the sandbox's file system shows besides ours: the interpreter's own
+    site-packages (pyenv's may hold numpy and more) and Debian's dist-packages under /usr.
+    Each is covered with an empty folder, so the only packages importable are the venv's,
+    whatever a notebook appends to ``sys.path``."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    candidates = ["/usr/lib/python3/dist-packages", f"/usr/local/lib/{version}/dist-packages",
+                  f"/usr/local/lib/{version}/site-packages", f"/usr/lib/{version}/site-packages",
+                  f"/usr/lib/{version}/dist-packages"]
+    if prefix:
+        candidates += [f"{prefix}/lib/{version}/site-packages", f"{prefix}/lib/{version}/dist-packages"]
+    mine = {os.path.realpath(p) for p in ours}
+    return sorted({c for c in candidates if os.path.isdir(c) and os.path.realpath(c) not in mine})
+
+
+def _check_readable(python: str, prefix: str, site_packages: list[str]) -> None:
+    """Refuse, naming what to change, rather than start a sandbox whose imports fail."""
+    probes = [Path(python)]
+    if prefix:
+        probes += [Path(prefix), *sorted(Path(prefix).glob("lib/python3*/os.py"))]
+    for directory in site_packages:
+        probes += [Path(directory), *(Path(directory) / name / "__init__.py" for name in ("torch", "numpy"))]
+    probes += [REPO / package / "__init__.py" for package in ("autograder", "reftorch")]
+    bad = unreadable_by_sandbox([path for path in probes if os.path.lexists(path)])
+    if bad:
+        raise SandboxError("the sandbox user (nobody) cannot read what it must run: "
+                           + "; ".join(bad) + ". Make them readable by others "
+                           "(chmod -R o+rX on the folder; its parents may stay private), "
+                           "or grade as the non-root user who owns them")
+
+
+def bwrap_command(control_fd: int, limits: Limits, with_torch: bool, seccomp_fd: int,
+                  binds: Binds | None = None) -> list[str]:
+    """The command line that starts the sandbox (see :class:`Binds` for how, as root, host
+    folders reach it)."""
+    as_nobody = os.geteuid() == 0
+    if as_nobody and not (shutil.which("setpriv") and shutil.which("unshare")):
+        raise SandboxError("grading as root needs setpriv and unshare (Debian: util-linux)")
+    binds = binds if binds is not None else Binds(staged=as_nobody)
+    python, prefix = choose_interpreter()
+    site_directories = _site_packages()
+    _check_readable(python, prefix, site_directories)
     command = []
     if as_nobody:
         # Unprivileged bwrap: RLIMIT_NPROC is only enforced for a non-root user.
@@ -133,21 +248,26 @@ def bwrap_command(control_fd: int, limits: Limits, with_torch: bool, seccomp_fd:
                 "/etc/localtime", "/etc/fonts", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf"):
         if os.path.exists(etc):
             command += ["--ro-bind", etc, etc]
-    for prefix in prefixes:
-        command += ["--ro-bind", prefix, prefix]
-    # Packages go to fixed places inside: the checkout (and its .venv) may live under /tmp,
-    # which the sandbox replaces with its own empty tmpfs below.
+    # Host folders by descriptor (no walk through the instructor's private parents). The
+    # Python at its own path; packages at fixed places inside: the checkout (and its .venv)
+    # may live under /tmp, which the sandbox replaces with its own empty tmpfs below.
+    if prefix:
+        binds.add(prefix, prefix)
     site_packages = []
-    for index, directory in enumerate(_site_packages()):
+    hidden_packages = []
+    for index, directory in enumerate(site_directories):
         inside = f"{SITE_MOUNT}/{index}"
         site_packages.append(inside)
-        command += ["--ro-bind", directory, inside]
+        binds.add(directory, inside)
         for hidden in HIDDEN_WITHOUT_TORCH:  # no library to hand a mechanism to
             if not with_torch and os.path.isdir(os.path.join(directory, hidden)):
-                command += ["--tmpfs", f"{inside}/{hidden}"]
+                hidden_packages += ["--tmpfs", f"{inside}/{hidden}"]
     for package in ("autograder", "reftorch") if with_torch else ("autograder",):
         if (REPO / package).is_dir():
-            command += ["--ro-bind", str(REPO / package), f"{GRADER_MOUNT}/{package}"]
+            binds.add(REPO / package, f"{GRADER_MOUNT}/{package}")
+    for folder in _other_package_folders(prefix, site_directories):
+        hidden_packages += ["--tmpfs", folder]
+    command += binds.arguments + hidden_packages
     command += ["--proc", "/proc", "--dev", "/dev",
                 "--size", str(limits.disk_bytes), "--tmpfs", "/tmp",
                 "--size", str(64 * 1024**2), "--tmpfs", "/dev/shm",
@@ -165,7 +285,7 @@ def bwrap_command(control_fd: int, limits: Limits, with_torch: bool, seccomp_fd:
                 f"--disk-bytes={limits.disk_bytes}"]
     if not with_torch:
         command.append("--no-torch")
-    return command
+    return root_launcher(binds.sources) + command if binds.staged else command
 
 
 class Sandbox:
@@ -192,11 +312,14 @@ class Sandbox:
         self._stderr = tempfile.TemporaryFile()
         seccomp_r, seccomp_w = os.pipe()
         _write_all(seccomp_w, keyring_filter())  # small: fits the pipe's buffer, closes its end
-        command = bwrap_command(theirs.fileno(), self.limits, self.with_torch, seccomp_r)
         try:
+            command = bwrap_command(theirs.fileno(), self.limits, self.with_torch, seccomp_r)
             self.process = subprocess.Popen(command, pass_fds=[theirs.fileno(), seccomp_r],
                                             stdin=subprocess.DEVNULL, stdout=self._stderr,
                                             stderr=self._stderr, start_new_session=True)
+        except BaseException:
+            ours.close()
+            raise
         finally:
             theirs.close()
             os.close(seccomp_r)

@@ -1,5 +1,36 @@
-"""The table printed at the end of `course grade`."""
+"""The table printed at the end of `course grade`: one row per submission, and how its
+notebook's run ended, in words an instructor can act on."""
 from __future__ import annotations
+
+import re
+from collections import Counter
+
+# How a run ended, from the grader's status (autograder/judge.py's describe_end and
+# autograder/grade.py's own statuses), in the order the summary counts them.
+KINDS = (
+    ("timed out", ("timed out",)),
+    ("over a limit", ("CPU time limit", "killed (CPU or memory limit)", "memory limit", "output limit")),
+    ("crashed", ("kernel died", "sandbox stopped responding", "notebook exited", "could not run")),
+    ("unreadable", ("unreadable notebook", "no submitted notebook")),
+    ("grader error", ("grader error", "not graded", "gradebook write failed")),
+)
+# An exception raised by the student's code, as the grader quotes it in a test's message
+# (TestFailure is a wrong answer, not a crash).
+_RAISED = re.compile(r"\b(?!TestFailure\b)[A-Z]\w*(Error|Exception|Exit|Interrupt)\b")
+
+
+def run_kind(row) -> str:
+    """ok, ok with errors raised in cells, timed out, over a limit, crashed, unreadable or
+    grader error (tried again by the next `course grade`)."""
+    status = row.status or ""
+    for kind, starts in KINDS:
+        if status.startswith(starts):
+            return kind
+    if status != "ok":
+        return "crashed"
+    if any(not t.get("passed") and _RAISED.search(t.get("message", "")) for t in row.tests):
+        return "ok, errors raised"
+    return "ok"
 
 
 def _points(value: float) -> str:
@@ -8,15 +39,22 @@ def _points(value: float) -> str:
 
 def print_summary(rows, stream) -> None:
     if not rows:
-        print("no submissions found", file=stream)
+        print("no submissions graded", file=stream)
         return
     width = max(7, *(len(r.student) for r in rows))
-    print(f"{'student':<{width}}  {'score':>11}  status", file=stream)
-    for row in rows:
+    kinds = [run_kind(r) for r in rows]
+    kind_width = max(len("run"), *(len(k) for k in kinds))
+    print(f"{'student':<{width}}  {'score':>11}  {'run':<{kind_width}}  message", file=stream)
+    for row, kind in zip(rows, kinds):
         score = f"{_points(row.score)}/{_points(row.max_score)}"
-        print(f"{row.student:<{width}}  {score:>11}  {row.message}", file=stream)
+        message = "" if row.message == "ok" else row.message
+        print(f"{row.student:<{width}}  {score:>11}  {kind:<{kind_width}}  {message}".rstrip(), file=stream)
     total = len(rows)
-    ok = sum(1 for r in rows if r.status == "ok")
     mean = sum(r.score for r in rows) / total
-    print(f"{total} submission(s), {ok} ran cleanly, mean score {mean:.2f}/{_points(rows[0].max_score)}",
+    counted = Counter(kinds)
+    order = ["ok", "ok, errors raised"] + [kind for kind, _ in KINDS] + ["crashed"]
+    parts = [f"{counted[k]} {k}" for k in dict.fromkeys(order) if counted[k]]
+    print(f"{total} submission(s): {', '.join(parts)}; mean score {mean:.2f}/{_points(rows[0].max_score)}",
           file=stream)
+    if counted["grader error"]:
+        print("rows marked 'grader error' are not final: run `course grade` again to retry them", file=stream)

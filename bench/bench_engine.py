@@ -44,7 +44,7 @@ def op_cases():
     return cases
 
 
-MLP_TARGET = 1.5  # issue 11: the MLP training step costs at most 1.5x torch's
+MLP_TARGET = 1.5  # the target: an MLP training step costs at most 1.5x torch's
 
 
 def mlp_step(lib):

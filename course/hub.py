@@ -2,14 +2,21 @@
 
 JupyterHub (configured by course/hub/jupyterhub_config.py) behind configurable-http-proxy,
 PAM logins for real Unix users (`course roster import` creates the students), and one
-JupyterLab per person started as that person's Unix user (LocalProcessSpawner):
+JupyterLab per person started as that person's Unix user (LocalProcessSpawner).
 
-- students get the Assignment List and Validate, their home as the file browser's root,
-  and the course's nbgrader settings from course/hub/student/;
-- the instructor (the hub's admin, the Unix owner of the course folder) gets the course
-  repository with Formgrader, with the same course/ configuration as `make lab`;
-- everyone shares nbgrader's exchange at a system path (default /srv/nbgrader/exchange),
-  a world-writable folder with the sticky bit, as nbgrader's exchange expects.
+Students get the course by allow-list: `course hub start` publishes a class install
+(course/hub_install.py, default /srv/course: the student kit of the checkout's git HEAD, a
+Python environment, the students' settings), and that is all of the course they can read.
+The instructor's checkout must be private: the hub refuses to start while students could
+enter it (git history, settings, solutions, gradebook, anything added later stay unread).
+
+- students: their home as the file browser's root, a copy of the kit there from their first
+  login on (course/hub/deliver_kit.py, run as them), the Assignment List and Validate, and
+  the settings in course/hub/student/;
+- the instructor (the hub's admin, the Unix owner of the course folder): the checkout with
+  Formgrader, configured by course/ as for `make lab` (plus course/hub/instructor/);
+- everyone: the class environment's Python, and nbgrader's exchange at a system path
+  (default /srv/nbgrader/exchange), world-writable with the sticky bit, as nbgrader expects.
 
 The hub runs as root (it must start servers as other users). Its state (database, cookie
 secret, pid, log, the settings below as JSON) lives in a root-only folder, default
@@ -17,21 +24,23 @@ secret, pid, log, the settings below as JSON) lives in a root-only folder, defau
 """
 from __future__ import annotations
 
+import grp
 import json
 import os
 import pwd
+import shlex
 import shutil
 import signal
 import socket
 import subprocess
 import sys
-import sysconfig
 import time
 import urllib.error
 import urllib.request
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from .hub_install import DEFAULT_CLASS_DIR, folder_barring, folder_shutting_out
 from .roster import STUDENTS_GROUP
 
 REPO = Path(__file__).resolve().parent.parent
@@ -60,8 +69,12 @@ class HubSettings:
     hub_port: int = 0        # the hub's own API and the proxy's, on loopback: free ports
     proxy_api_port: int = 0  # picked at start, so two hubs (a class, a test) never clash
     proxy: str = ""
-    venv: str = sys.prefix                  # where the course's packages are installed
-    python: str = ""                        # the interpreter people's servers run
+    class_dir: str = str(DEFAULT_CLASS_DIR)  # what students can read (course/hub_install.py)
+    # filled in by `course hub start` from the class install it publishes
+    environment: str = ""                   # the Python environment of everyone's server
+    kit: str = ""                           # the student kit, copied into students' homes
+    student_config: str = ""
+    deliver_script: str = ""
     course_id: str = ""
     # extra arguments for every JupyterLab (tests expose the app to the browser with them)
     singleuser_args: list[str] = field(default_factory=list)
@@ -70,71 +83,39 @@ class HubSettings:
     def url(self) -> str:
         return f"http://{self.ip}:{self.port}"
 
+    @property
+    def python(self) -> str:
+        return str(Path(self.environment) / "bin" / "python3")
+
     def save(self, path: Path) -> None:
         path.write_text(json.dumps(asdict(self), indent=2) + "\n")
 
     @classmethod
     def load(cls, path: Path | str) -> "HubSettings":
-        return cls(**json.loads(Path(path).read_text()))
+        known = {item.name for item in fields(cls)}  # a hub started by an older version
+        return cls(**{key: value for key, value in json.loads(Path(path).read_text()).items()
+                      if key in known})
 
 
-def _others_can_run(path: Path) -> bool:
-    """Can a user other than the owner (a student) execute `path`? Every folder above it
-    must be enterable by others."""
-    path = path.resolve()
-    if not path.stat().st_mode & 0o001:
-        return False
-    return all(parent.stat().st_mode & 0o001 for parent in path.parents)
-
-
-def server_python(course_root: Path) -> str:
-    """The interpreter for people's JupyterLab, kernels and `course` commands: the venv's
-    own, unless others cannot run it (a pyenv under /root, as on the course's CI machine).
-    Then a venv of the system Python of the same minor version is laid out at
-    course/hub/python/ whose site-packages *is* the course venv's: the same wheels, and
-    everything that reads sys.prefix (the grading sandbox, `jupyter`) finds them."""
-    if _others_can_run(Path(sys.executable)):
-        return sys.executable
-    version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    system = Path(f"/usr/bin/python{version}")
-    if not system.exists():
-        raise HubError(f"students cannot run {Path(sys.executable).resolve()} (a folder above "
-                       f"it is private) and there is no /usr/bin/python{version}: create the "
-                       "venv with a Python every user can run (PYTHON=/usr/bin/python3 make venv)")
-    runtime = course_root / "course" / "hub" / "python"
-    packages = runtime / "lib" / f"python{version}" / "site-packages"
-    (runtime / "bin").mkdir(parents=True, exist_ok=True)
-    packages.parent.mkdir(parents=True, exist_ok=True)
-    (runtime / "pyvenv.cfg").write_text(
-        f"home = {system.parent}\ninclude-system-site-packages = false\nversion = "
-        f"{'.'.join(map(str, sys.version_info[:3]))}\n")
-    for link, target in ((runtime / "bin" / "python3", system),
-                         (packages, Path(sysconfig.get_paths()["purelib"]))):
-        if link.is_symlink() or link.exists():
-            link.unlink()
-        link.symlink_to(target)
-    return str(runtime / "bin" / "python3")
-
-
-def server_environment(settings: "HubSettings", instructor: bool) -> dict[str, str]:
-    """What every person's JupyterLab (and their kernels and terminals) runs with: the
-    course's packages, the shared exchange, and the course config: the instructor gets the
-    repository's course/ (as `make lab`, plus course/hub/instructor/), a student
-    course/hub/student/."""
-    venv = Path(settings.venv)
-    course_config = Path(settings.course_root) / "course"
+def server_environment(settings: "HubSettings", instructor: bool, home: str = "") -> dict[str, str]:
+    """What a person's JupyterLab (and their kernels and terminals) runs with: the class
+    environment, the shared exchange, and their settings. A student: the class install's
+    student settings, and their home first on sys.path (their copy of the kit: reftorch and
+    `course validate`; the class kit is on the environment's path behind it). The
+    instructor: the checkout (code, and course/ configuring Jupyter as for `make lab`)."""
+    environment = Path(settings.environment)
+    jupyter = environment / "share" / "jupyter"
+    if instructor:
+        course = Path(settings.course_root) / "course"
+        python_path, config = settings.course_root, [course / "hub" / "instructor", course]
+    else:
+        python_path, config = home, [Path(settings.student_config)]
     return {
-        "PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin",
-        # reftorch: the lessons and assignments import it
-        "PYTHONPATH": settings.course_root,
-        # the venv's Jupyter data and config (server_python's interpreter may not be the
-        # venv's own, so sys.prefix would not find them)
-        "JUPYTER_PATH": str(venv / "share" / "jupyter"),
-        "JUPYTERLAB_DIR": str(venv / "share" / "jupyter" / "lab"),
-        "JUPYTER_CONFIG_PATH": os.pathsep.join(
-            ([str(course_config / "hub" / "instructor"), str(course_config)] if instructor
-             else [str(course_config / "hub" / "student")])
-            + [str(venv / "etc" / "jupyter")]),
+        "PATH": f"{environment / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+        "PYTHONPATH": python_path,
+        "JUPYTER_PATH": str(jupyter),
+        "JUPYTERLAB_DIR": str(jupyter / "lab"),
+        "JUPYTER_CONFIG_PATH": os.pathsep.join(map(str, [*config, environment / "etc" / "jupyter"])),
         "COURSE_ID": settings.course_id,
         "COURSE_EXCHANGE": settings.exchange,
     }
@@ -197,19 +178,45 @@ def prepare_exchange(exchange: Path) -> None:
     exchange.chmod(0o1777)
 
 
-def check_course_privacy(course_root: Path) -> list[str]:
-    """The instructor's side of the course (answers, hidden tests, submissions, grades)
-    must not be readable by students, who share the machine; returns what was closed."""
-    closed = []
-    for relative in ("solutions", "course/submitted", "course/autograded", "course/feedback",
-                     "course/gradebook.db", "course/roster.csv", "course/refused",
-                     "course/source_with_tests",
-                     "course/solution", "course/reports"):
-        path = course_root / relative
-        if path.exists() and path.stat().st_mode & 0o007:
-            path.chmod(path.stat().st_mode & ~0o007)
-            closed.append(relative)
-    return closed
+def student_gids(group: str) -> set[int]:
+    """Every group a student is in (the students group, each student's primary group and
+    their other groups): a folder open to one of these is open to a student."""
+    try:
+        students_group = grp.getgrnam(group)
+    except KeyError:
+        return set()  # no roster imported yet: no students
+    names = set(students_group.gr_mem) | {entry.pw_name for entry in pwd.getpwall()
+                                          if entry.pw_gid == students_group.gr_gid}
+    gids = {students_group.gr_gid}
+    for name in names:
+        gids.update(os.getgrouplist(name, pwd.getpwnam(name).pw_gid))
+    return gids
+
+
+def check_checkout_private(settings: HubSettings) -> None:
+    """Students must not be able to enter the instructor's checkout at all: not its git
+    history, settings, solutions and gradebook, nor whatever is added to it later."""
+    root = Path(settings.course_root)
+    gids = student_gids(settings.students_group)
+    if folder_shutting_out(root, gids) is None:
+        mode = oct(root.stat().st_mode & 0o777)[2:]
+        raise HubError(
+            f"students could read the course checkout {root} (mode {mode}, and every folder "
+            "above it is open to other users): its git history holds the solutions and "
+            f"hidden tests. Make it private first: chmod 700 {shlex.quote(str(root))} (or its "
+            "parent). Students never need it: they get the student kit the hub publishes in "
+            f"{settings.class_dir}")
+    for name, path in (("--class-dir", settings.class_dir), ("--exchange", settings.exchange)):
+        path = Path(path).resolve()
+        if path == root.resolve() or root.resolve() in path.parents:
+            raise HubError(f"{name} {path} is inside the private course checkout {root}: "
+                           "students must reach it; give a folder outside it")
+        existing = next(p for p in (path, *path.parents) if p.exists())
+        closed = folder_barring(existing, gids)
+        if closed is not None:
+            raise HubError(f"{name} {path}: students cannot enter {closed} (mode "
+                           f"{oct(closed.stat().st_mode & 0o777)[2:]}); choose a folder that "
+                           "every user can reach, such as the default")
 
 
 def check_instructor(settings: HubSettings) -> None:
@@ -230,8 +237,9 @@ def check_instructor(settings: HubSettings) -> None:
                        f"(chown -R {settings.instructor} {settings.course_root})")
 
 
-def start(settings: HubSettings, timeout: float = 60.0) -> int:
-    """Start the hub in the background and wait until it answers; returns its pid."""
+def start(settings: HubSettings, timeout: float = 60.0, say=lambda line: None) -> int:
+    """Publish the class install, start the hub in the background and wait until it
+    answers; returns its pid. ``say`` gets a line for each step an instructor waits on."""
     if os.geteuid() != 0:
         raise HubError("the hub must run as root: it logs people in with PAM and starts each "
                        "JupyterLab as that person's Unix user (run `sudo make hub`)")
@@ -244,15 +252,32 @@ def start(settings: HubSettings, timeout: float = 60.0) -> int:
                        "program; choose another with --port")
     settings.proxy = find_proxy(settings.proxy)
     check_instructor(settings)
+    check_checkout_private(settings)
     # Every check passed: from here on the hub changes things on the machine.
-    settings.python = settings.python or server_python(Path(settings.course_root))
+    from .hub_install import PublishError, base_python, publish
+    try:
+        say(f"publishing the class install in {settings.class_dir} (the student kit of git "
+            f"HEAD; the Python environment from {base_python()} and the packages of "
+            f"{sys.prefix}, reused while they do not change)")
+        install = publish(Path(settings.course_root), Path(settings.class_dir))
+    except PublishError as error:
+        raise HubError(str(error)) from None
+    lessons = len(list(install.kit.glob("lessons/[0-9][0-9]_*.ipynb")))
+    assignments = len(list(install.kit.glob("assignments/*/*.ipynb")))
+    say(f"students get the kit of commit {install.commit[:12]} ({lessons} lessons, {assignments} "
+        "assignments) in their home at first login, and the files it gains later")
+    if install.uncommitted:
+        say(f"not published: {len(install.uncommitted)} uncommitted change(s) in the checkout "
+            f"({', '.join(install.uncommitted[:5])}{' ...' if len(install.uncommitted) > 5 else ''})")
+    settings.environment, settings.kit = str(install.environment), str(install.kit)
+    settings.student_config, settings.deliver_script = (str(install.student_config),
+                                                        str(install.deliver_script))
     settings.course_id = _course_id(Path(settings.course_root))
     settings.hub_port, settings.proxy_api_port = _free_port(), _free_port()
     state = Path(settings.state_dir)
     state.mkdir(parents=True, exist_ok=True)
     state.chmod(0o700)  # cookie secret, database and passwords: root only
     prepare_exchange(Path(settings.exchange))
-    check_course_privacy(Path(settings.course_root))
     settings_file = _state(settings, "settings.json")
     settings.save(settings_file)
     env = {key: value for key, value in os.environ.items() if not key.startswith("JUPYTER")}
@@ -317,7 +342,8 @@ def _settings(args) -> HubSettings:
         return HubSettings.load(saved)
     instructor = args.instructor or pwd.getpwuid((root / "course").stat().st_uid).pw_name
     return HubSettings(course_root=str(root), instructor=instructor, state_dir=args.state_dir,
-                       exchange=args.exchange, students_group=args.group, ip=args.ip,
+                       exchange=args.exchange, class_dir=args.class_dir,
+                       students_group=args.group, ip=args.ip,
                        port=args.port, proxy=args.proxy or "",
                        singleuser_args=list(args.lab_arg or []))
 
@@ -326,7 +352,7 @@ def cmd_hub(args) -> int:
     settings = _settings(args)
     try:
         if args.hub_command == "start":
-            pid = start(settings)
+            pid = start(settings, say=print)
             print(f"course hub running at {settings.url} (pid {pid}); instructor "
                   f"{settings.instructor!r}, students: Unix group {settings.students_group!r}, "
                   f"exchange {settings.exchange}; log {settings.state_dir}/jupyterhub.log")
@@ -352,6 +378,9 @@ def register(subparsers) -> None:
                      help=f"hub database, secrets, pid and log (default {DEFAULT_STATE})")
     hub.add_argument("--exchange", default=str(DEFAULT_EXCHANGE),
                      help=f"nbgrader exchange shared by the class (default {DEFAULT_EXCHANGE})")
+    hub.add_argument("--class-dir", default=str(DEFAULT_CLASS_DIR),
+                     help="what students can read, published at start: the student kit of git "
+                     f"HEAD and the Python environment of everyone's JupyterLab (default {DEFAULT_CLASS_DIR})")
     hub.add_argument("--instructor", help="Unix user of the instructor, the hub's admin "
                      "(default: the owner of the course folder)")
     hub.add_argument("--group", default=STUDENTS_GROUP,

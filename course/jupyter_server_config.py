@@ -30,5 +30,8 @@ c.ServerApp.jpserver_extensions.update(
         "nbgrader.server_extensions.validate_assignment": True,
         "nbgrader.server_extensions.formgrader": True,
         "nbgrader.server_extensions.course_list": True,
+        # formgrader's own generate/release/collect/autograde/feedback buttons would bypass
+        # the course's commands (its Autograde runs students' code unsandboxed): refused
+        "course.formgrader_guard": True,
     }
 )

@@ -35,3 +35,13 @@ c.GenerateFeedback.preprocessors = [
 ]
 # A whole assignment runs in a few seconds on a laptop; anything slower is a runaway loop.
 c.Execute.timeout = 120
+
+# Due dates and late penalties, per assignment (autograder/late.py). A due date needs its
+# zone. The penalty is nbgrader's LateSubmissionPlugin setting; `course grade` and `course
+# export` write the due date and each penalty into the gradebook, where Formgrader shows them.
+#   c.CourseDeadlines.due = {"03_autograd": "2026-11-20 23:59 Europe/Berlin"}
+#   c.PercentPerDay.percent_per_day = {"03_autograd": 10}   # % of the score per started day late
+#   c.PercentPerDay.max_percent = 50
+c.CourseDeadlines.due = {}
+c.AssignLatePenalties.plugin_class = "autograder.late.PercentPerDay"
+c.PercentPerDay.percent_per_day = {}

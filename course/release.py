@@ -33,6 +33,7 @@ def register(subparsers) -> None:
     release.add_argument("--exchange", action="store_true",
                          help="also publish the release to the course's nbgrader exchange, where "
                               "students fetch it (Assignment List in JupyterLab)")
+    release.add_argument("--root", help="course root (default: this repository)")
     release.set_defaults(func=run_release)
 
     validate = subparsers.add_parser(
@@ -52,31 +53,96 @@ def run_release(args) -> int:
     if args.check and args.exchange:
         print("course release: --check writes nothing, so it cannot go with --exchange", file=sys.stderr)
         return 2
+    root = Path(args.root).resolve() if getattr(args, "root", None) else None
     try:
-        names = nbgrader_course.assignment_ids() if args.all else args.assignments
+        if root is not None:
+            nbgrader_course.course_config(root)  # no course there: say so before anything else
+        names = nbgrader_course.assignment_ids(root) if args.all else args.assignments
         if not names:
             print("course release: name at least one assignment, or use --all", file=sys.stderr)
             return 2
-        refused = old_form_problems(names)
+        nbgrader_course.check_assignment_ids(names, root)
+        unreadable = [problem for name in names if (problem := source_problem(name, root))]
+        if unreadable:
+            print(f"course release: {unreadable[0]}", file=sys.stderr)
+            return 1
+        refused = old_form_problems(names, root)
         if refused:
             for problem in refused:
                 print(f"course release: {problem}", file=sys.stderr)
             return 1
         if args.check:
-            return _check_releases(names)
-        written = nbgrader_course.generate_release(names)
-        published = [nbgrader_course.publish_to_exchange(name) for name in names] if args.exchange else []
+            return _check_releases(names, root)
+        written = nbgrader_course.generate_release(names, root)
+        published = [nbgrader_course.publish_to_exchange(name, root) for name in names] if args.exchange else []
     except nbgrader_course.CourseError as error:
         print(f"course release: {error}", file=sys.stderr)
         return 2
     except Exception as error:  # nbgrader's own failures (bad metadata, nested regions, ...)
-        print(f"course release: nbgrader failed: {type(error).__name__}: {error}", file=sys.stderr)
+        detail = " ".join(str(error).split())[:300]
+        print(f"course release: nbgrader failed on {', '.join(names)}: {type(error).__name__}: {detail}",
+              file=sys.stderr)
         return 1
     for path in written:
         print(f"released {nbgrader_course.relative(path)}")
     for path in published:
         print(f"published to the exchange: {path}")
     return 0
+
+
+def source_problem(name: str, root: Path | None = None) -> str:
+    """Why the source notebook of ``name`` cannot be read ("" when it can): the file and the
+    place in it, not nbgrader's bare "JSONDecodeError"."""
+    path = nbgrader_course.source_notebook(name, root)
+    try:
+        json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        return f"{nbgrader_course.relative(path)} is not UTF-8 text ({error.reason} at byte {error.start})"
+    except json.JSONDecodeError as error:
+        return (f"{nbgrader_course.relative(path)} is not a valid notebook: invalid JSON at line {error.lineno}, "
+                f"column {error.colno} ({error.msg}); fix it, or restore it with `git checkout -- {path.name}`")
+    except OSError as error:
+        return f"{nbgrader_course.relative(path)}: {error.strerror}"
+    return ""
+
+
+def ensure_in_gradebook(course, assignment: str) -> str:
+    """Record ``assignment`` and its graded cells in ``course``'s gradebook when they are not
+    there yet (a fresh clone has no gradebook), with nbgrader's GenerateAssignment writing its
+    release into a scratch folder: assignments/ is left as committed. Returns what was done
+    ("" when the gradebook was up to date)."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    source = json.loads(course.source_notebook(assignment).read_text(encoding="utf-8"))
+    expected = {cell["metadata"]["nbgrader"]["grade_id"] for cell in source.get("cells", [])
+                if cell.get("metadata", {}).get("nbgrader", {}).get("grade")}
+    nbgrader_course._put_venv_on_path()  # noqa: SLF001 - alembic, run by name
+    with Gradebook(course.db_url, course.course_id) as gradebook:
+        try:
+            recorded = {cell.name for cell in gradebook.find_notebook(assignment, assignment).grade_cells}
+        except MissingEntry:
+            recorded = None
+    if recorded == expected:
+        return ""
+    from nbgrader.converters import GenerateAssignment
+    from nbgrader.coursedir import CourseDirectory
+
+    with tempfile.TemporaryDirectory(prefix="course-record-") as scratch:
+        config = nbgrader_course.course_config(course.root)
+        config.CourseDirectory.db_url = course.db_url
+        config.CourseDirectory.release_directory = scratch
+        logger = nbgrader_course._quiet_logger()  # noqa: SLF001
+        coursedir = CourseDirectory(config=config, log=logger)
+        coursedir.assignment_id = assignment
+        try:
+            GenerateAssignment(coursedir=coursedir, config=config, log=logger, force=True).start()
+        except Exception as error:  # noqa: BLE001 - nbgrader refuses, e.g. cells removed after grading
+            raise RuntimeError(f"the gradebook's record of {assignment} differs from solutions/{assignment} "
+                               f"and nbgrader could not update it ({type(error).__name__}); run "
+                               f"`course release {assignment}` and read its message") from None
+    what = "recorded" if recorded is None else "updated the graded cells of"
+    return (f"course grade: {what} {assignment} in the gradebook (nbgrader generate_assignment into a "
+            "scratch folder; assignments/ untouched)")
 
 
 def old_form_problems(names: list[str], root: Path | None = None) -> list[str]:
@@ -96,21 +162,24 @@ def old_form_problems(names: list[str], root: Path | None = None) -> list[str]:
     return problems
 
 
-def _check_releases(names: list[str]) -> int:
-    """Generate into a scratch course and compare with the committed assignments/."""
-    nbgrader_course.check_assignment_ids(names)
+def _check_releases(names: list[str], root: Path | None = None) -> int:
+    """Generate into a scratch course and compare with the committed assignments/: what a
+    student gets (cells, their sources and nbgrader metadata), not what JupyterLab writes
+    when the notebook is opened and run (outputs, execution counts, kernel metadata)."""
+    root = Path(root or nbgrader_course.REPO_ROOT)
+    nbgrader_course.check_assignment_ids(names, root)
     with tempfile.TemporaryDirectory(prefix="course-release-check-") as scratch:
         scratch_root = Path(scratch)
         (scratch_root / "course").mkdir()
-        shutil.copy(nbgrader_course.REPO_ROOT / nbgrader_course.CONFIG_RELATIVE_PATH,
+        shutil.copy(root / nbgrader_course.CONFIG_RELATIVE_PATH,
                     scratch_root / nbgrader_course.CONFIG_RELATIVE_PATH)
         for name in names:
-            shutil.copytree(nbgrader_course.REPO_ROOT / "solutions" / name, scratch_root / "solutions" / name)
+            shutil.copytree(root / "solutions" / name, scratch_root / "solutions" / name)
         nbgrader_course.generate_release(names, scratch_root)
         problems = []
         for name in names:
             problems += release_audit.release_differences(
-                nbgrader_course.REPO_ROOT / "assignments" / name, scratch_root / "assignments" / name)
+                root / "assignments" / name, scratch_root / "assignments" / name)
     for problem in problems:
         print(problem)
     if problems:
@@ -118,6 +187,15 @@ def _check_releases(names: list[str]) -> int:
               file=sys.stderr)
         return 1
     print(f"up to date: {', '.join(names)}")
+    for name in names:
+        released = nbgrader_course.release_notebook(name, root)
+        try:
+            ran = any(cell.get("outputs") for cell in json.loads(released.read_text(encoding="utf-8"))["cells"])
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        if ran:
+            print(f"note: {nbgrader_course.relative(released)} holds outputs saved by JupyterLab (not compared); "
+                  f"`course release {name}` writes it without them")
     return 0
 
 

@@ -18,24 +18,38 @@ HIDDEN_REGION = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
 MIN_SECRET_LENGTH = 12
 
 
+# What a release promises a student: the cells, their text and nbgrader's marks on them (which
+# cell is graded, locked, worth how much). JupyterLab rewrites the rest whenever a notebook is
+# opened, run and saved (kernelspec, language_info, cell ids, outputs, execution counts,
+# "trusted", "execution" timings, collapsed/scrolled), so comparing it would fail every check
+# after an instructor has looked at a release.
+_CELL_METADATA = ("nbgrader", "editable", "deletable")
+_NOTEBOOK_METADATA = ("nbgrader", "course")
+
+
 def _normalised_notebook(path: Path) -> dict:
-    """The parts of a notebook that matter to a student: cells and their metadata."""
+    """The parts of a notebook that matter to a student: cells, their text and nbgrader metadata."""
     notebook = json.loads(path.read_text(encoding="utf-8"))
     cells = []
     for cell in notebook.get("cells", []):
         source = cell.get("source", "")
+        metadata = cell.get("metadata", {})
         cells.append({
             "cell_type": cell.get("cell_type"),
             "source": "".join(source) if isinstance(source, list) else source,
-            "metadata": cell.get("metadata", {}),
-            "outputs": cell.get("outputs", []),
+            "metadata": {key: metadata[key] for key in _CELL_METADATA if key in metadata},
         })
-    return {"metadata": notebook.get("metadata", {}), "cells": cells,
-            "nbformat": (notebook.get("nbformat"), notebook.get("nbformat_minor"))}
+    metadata = notebook.get("metadata", {})
+    return {"metadata": {key: metadata[key] for key in _NOTEBOOK_METADATA if key in metadata}, "cells": cells,
+            "nbformat": notebook.get("nbformat")}
 
 
 def _files(folder: Path) -> set[str]:
-    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()} if folder.is_dir() else set()
+    """The release's files, without JupyterLab's .ipynb_checkpoints (its save writes them)."""
+    if not folder.is_dir():
+        return set()
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")
+            if p.is_file() and ".ipynb_checkpoints" not in p.relative_to(folder).parts}
 
 
 def release_differences(committed: Path, fresh: Path) -> list[str]:

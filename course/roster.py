@@ -1,7 +1,9 @@
 """`course roster import roster.csv`: the class list becomes Unix users and gradebook rows.
 
 The roster is a CSV with a header row: ``id`` (required; it becomes the Unix login, so it
-must be a safe lowercase name), and optionally ``first_name``, ``last_name``, ``email``.
+must be a safe lowercase name), and optionally ``first_name``, ``last_name``, ``email`` and
+``lms_id`` (the student's number in the LMS: Canvas's user id, Brightspace's user id, which
+an LMS download names files by; see ``course collect``).
 Import checks the whole file first and changes nothing when any row is wrong, then:
 
 1. creates each student as a Unix user (``useradd``) in the course's students group, with a
@@ -26,6 +28,7 @@ import secrets
 import shutil
 import subprocess
 import sys
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,11 +36,16 @@ from pathlib import Path
 # at most 32 characters (utmp's limit).
 UNIX_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 STUDENTS_GROUP = "course-students"
-COLUMNS = ("id", "first_name", "last_name", "email")
+COLUMNS = ("id", "first_name", "last_name", "email", "lms_id")
 
 
 class RosterError(ValueError):
     """A roster that cannot be imported; the message lists every problem found."""
+
+    def one_line(self) -> str:
+        """The message for commands that only read the roster (no "nothing was imported")."""
+        text = str(self).replace("nothing was imported, ", "").replace(":\n  ", ": ").replace("\n  ", "; ")
+        return f"the roster cannot be read: {text}"
 
 
 @dataclass(frozen=True)
@@ -46,6 +54,7 @@ class Student:
     first_name: str
     last_name: str
     email: str
+    lms_id: str = ""
 
     @property
     def full_name(self) -> str:
@@ -85,8 +94,8 @@ def read_roster(path: Path) -> list[Student]:
                             f"{first_line_of[student_id]}")
             continue
         first_line_of[student_id] = line
-        students.append(Student(student_id, row.get("first_name", ""),
-                                row.get("last_name", ""), row.get("email", "")))
+        students.append(Student(student_id, row.get("first_name", ""), row.get("last_name", ""),
+                                row.get("email", ""), row.get("lms_id", "")))
     if problems:
         raise RosterError(f"{path}: nothing was imported, {len(problems)} problem(s):\n  "
                           + "\n  ".join(problems))
@@ -105,6 +114,70 @@ def roster_ids(course_root: Path) -> set[str] | None:
     if not path.exists():
         return None
     return {student.id for student in read_roster(path)}
+
+
+def _name_key(text: str) -> str:
+    """A name as LMSs mangle it: accents dropped, case folded, only letters and digits
+    ("Lovelace, Ada" and Canvas's "lovelaceada" meet at "lovelaceada")."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed.casefold() if c.isalnum())
+
+
+class RosterIndex:
+    """Who on the roster a name in an LMS download can mean; every lookup returns the set of
+    roster ids it fits, so that a caller can refuse anything but exactly one."""
+
+    def __init__(self, students: list[Student], source: str):
+        self.students = {s.id: s for s in students}
+        self.source = source  # where the roster came from, for messages
+        self._names: dict[str, set[str]] = {}
+        self._lms: dict[str, set[str]] = {}
+        for student in students:
+            first, last = student.first_name, student.last_name
+            for order in ((first, last), (last, first)):
+                key = _name_key(" ".join(order))
+                if key and first and last:
+                    self._names.setdefault(key, set()).add(student.id)
+            if student.lms_id:
+                self._lms.setdefault(student.lms_id.strip(), set()).add(student.id)
+
+    def by_id(self, text: str) -> set[str]:
+        return {text} if text in self.students else set()
+
+    def by_prefix(self, text: str) -> set[str]:
+        """ids ``r`` with ``text`` = ``r`` + ``_...`` or ``r.ipynb`` (ids may contain ``_``)."""
+        return {r for r in self.students if text.startswith(r + "_") or text == r + ".ipynb"}
+
+    def by_suffix(self, text: str) -> set[str]:
+        """ids ``r`` with ``text`` = ``..._r`` (Blackboard's ``<assignment>_<username>``)."""
+        return {r for r in self.students if text == r or text.endswith("_" + r)}
+
+    def by_name(self, text: str) -> set[str]:
+        return set(self._names.get(_name_key(text), set()))
+
+    def by_lms_id(self, text: str) -> set[str]:
+        return set(self._lms.get(text.strip(), set()))
+
+    def lookup(self, how: str, text: str) -> set[str]:
+        return getattr(self, f"by_{how}")(text)
+
+
+def roster_index(course_root: Path, db_url: str | None = None, course_id: str | None = None) -> RosterIndex | None:
+    """The imported roster (course/roster.csv); without one, the students in nbgrader's
+    gradebook (formgrader or `nbgrader db student add` put them there); None when neither has any."""
+    path = roster_path(course_root)
+    if path.exists():
+        return RosterIndex(read_roster(path), str(path))
+    if not db_url or (db_url.startswith("sqlite:///") and not Path(db_url[len("sqlite:///"):]).exists()):
+        return None  # opening a missing SQLite gradebook would create one
+    from nbgrader.api import Gradebook
+    try:
+        with Gradebook(db_url, course_id or "default_course") as gradebook:
+            students = [Student(s.id, s.first_name or "", s.last_name or "", s.email or "", s.lms_user_id or "")
+                        for s in gradebook.students]
+    except Exception:  # noqa: BLE001 - no gradebook yet is the same as no roster
+        return None
+    return RosterIndex(students, "the gradebook's students") if students else None
 
 
 def refuse_off_roster(course_root: Path, submitted_root: Path, assignment: str,
@@ -217,7 +290,8 @@ def add_to_gradebook(students: list[Student], course_root: Path) -> None:
         for student in students:
             gradebook.update_or_create_student(
                 student.id, first_name=student.first_name or None,
-                last_name=student.last_name or None, email=student.email or None)
+                last_name=student.last_name or None, email=student.email or None,
+                lms_user_id=student.lms_id or None)
     if db_file is not None:
         _give_to_course_owner(db_file, Path(course_root) / "course")
 
@@ -242,7 +316,8 @@ def save_roster(students: list[Student], course_root: Path) -> Path:
         writer = csv.writer(out)
         writer.writerow(COLUMNS)
         for student in students:
-            writer.writerow([student.id, student.first_name, student.last_name, student.email])
+            writer.writerow([student.id, student.first_name, student.last_name, student.email,
+                             student.lms_id])
     _give_to_course_owner(path, path.parent)
     return path
 

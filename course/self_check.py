@@ -94,7 +94,8 @@ def _shared_validator():
 
 
 def validate_notebook(path: str | Path, out=None) -> int:
-    """Validate one notebook, print a report to ``out`` (standard output), return the exit status."""
+    """Validate one notebook, print a report to ``out`` (standard output at call time, not
+    whichever stream was standard output when this module was imported), return the exit status."""
     out = out or sys.stdout
     path = Path(path)
     shown = nbgrader_course.relative(path)

@@ -3,11 +3,15 @@
     course student-kit ../reftorch-student      # write it (DEST must be new or empty)
     course student-kit --audit ../reftorch-student   # scan an existing kit, exit 1 on a leak
 
-The kit holds what a student reads and runs: the lessons with their stored outputs, the
-released assignments, reftorch, reftorch's own tests against torch, the parts of course/
-behind `course validate` and `make lab`, and a Makefile, README, pyproject, lock and
-environment.yml of its own (course/kit/ holds the fixed ones; the dependency files are
-derived from the repository's, limited to what a student needs). It holds nothing of
+The kit is built from the repository's last commit (git HEAD), never from the working
+tree: only committed files go in, and uncommitted changes are named (commit them first).
+It holds what a student reads and runs: the lessons with their stored outputs
+(lessons/*.ipynb), the released assignments (assignments/*/), reftorch, the tests of
+reftorch against torch (every tests/test_*.py that imports nothing but reftorch, torch and
+the other student packages), the parts of course/ behind `course validate` and
+`course lessons`, a `course` command listing only those, and a Makefile, README, pyproject,
+lock and environment.yml of its own (course/kit/ holds the fixed ones; the README's lesson
+list and the dependency files are derived from the repository's). It holds nothing of
 solutions/, autograder/, the grading tests, the gradebook or the instructor's nbgrader
 settings.
 
@@ -30,34 +34,40 @@ DEST, so a failed build leaves nothing behind. The audit (also ``--audit``) fail
 """
 from __future__ import annotations
 
+import ast
+import io
 import json
 import os
+import pwd
 import re
+import shlex
 import shutil
+import subprocess
 import sys
+import tarfile
 import tempfile
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-KIT_TEMPLATES = Path(__file__).resolve().parent / "kit"
-
+# The repository parts a kit is built from, exported from git HEAD (solutions/ only to
+# know what must not leak; course/kit/ holds the kit's own fixed files).
+KIT_SOURCES = ("lessons", "assignments", "reftorch", "course", "tests", "solutions",
+               "pyproject.toml", "requirements.lock", "environment.yml")
 COPIED_TREES = ("lessons", "assignments", "reftorch")
-# course/ modules behind `course validate` and `course lessons` (cli.py skips the missing ones).
-COURSE_FILES = ("__init__.py", "cli.py", "release.py", "release_audit.py", "nbgrader_course.py",
+# course/ modules behind `course validate` and `course lessons`; the kit's own course/cli.py
+# (course/kit/cli.py) offers exactly those two commands.
+COURSE_FILES = ("__init__.py", "release.py", "release_audit.py", "nbgrader_course.py",
                 "self_check.py", "lessons.py", "lab/overrides.json")
-# reftorch against torch, with no assignment or grading code in them. Not shipped: the
-# assignment and grading tests (they run solutions/ and hidden tests), the lesson gates and
-# the environment test (instructor tooling), the browser walk-through (instructor loop).
-STUDENT_TESTS = ("conftest.py", "engine_support.py", "test_engine_api.py", "test_engine_autograd.py",
-                 "test_engine_autograd_advanced.py", "test_engine_errors.py", "test_engine_fidelity.py", "test_engine_gradients.py",
-                 "test_engine_inplace.py", "test_engine_lowprec.py", "test_engine_random.py",
-                 "test_engine_tensor.py", "test_engine_training.py", "test_engine_views.py",
-                 "test_mlp_fast_paths.py", "test_nn_parity.py", "test_torchviz_parity.py", "test_snippets.py")
+# What a shipped test may import besides the standard library: reftorch against torch, no
+# assignment or grading code (those tests run solutions/ and hidden tests).
+STUDENT_TEST_IMPORTS = {"reftorch", "torch", "numpy", "ml_dtypes", "hypothesis", "pytest",
+                        "torchviz", "graphviz", "matplotlib"}
+INSTRUCTOR_REFERENCE = re.compile(r"\b(solutions|autograder|assignments)\b")
 # What `make lab` and `make test` need; the lock gets these and everything they require.
 STUDENT_PACKAGES = ("torch", "numpy", "ml_dtypes", "jupyterlab", "nbgrader", "nbval", "torchviz", "graphviz",
-                    "matplotlib", "ipykernel", "hypothesis", "pytest")
+                    "matplotlib", "ipykernel", "hypothesis", "pytest", "onnx", "onnxscript")
 # The venv's own installer and build tools: every venv has them, the lock does not pin them.
 VENV_TOOLS = ("pip", "setuptools", "wheel")
 SKIPPED_NAMES = ("__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".hypothesis")
@@ -79,6 +89,48 @@ class KitError(Exception):
 class Secret:
     line: str
     origin: str  # e.g. "solutions/03_autograd/03_autograd.ipynb, hidden tests"
+
+
+# -- which tests ship ------------------------------------------------------------------------
+
+def _imported_modules(path: Path) -> set[str]:
+    """Top-level names of every absolute import in a Python file (at any depth)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def student_tests(root: Path) -> list[str]:
+    """tests/ files the kit ships: conftest.py, every test_*.py that imports only the standard
+    library, the student packages, reftorch and the helpers beside it (which must follow the
+    same rule), and names no solutions/, autograder/ or assignments/."""
+    tests = root / "tests"
+    local = {path.stem for path in tests.glob("*.py") if not path.name.startswith("test_")}
+
+    def fits(path: Path, seen: frozenset = frozenset()) -> set[str] | None:
+        """The helper files `path` needs, or None when it cannot ship."""
+        if INSTRUCTOR_REFERENCE.search(path.read_text(encoding="utf-8")):
+            return None
+        needed = set()
+        for name in _imported_modules(path) - set(sys.stdlib_module_names) - STUDENT_TEST_IMPORTS:
+            if name in seen:
+                continue
+            helper = fits(tests / f"{name}.py", seen | {name}) if name in local else None
+            if helper is None:
+                return None
+            needed |= {f"{name}.py"} | helper
+        return needed
+
+    chosen = {"conftest.py"} if (tests / "conftest.py").is_file() else set()
+    for path in sorted(tests.glob("test_*.py")):
+        helpers = fits(path)
+        if helpers is not None:
+            chosen |= {path.name} | helpers
+    return sorted(chosen)
 
 
 # -- what must not leak ---------------------------------------------------------------------
@@ -116,7 +168,7 @@ def public_lines(root: Path) -> set[str]:
     for notebook in [*(root / "lessons").glob("*.ipynb"), *(root / "assignments").glob("*/*.ipynb")]:
         for cell in json.loads(notebook.read_text(encoding="utf-8")).get("cells", []):
             lines.update(line.strip() for line in _cell_source(cell).splitlines())
-    for module in [*(root / "reftorch").rglob("*.py"), *(root / "tests" / name for name in STUDENT_TESTS)]:
+    for module in [*(root / "reftorch").rglob("*.py"), *(root / "tests" / name for name in student_tests(root))]:
         lines.update(line.strip() for line in module.read_text(encoding="utf-8").splitlines())
     return lines
 
@@ -143,9 +195,14 @@ def _strings(value):
 
 
 def file_lines(path: Path) -> set[str]:
-    """A kit file's stripped text lines, and for JSON files the lines of every string in it."""
+    """A kit file's stripped text lines, for JSON files also the lines of every string in it,
+    and for HTML files also the lines a browser shows (tags dropped, entities decoded: code
+    highlighted by the course website puts each token in its own tag)."""
     text = path.read_bytes().decode("utf-8", errors="replace")
     lines = {line.strip() for line in text.splitlines()}
+    if path.suffix in (".html", ".htm"):
+        from course.release_audit import visible_text
+        lines.update(line.strip() for line in visible_text(path).splitlines())
     if path.suffix in (".ipynb", ".json"):
         try:
             document = json.loads(text)
@@ -184,19 +241,28 @@ def _config_problems(kit: Path) -> list[str]:
     return problems
 
 
-def audit_kit(kit: Path, root: Path = REPO_ROOT, secrets: dict[str, Secret] | None = None) -> list[str]:
-    """Every way ``kit`` leaks what only the instructor may see (empty when it does not)."""
+def audit_files(folder: Path, root: Path = REPO_ROOT, secrets: dict[str, Secret] | None = None) -> list[str]:
+    """Every file under ``folder`` that is instructor-only or holds a secret line (empty when
+    none does). Also audits the course website (course/site/build.py)."""
     secrets = secret_lines(root) if secrets is None else secrets
     if not secrets:
         return [f"no secret lines found under {root / 'solutions'}: nothing to check the kit against"]
     problems = []
-    for path in kit_files(kit):
-        relative = path.relative_to(kit)
+    for path in kit_files(folder):
+        relative = path.relative_to(folder)
         if INSTRUCTOR_FOLDERS & set(relative.parts[:-1]) or INSTRUCTOR_FILE.search(relative.name):
             problems.append(f"{relative}: instructor-only file")
         for line in sorted(file_lines(path) & secrets.keys()):
             problems.append(f"{relative}: holds a line of {secrets[line].origin}: {line!r}")
-    return problems + _config_problems(kit)
+    return problems
+
+
+def audit_kit(kit: Path, root: Path = REPO_ROOT, secrets: dict[str, Secret] | None = None) -> list[str]:
+    """Every way ``kit`` leaks what only the instructor may see (empty when it does not)."""
+    secrets = secret_lines(root) if secrets is None else secrets
+    if not secrets:
+        return audit_files(kit, root, secrets)  # says there is nothing to check against
+    return audit_files(kit, root, secrets) + _config_problems(kit)
 
 
 # -- dependency files -----------------------------------------------------------------------
@@ -300,6 +366,54 @@ def student_environment(root: Path) -> str:
     return "\n".join(lines)
 
 
+# -- the repository's last commit -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Head:
+    commit: str
+    uncommitted: list[str]  # changed or untracked files of KIT_SOURCES: not in the kit
+
+
+def _git_as_owner(root: Path) -> dict:
+    """subprocess options that run git as the repository's owner: root (the course hub)
+    never runs git over another user's repository as root (its config could run commands)."""
+    owner = root.stat().st_uid
+    if os.geteuid() != 0 or owner == 0:
+        return {}
+    account = pwd.getpwuid(owner)
+    return {"user": owner, "group": account.pw_gid,
+            "extra_groups": os.getgrouplist(account.pw_name, account.pw_gid),
+            "env": {"HOME": account.pw_dir, "PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}}
+
+
+def _git(root: Path, *args: str) -> bytes:
+    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=120,
+                          cwd="/", **_git_as_owner(root))
+    if done.returncode != 0:
+        message = done.stderr.decode(errors="replace").strip().splitlines()
+        raise KitError(f"the kit is built from git HEAD, and `git {args[0]}` failed in {root}: "
+                       f"{message[-1] if message else f'exit {done.returncode}'}")
+    return done.stdout
+
+
+def export_head(root: Path, dest: Path) -> Head:
+    """Write the committed KIT_SOURCES of ``root``'s HEAD into ``dest`` (an empty folder)."""
+    if not (root / ".git").exists():
+        raise KitError(f"{root} is not a git repository: the kit is built from its last commit "
+                       "(git HEAD), so that only committed files go to students")
+    commit = _git(root, "rev-parse", "--verify", "HEAD").decode().strip()
+    archive = _git(root, "archive", "--format=tar", "HEAD", "--", *KIT_SOURCES)
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(dest, filter="data")
+        else:  # Python before 3.11.4: git's own archive of our own commit
+            tar.extractall(dest)
+    status = _git(root, "status", "--porcelain", "--untracked-files=all", "-z", "--", *KIT_SOURCES)
+    uncommitted = sorted({entry[3:] for entry in status.decode(errors="replace").split("\0")
+                          if len(entry) > 3})
+    return Head(commit, uncommitted)
+
+
 # -- writing the kit ------------------------------------------------------------------------
 
 def _ignore(_folder, names):
@@ -307,34 +421,75 @@ def _ignore(_folder, names):
 
 
 def _course_id(root: Path) -> str:
-    from course.nbgrader_course import course_config
-    return course_config(root).CourseDirectory.course_id
+    from traitlets.config import PyFileConfigLoader
+    config = PyFileConfigLoader("nbgrader_config.py", str(root / "course")).load_config()
+    return config.CourseDirectory.course_id
+
+
+NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
+                "ten", "eleven", "twelve")
+
+
+def _title(notebook: Path) -> str:
+    """A notebook's first Markdown heading, without its '#' marks."""
+    for cell in json.loads(notebook.read_text(encoding="utf-8")).get("cells", []):
+        if cell.get("cell_type") == "markdown":
+            for line in _cell_source(cell).splitlines():
+                if line.startswith("#"):
+                    return line.lstrip("#").strip()
+    return notebook.stem
+
+
+def student_readme(root: Path) -> str:
+    """course/kit/README.md with the lessons and assignments of this commit filled in."""
+    lessons = sorted((root / "lessons").glob("[0-9][0-9]_*.ipynb"))
+    assignments = sorted(p.parent.name for p in (root / "assignments").glob("*/*.ipynb")
+                         if p.stem == p.parent.name)
+    count = NUMBER_WORDS[len(lessons)] if len(lessons) < len(NUMBER_WORDS) else str(len(lessons))
+    listing = "\n".join(
+        f"| `lessons/{path.name}` | {_title(path)} | "
+        + (f"`assignments/{path.stem}/`" if path.stem in assignments else "") + " |"
+        for path in lessons)
+    unpaired = [name for name in assignments if name not in {path.stem for path in lessons}]
+    listing += "".join(f"\n| | | `assignments/{name}/` |" for name in unpaired)
+    text = (root / "course" / "kit" / "README.md").read_text()
+    return (text.replace("@LESSON_COUNT@", f"{count} lesson{'s' if len(lessons) != 1 else ''}")
+                .replace("@LESSON_TABLE@", listing))
 
 
 def _fill(kit: Path, root: Path) -> None:
+    """Write the kit's files into ``kit`` from ``root``, an export of the repository's HEAD."""
+    templates = root / "course" / "kit"
     for tree in COPIED_TREES:
         shutil.copytree(root / tree, kit / tree, ignore=_ignore)
     for name in COURSE_FILES:
         (kit / "course" / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / "course" / name, kit / "course" / name)
+    shutil.copy2(templates / "cli.py", kit / "course" / "cli.py")
     (kit / "tests").mkdir()
-    for name in STUDENT_TESTS:
+    for name in student_tests(root):
         shutil.copy2(root / "tests" / name, kit / "tests" / name)
-    config = (KIT_TEMPLATES / "nbgrader_config.py").read_text().replace("@COURSE_ID@", _course_id(root))
+    config = (templates / "nbgrader_config.py").read_text().replace("@COURSE_ID@", _course_id(root))
     (kit / "course" / "nbgrader_config.py").write_text(config)
-    shutil.copy2(KIT_TEMPLATES / "jupyter_server_config.py", kit / "course" / "jupyter_server_config.py")
+    shutil.copy2(templates / "jupyter_server_config.py", kit / "course" / "jupyter_server_config.py")
     (kit / "course" / "labconfig").mkdir()
-    shutil.copy2(KIT_TEMPLATES / "page_config.json", kit / "course" / "labconfig" / "page_config.json")
-    shutil.copy2(KIT_TEMPLATES / "Makefile", kit / "Makefile")
-    shutil.copy2(KIT_TEMPLATES / "README.md", kit / "README.md")
-    shutil.copy2(KIT_TEMPLATES / "gitignore", kit / ".gitignore")
+    shutil.copy2(templates / "page_config.json", kit / "course" / "labconfig" / "page_config.json")
+    shutil.copy2(templates / "Makefile", kit / "Makefile")
+    (kit / "README.md").write_text(student_readme(root))
+    shutil.copy2(templates / "gitignore", kit / ".gitignore")
     (kit / "pyproject.toml").write_text(student_pyproject(root))
     (kit / "requirements.lock").write_text("\n".join(student_lock(root)) + "\n")
     (kit / "environment.yml").write_text(student_environment(root))
 
 
-def build_kit(dest: Path | str, root: Path | str = REPO_ROOT) -> list[Path]:
-    """Write the student kit to ``dest`` (new or empty); return its files. Raises KitError."""
+@dataclass(frozen=True)
+class Kit:
+    files: list[Path]
+    head: Head
+
+
+def build_kit(dest: Path | str, root: Path | str = REPO_ROOT) -> Kit:
+    """Write the student kit of ``root``'s git HEAD to ``dest`` (new or empty). Raises KitError."""
     dest, root = Path(dest).resolve(), Path(root).resolve()
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise KitError(f"{dest} exists and is not an empty folder; give a new folder")
@@ -342,11 +497,22 @@ def build_kit(dest: Path | str, root: Path | str = REPO_ROOT) -> list[Path]:
         raise KitError(f"{dest} is inside the course repository {root}; give a folder outside it")
     if not (root / "solutions").is_dir():
         raise KitError(f"{root} has no solutions/: the kit is built from the instructor's repository")
+    with tempfile.TemporaryDirectory(prefix="course-head-") as exported:
+        head = export_head(root, Path(exported))
+        files = write_kit(dest, Path(exported))
+    return Kit(files, head)
+
+
+def write_kit(dest: Path, tree: Path) -> list[Path]:
+    """Write the kit of ``tree`` (an export of the repository's HEAD) to ``dest`` (absent or
+    empty): into a scratch folder beside it, audited, then renamed. Raises KitError."""
+    if not (tree / "solutions").is_dir():
+        raise KitError("the last commit has no solutions/: the kit is built from the instructor's repository")
     dest.parent.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
     try:
-        _fill(scratch, root)
-        problems = audit_kit(scratch, root)
+        _fill(scratch, tree)
+        problems = audit_kit(scratch, tree)
         if problems:
             raise KitError("the kit would leak instructor material:\n  " + "\n  ".join(problems))
         umask = os.umask(0)
@@ -390,10 +556,15 @@ def run_student_kit(args) -> int:
         print(f"clean: {len(kit_files(Path(args.dest)))} files, no instructor material")
         return 0
     try:
-        files = build_kit(args.dest, root)
+        kit = build_kit(args.dest, root)
     except KitError as error:
         print(f"course student-kit: {error}", file=sys.stderr)
         return 1
-    print(f"wrote the student kit to {args.dest}: {len(files)} files, audited clean")
-    print(f"next: cd {args.dest} && git init && git add -A && git commit -m 'Student kit'")
+    print(f"wrote the student kit to {args.dest}: {len(kit.files)} files from git HEAD "
+          f"{kit.head.commit[:12]} (committed files only), audited clean")
+    if kit.head.uncommitted:
+        shown = ", ".join(kit.head.uncommitted[:5]) + (" ..." if len(kit.head.uncommitted) > 5 else "")
+        print(f"not in the kit: {len(kit.head.uncommitted)} uncommitted change(s) ({shown}); "
+              "commit them and build again to include them")
+    print(f"next: cd {shlex.quote(args.dest)} && git init && git add -A && git commit -m 'Student kit'")
     return 0

@@ -8,13 +8,15 @@
     dispatch.py   devices, and the per-device kernel tables (the dispatcher)
     kernels.py    the CPU kernels, on NumPy arrays
     sim.py        a second device, plugged in the way PyTorch's PrivateUse1 backends are
-    functions.py  every operation with its backward formula beside it
+    functions/    every operation with its backward formula beside it, one file per family
     autograd/     the graph, the backward engine, grad modes, custom Functions, saved-tensor
                   hooks, anomaly mode
     func.py       function transforms: grad, vjp, jvp, vmap
     nn/           Module, Parameter, containers, layers, losses
     optim.py      SGD and Adam
-    viz.py        draw a graph (with saved tensors and their versions)
+    viz.py        draw a graph (with saved tensors and their versions), or a traced one
+    fx.py         dispatch modes, and a tracer that records a program as a graph (make_fx's idea)
+    fusion.py     a pass that fuses chains of element-wise kernels into one generated kernel
     random.py     the generator and its samplers (torch's numbers for a seed)
     amp.py        autocast: which op runs in which precision
 """
@@ -22,11 +24,12 @@ import warnings as _warnings
 
 from . import dtypes as _dtypes
 from .dtypes import (  # noqa: F401
-    bfloat16, bool, double, dtype, float, float16, float32, float64, get_default_dtype, half,
-    int, int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short,
-    uint8,
+    bfloat16, bool, double, dtype, finfo, float, float16, float32, float64, get_default_dtype, half,
+    iinfo, int, int8, int16, int32, int64, long, promote_types, result_type, set_default_dtype, short,
+    uint8, uint16, uint32, uint64,
 )
 from .dispatch import device  # noqa: F401
+from ._formatting import get_printoptions, set_printoptions  # noqa: F401
 from .tensor import Size, Tensor, is_tensor  # noqa: F401
 from . import functions as _functions
 from .functions import (  # noqa: F401
@@ -44,6 +47,13 @@ from .functions import (  # noqa: F401
 from .functions import (  # noqa: F401
     _broadcast_shapes_api as broadcast_shapes, flip, moveaxis, movedim,
 )
+from .functions import (  # noqa: F401  (round 3: what tutorials and students reach for)
+    BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+    LongTensor, ShortTensor, acos, argsort, asin, atan, cosh, cumprod, cumsum, einsum, erf, expm1, frac,
+    index_add, index_fill, index_select, isfinite, isinf, isneginf, isposinf, log1p, log2, log10,
+    logical_xor, logsumexp, masked_select, rsqrt, scatter, scatter_add, scatter_reduce, sinh, tan, tril,
+    triu, trunc, round, swapaxes, swapdims,
+)
 from .random import (  # noqa: F401
     Generator, get_rng_state, initial_seed, manual_seed, normal, rand, rand_like, randint, randn,
     randn_like, randperm, seed, set_rng_state,
@@ -59,7 +69,6 @@ from . import cuda  # noqa: F401
 from . import kernels as _kernels  # noqa: F401  (registers the CPU kernel table)
 from . import sim as _sim
 
-autograd.Variable = Tensor
 # torch returns inf/nan silently where NumPy would warn (overflow in exp, 0/0, ...): silence
 # NumPy's RuntimeWarnings raised from reftorch's own code, and only those.
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"reftorch(\.|$)")

@@ -14,6 +14,33 @@ PRECISION = 4
 LINEWIDTH = 80
 THRESHOLD = 1000
 EDGEITEMS = 3
+SCI_MODE = None  # None: chosen from the values; True or False: always or never scientific
+
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80), "full": (4, float("inf"), 3, 80)}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
+                     sci_mode=None):
+    """How tensors print: digits after the point, how many elements before ``...``
+    summarising, how many kept at each edge, the line width; ``profile`` sets all four
+    ('default', 'short', 'full'). ``sci_mode`` is set every call (None: automatic)."""
+    global PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH, SCI_MODE
+    if profile is not None:
+        PRECISION, THRESHOLD, EDGEITEMS, LINEWIDTH = _PROFILES[profile]
+    if precision is not None:
+        PRECISION = precision
+    if threshold is not None:
+        THRESHOLD = threshold
+    if edgeitems is not None:
+        EDGEITEMS = edgeitems
+    if linewidth is not None:
+        LINEWIDTH = linewidth
+    SCI_MODE = sci_mode
+
+
+def get_printoptions() -> dict:
+    return {"precision": PRECISION, "threshold": THRESHOLD, "edgeitems": EDGEITEMS,
+            "linewidth": LINEWIDTH, "sci_mode": SCI_MODE}
 
 
 class _Formatter:
@@ -34,7 +61,7 @@ class _Formatter:
             return
         big, small = np.abs(shown).max(), np.abs(shown).min()
         self.int_mode = bool(np.all(shown == np.ceil(shown)))
-        self.sci = big / small > 1000.0 or big > 1.0e8 or small < 1.0e-4
+        self.sci = big / small > 1000.0 or big > 1.0e8 or small < 1.0e-4 if SCI_MODE is None else SCI_MODE
         self.width = max(len(self.format(v)) for v in shown)
 
     def format(self, value) -> str:
@@ -106,6 +133,8 @@ def tensor_repr(t) -> str:
         suffixes.append(f"grad_fn=<{name}>")
     elif t._requires_grad:
         suffixes.append("requires_grad=True")
+    if t._fw_grad is not None:  # a dual number (autograd/forward_ad.py)
+        suffixes.append(f"tangent={tensor_repr(t._fw_grad)}")
     text = prefix + body
     # torch counts two more columns than the last line has; matching it wraps at the same place
     last_line = len(text.rsplit("\n", 1)[-1]) + 2

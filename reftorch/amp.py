@@ -19,6 +19,7 @@ it lists; here ``_install`` wraps the same ops where reftorch binds them.
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 
 from . import dtypes
@@ -195,13 +196,13 @@ def _with_autocast(policy, op):
 
 def _install():
     """Put the casts in front of each listed op, wherever reftorch binds it: the functions
-    module (so calls between ops see them too), the package, nn.functional and the Tensor
-    methods (``x @ w``, ``x.mm(w)``)."""
+    package and its family modules (so calls between ops see them too), the package,
+    nn.functional and the Tensor methods (``x @ w``, ``x.mm(w)``)."""
     import reftorch
     from . import functions
     from .nn import functional as nn_functional
     from .tensor import Tensor
-    modules = (functions, nn_functional, reftorch)
+    modules = (functions, *functions.FAMILIES, nn_functional, reftorch)
     for policy, names in (("lower_precision", LOWER_PRECISION_OPS), ("float32", FLOAT32_OPS),
                           ("promote", PROMOTE_OPS)):
         for name in names:
@@ -214,5 +215,6 @@ def _install():
                 if getattr(module, name, None) is op:
                     setattr(module, name, wrapped)
             for attribute, value in list(vars(Tensor).items()):
-                if value is op:
+                # a method is its own forward-mode wrapper around the same function
+                if value is op or (callable(value) and inspect.unwrap(value) is inspect.unwrap(op)):
                     setattr(Tensor, attribute, wrapped)

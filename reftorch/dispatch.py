@@ -16,6 +16,9 @@ _PRIVATEUSE1 = "privateuseone"
 _kernels: dict[str, dict] = {"cpu": {}}
 _allocators: dict[str, object] = {}
 _privateuse1_name = _PRIVATEUSE1
+# Dispatch modes, innermost last (torch's __torch_dispatch__ mode stack; see fx.py): the
+# innermost one is handed every kernel before it runs.
+_modes: list = []
 
 
 class device:
@@ -134,12 +137,13 @@ def register_kernel(op: str, device_type: str):
 def kernel(op: str, d: device):
     """Find the kernel for ``op`` on device ``d`` (the dispatcher's one job)."""
     try:
-        return _kernels[d.type][op]
+        found = _kernels[d.type][op]
     except KeyError:
         raise NotImplementedError(
             f"Could not run 'aten::{op}' with arguments from the '{d.type.upper() if d.type == 'cpu' else d.type}' backend. "
             "This could be because the operator doesn't exist for this backend."
         ) from None
+    return _modes[-1].intercept(op, found) if _modes else found
 
 
 def registered_kernels(device_type: str) -> dict:

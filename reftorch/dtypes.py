@@ -33,6 +33,10 @@ class dtype:
 
 bool = dtype("bool", np.bool_, 0)  # noqa: A001  (torch.bool is the public name)
 uint8 = dtype("uint8", np.uint8, 1)
+# torch's "barebones" unsigned types: storage, copies, views and conversions, little arithmetic
+uint16 = dtype("uint16", np.uint16, 1)
+uint32 = dtype("uint32", np.uint32, 1)
+uint64 = dtype("uint64", np.uint64, 1)
 int8 = dtype("int8", np.int8, 1)
 int16 = dtype("int16", np.int16, 1)
 int32 = dtype("int32", np.int32, 1)
@@ -56,7 +60,8 @@ half = float16
 REDUCED_FLOATS = (float16, bfloat16)
 _REDUCED_NUMPY = tuple(d.numpy for d in REDUCED_FLOATS)
 
-_ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
+_ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, uint16, uint32, uint64)
+BAREBONES_UNSIGNED = (uint16, uint32, uint64)
 _FROM_NUMPY = {d.numpy: d for d in _ALL}
 
 _default_dtype = float32
@@ -96,8 +101,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
     except KeyError:
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only "
-            "supported types are: float64, float32, float16, int64, int32, int16, int8, uint8, "
-            "and bool."
+            "supported types are: float64, float32, float16, complex64, complex128, int64, int32, "
+            "int16, int8, uint64, uint32, uint16, uint8, and bool."
         ) from None
 
 
@@ -105,6 +110,10 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both convert to without losing their kind (torch.promote_types)."""
     if a is b:
         return a
+    if a in BAREBONES_UNSIGNED or b in BAREBONES_UNSIGNED:
+        from .tensor import _scalar_type_name
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to "
+                           f"promote {_scalar_type_name(a)} and {_scalar_type_name(b)}")
     if a._category != b._category:
         return a if a._category > b._category else b
     if a._category == 2:
@@ -143,10 +152,18 @@ def scalar_dtype(value) -> dtype:
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 
 
+def python_number(value):
+    """The Python number torch reads from a NumPy scalar operand: an integer as an int, a
+    float as a float, and a bool as a float too (torch's argument parsing takes np.bool_ so)."""
+    return builtins.float(value) if isinstance(value, np.bool_) else value.item()
+
+
 def result_type(*operands) -> dtype:
     """torch.result_type over tensors and Python numbers."""
     dim_result = zero_result = wrapped_result = None
     for op in operands:
+        if isinstance(op, np.generic):  # a NumPy scalar counts as the Python number it holds
+            op = python_number(op)
         if isinstance(op, (builtins.bool, builtins.int, builtins.float)):
             d = scalar_dtype(op)
             wrapped_result = d if wrapped_result is None else promote_types(wrapped_result, d)
@@ -155,3 +172,52 @@ def result_type(*operands) -> dtype:
         else:
             dim_result = op.dtype if dim_result is None else promote_types(dim_result, op.dtype)
     return _combine(dim_result, _combine(zero_result, wrapped_result))
+
+
+class finfo:
+    """Machine limits of a floating-point dtype: ``torch.finfo(torch.float16).eps``."""
+
+    def __init__(self, type=None):
+        type = _default_dtype if type is None else type
+        if not type.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to "
+                            "handle 'torch.finfo'")
+        info = ml_dtypes.finfo(type.numpy) if type is bfloat16 else np.finfo(type.numpy)
+        self.bits = info.bits
+        self.eps, self.max, self.min = builtins.float(info.eps), builtins.float(info.max), builtins.float(info.min)
+        self.tiny = self.smallest_normal = builtins.float(info.smallest_normal)
+        self.resolution = builtins.float(10.0 ** -info.precision)
+        self.dtype = type.name
+
+    def __eq__(self, other):
+        return isinstance(other, finfo) and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash(("finfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, "
+                f"dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype: ``torch.iinfo(torch.int32).max``."""
+
+    def __init__(self, type):
+        if type is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if type.is_floating_point:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle "
+                            "'torch.iinfo'")
+        info = np.iinfo(type.numpy)
+        self.bits, self.max, self.min, self.dtype = info.bits, builtins.int(info.max), builtins.int(info.min), type.name
+
+    def __eq__(self, other):
+        return isinstance(other, iinfo) and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash(("iinfo", self.dtype))
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={builtins.float(self.min):g}, max={builtins.float(self.max):g}, dtype={self.dtype})"

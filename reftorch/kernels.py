@@ -8,6 +8,7 @@ registers its own kernels for every operator it supports.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -70,7 +71,10 @@ for _name, _ufunc in {
     "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
     "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
     "reciprocal": np.reciprocal, "logical_not": np.logical_not, "bitwise_not": np.invert,
-    "floor": np.floor, "ceil": np.ceil, "isnan": np.isnan,
+    "floor": np.floor, "ceil": np.ceil, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
+    "log1p": np.log1p, "expm1": np.expm1, "log2": np.log2, "log10": np.log10, "tan": np.tan,
+    "atan": np.arctan, "asin": np.arcsin, "acos": np.arccos, "sinh": np.sinh, "cosh": np.cosh,
+    "round": np.round, "trunc": np.trunc,
 }.items():
     cpu_kernel(_name)(_ufunc)
 
@@ -114,6 +118,28 @@ def div_trunc(a, b, out=None):
     if out is None:
         return quotient
     out[...] = quotient
+    return out
+
+
+@cpu_kernel("rsqrt")
+def rsqrt(a, out=None):
+    return np.reciprocal(np.sqrt(a), out=out)
+
+
+@cpu_kernel("frac")
+def frac(a, out=None):
+    return np.subtract(a, np.trunc(a), out=out)
+
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+@cpu_kernel("erf")
+def erf(a, out=None):
+    result = _erf(a).astype(a.dtype)  # libm's erf, value by value (NumPy has none)
+    if out is None:
+        return result
+    out[...] = result
     return out
 
 
@@ -250,10 +276,22 @@ def log_softmax_backward(grad, output, dim):
     return grad - np.exp(output) * np.sum(grad, axis=(dim,), keepdims=True, dtype=grad.dtype)
 
 
+_SAME_SIZE_INT = {np.dtype(np.float32): np.int32, np.dtype(np.float64): np.int64,
+                  np.dtype(np.float16): np.int16}
+
+
 @cpu_kernel("threshold_backward")
 def threshold_backward(output, grad, threshold):
-    # 0 where output <= threshold, else grad: a select (grad * mask would make inf * 0 = nan)
-    return np.where(output <= threshold, 0, grad)
+    """0 where output <= threshold, else grad: a select (grad * mask would make inf * 0 = nan).
+
+    NumPy's ``where`` is slow on a float array, so the select is done on the bits: AND with
+    all ones keeps the value exactly, AND with zero gives +0.0."""
+    keep_as = _SAME_SIZE_INT.get(grad.dtype)
+    if keep_as is None or grad.shape != output.shape:
+        return np.where(output <= threshold, 0, grad)
+    keep = (output <= threshold).view(np.uint8).astype(keep_as)
+    keep -= 1  # dropped 1 -> 0 (no bits), kept 0 -> -1 (every bit); a NaN output keeps, as in where
+    return np.bitwise_and(np.ascontiguousarray(grad).view(keep_as), keep).view(grad.dtype)
 
 
 @cpu_kernel("softmax")

@@ -350,7 +350,19 @@ def set_rng_state(new_state) -> None:
 
 
 # -- tensor functions ------------------------------------------------------------------
+def _check_vmap_randomness():
+    """Inside ``vmap(randomness='error')`` (the default) a random operation is refused: each
+    slice would silently get different numbers, or the same ones, and torch makes you choose."""
+    from .func import vmap_state
+    if vmap_state.randomness == "error":
+        raise RuntimeError(
+            "vmap: called random operation while in randomness error mode. Please either use the "
+            "'same' or 'different' randomness flags on vmap or perform the randomness operation out "
+            "of vmap")
+
+
 def _pick(generator, device) -> Generator:
+    _check_vmap_randomness()
     if generator is None:
         return default_generator_for(device.type)
     if not isinstance(generator, Generator):
@@ -444,24 +456,28 @@ def random_(tensor, from_=None, to=None, *, generator=None):
     return _fill(tensor, lambda n, dt, contiguous: g.randint(n, low, high).astype(dt), RandomBackward0)
 
 
-def _new(size, dtype, device, requires_grad, name):
+def _new(sizes, dtype, device, requires_grad, name, size=None):
     from .functions import _device_arg, _shape_arg, empty
-    if not size:  # torch.rand() needs a size; torch.rand(()) is 0-dim
+    if sizes and size is not None:
+        got = ", ".join([type(s).__name__ for s in sizes] + ["size=" + type(size).__name__])
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
+                        "expected one of:")
+    if not sizes and size is None:  # torch.rand() needs a size; torch.rand(()) is 0-dim
         raise TypeError(f"{name}() received an invalid combination of arguments - got (), but "
                         "expected a size (tuple of ints)")
-    return empty(_shape_arg(size), dtype=dtype or dtypes.get_default_dtype(),
+    return empty(_shape_arg(sizes, name, size), dtype=dtype or dtypes.get_default_dtype(),
                  device=_device_arg(device))
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Uniform on [0, 1)."""
-    out = uniform_(_new(size, dtype, device, requires_grad, "rand"), generator=generator)
+    out = uniform_(_new(sizes, dtype, device, requires_grad, "rand", size), generator=generator)
     return out.requires_grad_(requires_grad) if requires_grad else out
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """Standard normal."""
-    out = normal_(_new(size, dtype, device, requires_grad, "randn"), generator=generator)
+    out = normal_(_new(sizes, dtype, device, requires_grad, "randn", size), generator=generator)
     return out.requires_grad_(requires_grad) if requires_grad else out
 
 
@@ -481,13 +497,16 @@ def randn_like(input, *, dtype=None, device=None, requires_grad=False):
                  requires_grad=requires_grad)
 
 
-def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """Integers uniform on [low, high)."""
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """Integers uniform on [low, high): ``randint(low, high, size)``, ``randint(high, size)`` or
+    ``randint(high=n, size=...)``."""
     from .functions import _device_arg, _finish, _shape_arg, _wrap
     if size is None:  # randint(high, size)
+        if high is None:
+            raise TypeError("randint() missing required argument: 'size'")
         low, high, size = 0, low, high
-    elif high is None:
-        raise TypeError("randint() missing required argument: 'size'")
+    elif high is None:  # randint(high, size=...)
+        low, high = 0, low
     low, high = int(low), int(high)
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
@@ -514,6 +533,7 @@ def bernoulli_mask(shape, p, dtype, device):
     """1 with probability p, else 0 (the mask Dropout multiplies by). Not torch's numbers:
     torch draws these through MKL's own generator."""
     from .tensor import Tensor
+    _check_vmap_randomness()
     g = default_generator_for(device.type)
     keep = g.unit_uniform(math.prod(shape), np.float64).reshape(shape) < p
     return Tensor._wrap(kernel("copy", device)(keep.astype(dtype.numpy)), device)

@@ -1,6 +1,6 @@
 """The Tensor: metadata (shape, strides, offset, dtype, device) over a Storage.
 
-Nothing in this class computes. Arithmetic lives in ``functions.py``; every method here
+Nothing in this class computes. Arithmetic lives in ``functions/``; every method here
 that does math forwards to it, so a reader finds each op's forward and backward together.
 """
 from __future__ import annotations
@@ -28,15 +28,26 @@ _NON_LEAF_GRAD_WARNING = (
 )
 
 _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int32": "IntTensor",
-               "int64": "LongTensor", "bool": "BoolTensor"}
+               "int64": "LongTensor", "bool": "BoolTensor", "int16": "ShortTensor", "int8": "CharTensor",
+               "uint8": "ByteTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor"}
 
 
 class Tensor:
     __slots__ = (
         "_storage", "_np", "_shape", "_stride", "_offset", "dtype", "_device",
         "_requires_grad", "_grad", "grad_fn", "_output_nr", "_version_counter", "_base",
-        "_accumulator", "_retains_grad", "_inference", "__weakref__", "__dict__",
+        "_accumulator", "_retains_grad", "_inference", "_fw_grad", "__weakref__", "__dict__",
     )
+
+    def __new__(cls, *args, device=None):
+        """``torch.Tensor(data)`` or ``torch.Tensor(*sizes)``: the legacy constructor, always the
+        default float dtype (``torch.tensor`` infers the dtype and is the one to use)."""
+        from .functions.creation import legacy_new
+        return legacy_new(cls, None, args, device)
+
+    # np.float64(2) * t and the like come to the tensor's operator, not to NumPy's (which would
+    # turn the tensor into an array), as for torch
+    __array_priority__ = 1000
 
     # -- construction (internal: users call reftorch.tensor / zeros / ...) -------------
     @staticmethod
@@ -49,7 +60,7 @@ class Tensor:
             array = np.ascontiguousarray(array)
             layout = dense_layout(array)
         flat, strides = layout
-        t = Tensor.__new__(Tensor)
+        t = object.__new__(Tensor)
         t._storage = Storage(flat, device)
         t._np = array
         t._shape = array.shape
@@ -64,7 +75,7 @@ class Tensor:
     def _view_of(base: "Tensor", shape, stride, offset) -> "Tensor":
         """A tensor sharing ``base``'s storage (and version counter) with new geometry."""
         storage = base._storage
-        t = Tensor.__new__(Tensor)
+        t = object.__new__(Tensor)
         t._storage = storage
         # an empty view may start at the very end of the storage (torch allows it); NumPy
         # checks the offset against the buffer, so an empty array starts at 0 instead
@@ -86,7 +97,7 @@ class Tensor:
     def _alias_as(self, cls) -> "Tensor":
         """A new object of class ``cls`` over the same storage, with a fresh autograd state
         (how a Parameter wraps the tensor it is given)."""
-        t = Tensor.__new__(cls)
+        t = object.__new__(cls)
         t._storage, t._np, t._shape, t._stride, t._offset = (
             self._storage, self._np, self._shape, self._stride, self._offset)
         t.dtype, t._device = self.dtype, self._device
@@ -103,6 +114,7 @@ class Tensor:
         self._accumulator = None
         self._retains_grad = False
         self._inference = grad_mode.state.inference
+        self._fw_grad = None  # the tangent, inside a forward-AD dual level (autograd/forward_ad.py)
 
     # -- metadata --------------------------------------------------------------------
     @property
@@ -251,6 +263,13 @@ class Tensor:
 
     # -- leaving reftorch: numbers and NumPy ----------------------------------------------
     def item(self):
+        from .func import vmap_state
+        if vmap_state.randomness is not None:  # a number per slice cannot come out of vmap
+            raise RuntimeError(
+                "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
+                "calling .item() on a Tensor, please try to rewrite what you're doing with other "
+                "operations. If error is occurring somewhere inside PyTorch internals, please file a "
+                "bug report.")
         if self.numel() != 1:
             raise RuntimeError(
                 f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
@@ -398,6 +417,22 @@ class Tensor:
         self._backward_hooks[handle.id] = hook
         return handle
 
+    _post_accumulate_grad_hooks = None  # an OrderedDict once a hook is registered
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after backward has added into this leaf's ``.grad`` (an
+        optimizer can step a parameter there, before the rest of backward is done)."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        from .utils.hooks import RemovableHandle
+        if self._post_accumulate_grad_hooks is None:
+            self._post_accumulate_grad_hooks = OrderedDict()
+        handle = RemovableHandle(self._post_accumulate_grad_hooks)
+        self._post_accumulate_grad_hooks[handle.id] = hook
+        return handle
+
     @property
     def data(self) -> "Tensor":
         """The same numbers, outside the graph (an alias; prefer ``detach()``)."""
@@ -414,6 +449,28 @@ class Tensor:
         self.dtype = other.dtype
         self._device = other._device
 
+    def resize_(self, *sizes, memory_format=None):
+        """Give the tensor a new shape in place (row-major); new memory when it needs more than
+        its storage holds, the old values kept at the front."""
+        from .storage import contiguous_strides
+        shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
+        if any(n < 0 for n in shape):
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        needed = self._offset + int(np.prod(shape, dtype=np.int64))
+        if needed > len(self._storage):
+            data = np.zeros(needed, dtype=self._storage.data.dtype)
+            data[:len(self._storage)] = self._storage.data
+            self._storage = Storage(data, self._device)
+        stride = contiguous_strides(shape)
+        itemsize = self._storage.data.itemsize
+        self._np = np.ndarray(shape, dtype=self._storage.data.dtype, buffer=self._storage.data,
+                              offset=self._offset * itemsize if int(np.prod(shape)) else 0,
+                              strides=tuple(s * itemsize for s in stride))
+        self._shape, self._stride = shape, stride
+        return self
+
     # -- devices -------------------------------------------------------------------------
     def cpu(self):
         return self.to("cpu")
@@ -425,10 +482,12 @@ class Tensor:
 # how torch's messages name a dtype: its C++ element type, or its ScalarType
 _CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long int",
                    "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-                   "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+                   "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                   "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long"}
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long",
                       "int16": "Short", "int8": "Char", "uint8": "Byte",
-                      "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16"}
+                      "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16",
+                      "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
 
 
 def _cpp_type_name(dtype) -> str:
@@ -465,5 +524,5 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
-# Math methods (add, view, sum, ...) are installed by functions.py, next to their formulas.
+# Math methods (add, view, sum, ...) are installed by functions/methods.py.
 from . import functions as _functions  # noqa: E402,F401

@@ -1,4 +1,4 @@
-"""Pictures: the autograd graph, and a tensor laid over its storage.
+"""Pictures: the autograd graph, a tensor laid over its storage, and a traced program's graph.
 
 ``draw_graph`` shows what torchviz's ``make_dot`` shows (operation nodes, leaves with their
 names and shapes) and also each node's saved tensors with the version they were saved at,
@@ -182,3 +182,33 @@ def storage_diagram(tensor, label: str = "t", max_cells: int = 40, max_elements:
 
 def _row_node(lead: tuple, r: int) -> str:
     return "row" + "".join(f"_{i}" for i in lead) + f"_{r}"
+
+
+# -- a traced program's graph (torch.fx's or reftorch.fx's) -----------------------------------
+_OP_COLOURS = {"placeholder": "lightblue", "get_attr": "wheat", "call_function": "white",
+               "call_method": "lavender", "call_module": "lightpink", "output": "darkolivegreen1"}
+
+
+def _node_type(node) -> str:
+    meta = node.meta
+    if "shape" in meta:  # reftorch.fx
+        return f"({', '.join(map(str, meta['shape']))})"
+    value = meta.get("val", meta.get("tensor_meta"))  # torch.fx after make_fx / ShapeProp
+    shape = getattr(value, "shape", None)
+    return "" if shape is None else f"({', '.join(map(str, shape))})"
+
+
+def draw_fx_graph(graph, title=None):
+    """A graphviz.Digraph of a ``torch.fx.Graph`` or a ``reftorch.fx.Graph``: one box per
+    node, coloured by its kind (placeholder, get_attr, call_function, call_method,
+    call_module, output), with its name, its target and (when recorded) its shape; an arrow
+    from each node to every node that reads it."""
+    dot = graphviz.Digraph(node_attr=dict(style="filled", shape="box", fontsize="10", height="0.2"),
+                           graph_attr=dict(rankdir="TB", ranksep="0.25", label=title or "", labelloc="t"))
+    for node in graph.nodes:
+        target = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", str(node.target))
+        label = node.name if node.op == "output" else f"{node.name}\n{node.op}: {target} {_node_type(node)}".strip()
+        dot.node(node.name, label, fillcolor=_OP_COLOURS.get(node.op, "white"))
+        for source in node.all_input_nodes:
+            dot.edge(source.name, node.name)
+    return dot

@@ -112,3 +112,41 @@ def test_release_publishes_to_the_exchange(tmp_path, monkeypatch, capsys):
     outbound = next((tmp_path / "course" / "exchange").glob(f"*/outbound/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"))
     assert json.loads(outbound.read_text()) == json.loads(
         (tmp_path / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
+
+
+def test_release_check_ignores_what_jupyterlab_writes(tmp_path, capsys):
+    """An instructor opens the committed release in JupyterLab, runs it and saves it: outputs,
+    execution counts, timings and kernel metadata change, the assignment does not."""
+    import nbclient
+    import nbformat
+    from jupyter_server.services.contents.filemanager import FileContentsManager
+
+    root = tmp_path / "course"
+    (root / "course").mkdir(parents=True)
+    shutil.copy(REPO / nbgrader_course.CONFIG_RELATIVE_PATH, root / nbgrader_course.CONFIG_RELATIVE_PATH)
+    shutil.copytree(REPO / "solutions" / ASSIGNMENT, root / "solutions" / ASSIGNMENT)
+    assert cli.main(["release", ASSIGNMENT, "--root", str(root)]) == 0   # --root: no monkeypatching
+    released = root / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+
+    notebook = nbformat.read(str(released), as_version=4)
+    nbclient.NotebookClient(notebook, timeout=120, allow_errors=True, record_timing=True,
+                            resources={"metadata": {"path": str(released.parent)}}).execute()
+    notebook.metadata.kernelspec["display_name"] = "Python 3 (course venv)"
+    notebook.cells[0].metadata["collapsed"] = True
+    manager = FileContentsManager(root_dir=str(root))
+    manager.save({"type": "notebook", "format": "json", "content": notebook},
+                 f"assignments/{ASSIGNMENT}/{ASSIGNMENT}.ipynb")
+    saved = json.loads(released.read_text())
+    assert any(cell.get("outputs") for cell in saved["cells"]), "the run wrote no outputs"
+    assert any(cell.get("execution_count") for cell in saved["cells"])
+    capsys.readouterr()
+    assert cli.main(["release", "--check", ASSIGNMENT, "--root", str(root)]) == 0, capsys.readouterr().out
+    assert "holds outputs saved by JupyterLab (not compared)" in capsys.readouterr().out
+
+    # What a student gets still counts: a test cell's text, or its points.
+    for cell in saved["cells"]:
+        if cell["metadata"].get("nbgrader", {}).get("grade_id") == "test_returns_self":
+            cell["metadata"]["nbgrader"]["points"] = 3
+    released.write_text(json.dumps(saved))
+    assert cli.main(["release", "--check", ASSIGNMENT, "--root", str(root)]) == 1
+    assert "differs from a fresh release in metadata" in capsys.readouterr().out

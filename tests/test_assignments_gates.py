@@ -37,25 +37,28 @@ pytestmark = pytest.mark.filterwarnings("ignore", category=SAWarning)
 ROOT = Path(os.environ.get("COURSE_GATES_ROOT") or nbgrader_course.REPO_ROOT).resolve()
 ASSIGNMENTS = nbgrader_course.assignment_ids(ROOT)
 
-# The answer cell left blank in each assignment's partial submission.
-PARTIAL_BLANK_CELL = {
-    "01_tensors": "can_view",
-    "02_devices": "dispatcher",
-    "03_autograd": "value_ops",
-    "04_autograd_advanced": "first_nan_backward",
-    "05_inplace": "modified_since_saved",
-    "06_clone_detach": "ema_update",
-    "07_modules": "sequential",
-    "08_training": "train",
-}
+# The answer cell left blank in an assignment's partial submission: by default its last
+# answer cell (the earlier ones keep earning points); a source notebook can name another in
+# its metadata, {"course": {"partial_blank": "<grade_id>"}}. An assignment with a single
+# answer cell cannot show partial work and fails the partial gate, saying so.
+
+
+def partial_blank_cell(notebook: dict) -> str | None:
+    chosen = notebook.get("metadata", {}).get("course", {}).get("partial_blank")
+    answers = [grade_id for grade_id, cell in _cells_by_id(notebook).items()
+               if cell["metadata"]["nbgrader"].get("solution")]
+    if chosen:
+        return chosen
+    return answers[-1] if len(answers) >= 2 else None
 
 
 def test_course_has_one_assignment_per_lesson():
-    assert ASSIGNMENTS == ["01_tensors", "02_devices", "03_autograd", "04_autograd_advanced", "05_inplace",
-                           "06_clone_detach", "07_modules", "08_training"]
+    assert ASSIGNMENTS, "no assignments found in solutions/"
+    assert all(re.fullmatch(r"\d{2}_[a-z][a-z0-9_]*", name) for name in ASSIGNMENTS), ASSIGNMENTS
     lessons = sorted(p.stem for p in (nbgrader_course.REPO_ROOT / "lessons").glob("[0-9][0-9]_*.ipynb"))
-    assert ASSIGNMENTS == lessons  # lesson N leads into assignment N, same name
-    assert set(PARTIAL_BLANK_CELL) == set(ASSIGNMENTS)
+    # lesson N leads into assignment N, same name; an assignment without a lesson is allowed
+    missing = sorted(set(lessons) - set(ASSIGNMENTS))
+    assert not missing, f"lessons without the assignment of the same name in solutions/: {missing}"
 
 
 def _cells_by_id(notebook: dict) -> dict[str, dict]:
@@ -95,7 +98,8 @@ class Graded:
         self.committed_release = ROOT / "assignments" / assignment
         self.fresh_release = course / "assignments" / assignment
         self.notebook_name = f"{assignment}.ipynb"
-        self.students = ("blank", "full", "partial")
+        self.partial_blank = partial_blank_cell(json.loads(self.source.read_text()))
+        self.students = ("blank", "full", "partial") if self.partial_blank else ("blank", "full")
         done = course / "graded.json"
         if not done.exists():
             self._grade()
@@ -112,11 +116,9 @@ class Graded:
 
         release = json.loads((self.fresh_release / self.notebook_name).read_text())
         solution = json.loads(self.source.read_text())
-        submissions = {
-            "blank": release,
-            "full": _answered(release, solution),
-            "partial": _answered(release, solution, leave_blank=PARTIAL_BLANK_CELL[assignment]),
-        }
+        submissions = {"blank": release, "full": _answered(release, solution)}
+        if self.partial_blank:
+            submissions["partial"] = _answered(release, solution, leave_blank=self.partial_blank)
         for student, notebook in submissions.items():
             folder = _mkdir(course / "course" / "submitted" / student / assignment)
             (folder / self.notebook_name).write_text(json.dumps(notebook))
@@ -197,9 +199,13 @@ def test_gate3_solution_scores_full_marks(assignment, graded):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_partial_submission_scores_strictly_between(assignment, graded):
+    assert graded.partial_blank, (
+        f"{assignment} has a single answer cell, so no submission can show partial work: give it at "
+        "least two answer cells (partial credit is what the gate checks)")
     total, maximum = _points(graded.scores["partial"]), _points(graded.max_points)
     assert 0 < total < maximum, (
-        f"{assignment} with answer cell {PARTIAL_BLANK_CELL[assignment]!r} blanked scores {total} of {maximum}")
+        f"{assignment} with answer cell {graded.partial_blank!r} blanked scores {total} of {maximum}; "
+        'name another cell in the source metadata: {"course": {"partial_blank": "<grade_id>"}}')
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

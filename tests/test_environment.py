@@ -2,6 +2,10 @@
 version ranges that both admit the exact pins `make` installs from requirements.lock."""
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -110,3 +114,38 @@ def test_checker_catches_an_extra_package():
 @pytest.mark.parametrize("name", ["torch", "numpy", "nbgrader", "jupyterlab"])
 def test_lock_pins_the_core_packages(name):
     assert name in lock_pins(read("requirements.lock"))
+
+
+# -- system packages: a student's `make lab` asks only for what the lab needs -------------
+def _sysdeps(target: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    """`.ci/sysdeps TARGET` as a user who is not root, on a machine with nothing but a shell,
+    coreutils, graphviz's `dot` and `g++` (stand-ins here): what would it ask for?"""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for tool in ("bash", "id", "ls", "env"):
+        (bin_dir / tool).unlink(missing_ok=True)
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    for stand_in in ("dot", "g++"):   # what the lab needs: graphviz, a C++ compiler (lesson 09)
+        (bin_dir / stand_in).write_text("#!/bin/sh\n")
+        (bin_dir / stand_in).chmod(0o755)
+    script = tmp_path / "sysdeps"   # a copy: the checkout itself may sit in a 0700 folder
+    shutil.copy(ROOT / ".ci" / "sysdeps", script)
+    script.chmod(0o755)
+    command = [str(bin_dir / "bash"), str(script), *([target] if target else [])]
+    if os.geteuid() == 0:   # be the student: not root, so nothing gets installed
+        command = [shutil.which("setpriv"), "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+    return subprocess.run(command, env={"PATH": str(bin_dir)}, capture_output=True, text=True)
+
+
+def test_make_lab_asks_a_student_only_for_what_the_lab_needs():
+    with tempfile.TemporaryDirectory() as folder:   # 0700: opened for the unprivileged user
+        os.chmod(folder, 0o755)
+        lab = _sysdeps("lab", Path(folder))
+        everything = _sysdeps("", Path(folder))   # what `make test` needs: the check can fail
+    assert lab.returncode == 0 and lab.stderr == "", lab.stderr
+    assert everything.returncode == 1
+    for package in ("bubblewrap", "chromium", "npm"):   # (PostgreSQL is also found by its path)
+        assert package in everything.stderr
+    makefile = (ROOT / "Makefile").read_text()
+    lab_rule = next(line for line in makefile.splitlines() if line.startswith("lab:"))
+    assert "lab-sysdeps" in lab_rule.split() and "sysdeps" not in lab_rule.split()

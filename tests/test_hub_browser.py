@@ -2,22 +2,34 @@
 
 Real Unix users (random names, removed afterwards), real PAM logins, JupyterHub with
 configurable-http-proxy, each JupyterLab running as its person's Unix user, nbgrader's
-exchange at a system-like path shared by all:
+exchange at a system-like path shared by all. The course is a git checkout in the
+instructor's 0700 home, at a path with spaces (tests/browser/hub.py):
 
 1. the hub refuses to start twice and the first keeps serving;
-2. the instructor releases an assignment; both students log in, fetch it in the Assignment
-   List, answer (A one question, B two), save and submit;
+2. the instructor releases an assignment; both students log in and find the student kit of
+   the checkout's HEAD in their home (exactly its files); they fetch the assignment in the
+   Assignment List, answer (A one question, B two), save and submit;
 3. A cannot open B's work: not on the file system as A's Unix user, not from A's kernel,
    not through B's server with A's login;
-4. the instructor collects and grades (`course collect`, `course grade`, the sandboxed
-   grader) as their Unix user; Formgrader shows both students by name;
-5. `course feedback`; each student fetches feedback and sees exactly their own score.
+4. A cannot read anything of the instructor's: the checkout, its .git (also with
+   `git -c safe.directory=* show HEAD:solutions/...`), solutions, gradebook.db,
+   nbgrader_config.py, the instructor's home and Jupyter runtime files, the exchange's
+   inbound, the hub's state, /proc of the instructor's processes and the hub's (environ,
+   cwd, root, fd, maps, mem), and A's server's environment names nothing of the checkout;
+   tried as A's Unix user, from A's kernel, and over HTTP (A's server, the instructor's);
+5. the instructor collects and grades (`course collect`, `course grade`, the sandboxed
+   grader) as their Unix user; Formgrader shows both students by name, and its own
+   Generate/Release/Collect/Autograde/feedback buttons are hidden and refused;
+6. `course feedback`; each student fetches feedback and sees exactly their own score.
 Screenshots go to artifacts/hub/.
 """
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import subprocess
+import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -52,6 +64,92 @@ def probe(path, how):
         return "missing"
 print("PROBE" + json.dumps({name: probe(path, how) for name, (path, how) in TARGETS.items()}))
 """
+
+
+# Everything of the instructor's a student might try, by every path we know of: each file
+# path, `git show` of the solutions from the checkout's history, /proc of the instructor's
+# processes (their JupyterLab and kernels) and of root's (the hub), and the student's own
+# environment. Prints what was reached; "denied" is the only acceptable answer.
+PRIVACY_PROBE = """
+import json, os, subprocess
+def attempt(path, how):
+    try:
+        if how == "list":
+            os.listdir(path)
+        elif how == "link":
+            os.readlink(path)
+        else:
+            with open(path, "rb") as handle:
+                if not handle.read(1):
+                    return "empty"  # a kernel thread's /proc/<pid>/maps: nothing to read
+        return "allowed"
+    except PermissionError:
+        return "denied"
+    except (FileNotFoundError, ProcessLookupError):
+        return "missing"
+seen = {name: attempt(path, how) for name, (path, how) in TARGETS.items()}
+git = subprocess.run(["git", "-c", "safe.directory=*", "-C", CHECKOUT, "show",
+                      "HEAD:solutions/" + ASSIGNMENT + "/" + ASSIGNMENT + ".ipynb"],
+                     capture_output=True, text=True)
+seen["git show HEAD:solutions/..."] = ("allowed" if git.returncode == 0 or git.stdout
+                                       else "denied" if "Permission denied" in git.stderr
+                                       else git.stderr.strip())
+def uid_of(pid):
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("Uid:"))
+    except (OSError, StopIteration):
+        return None
+processes = {"instructor": [], "root": []}
+for pid in filter(str.isdigit, os.listdir("/proc")):
+    uid = uid_of(pid)
+    if uid in (INSTRUCTOR_UID, 0):
+        processes["instructor" if uid else "root"].append(pid)
+for who, pids in processes.items():
+    for entry, how in (("environ", "read"), ("cwd", "list"), ("cwd", "link"), ("root", "list"),
+                       ("fd", "list"), ("maps", "read"), ("mem", "read"), ("exe", "link")):
+        outcomes = {attempt(f"/proc/{pid}/{entry}", how) for pid in pids} - {"missing"}
+        seen[f"/proc/<{who}'s>/{entry} ({how})"] = sorted(outcomes)
+seen["instructor's processes"] = len(processes["instructor"])
+seen["environment naming the checkout"] = sorted(key for key, value in os.environ.items()
+                                                 if CHECKOUT in value)
+print("PROBE" + json.dumps(seen))
+"""
+
+
+def privacy_targets(hub: CourseHub, inbound: Path) -> dict:
+    course, home = hub.course, hub.home(hub.instructor)
+    return {
+        "the checkout": (str(course), "list"),
+        "its .git": (str(course / ".git"), "list"),
+        ".git/HEAD": (str(course / ".git" / "HEAD"), "read"),
+        ".git/config": (str(course / ".git" / "config"), "read"),
+        "solutions/": (str(course / "solutions"), "list"),
+        "a solution notebook": (str(course / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"),
+                                "read"),
+        "gradebook.db": (str(course / "course" / "gradebook.db"), "read"),
+        "course/nbgrader_config.py": (str(course / "course" / "nbgrader_config.py"), "read"),
+        "the instructor's home": (str(home), "list"),
+        "the instructor's Jupyter runtime": (str(home / ".local" / "share" / "jupyter" / "runtime"),
+                                             "list"),
+        "exchange inbound": (str(inbound), "list"),
+        "the hub's state": (str(hub.state), "list"),
+        "the hub's settings": (str(hub.state / "settings.json"), "read"),
+    }
+
+
+def privacy_probe(run, hub: CourseHub, inbound: Path) -> None:
+    """Run PRIVACY_PROBE with ``run`` (as the Unix user, or in the kernel) and check it."""
+    seen = run({"TARGETS": privacy_targets(hub, inbound), "CHECKOUT": str(hub.course),
+                "ASSIGNMENT": ASSIGNMENT, "INSTRUCTOR_UID": hub.uid(hub.instructor)})
+    assert seen.pop("instructor's processes") > 0, "no process of the instructor to probe"
+    assert seen.pop("environment naming the checkout") == [], seen
+    for name, outcome in seen.items():
+        if name.startswith("/proc"):
+            assert "denied" in outcome and set(outcome) <= {"denied", "empty"}, (
+                f"a student reached {name}: {outcome} ({seen})")
+        else:
+            assert outcome == "denied", f"a student reached {name}: {outcome} ({seen})"
 
 
 def answers(count: int) -> list[str]:
@@ -120,13 +218,18 @@ def fetch_work_submit(lab: Lab, name: str, solved: list[str]) -> None:
     lab.screenshot(f"{name}_2_submitted")
 
 
-def probe_as(hub: CourseHub, user: str, targets: dict) -> dict:
+def _program(names: dict, script: str) -> str:
+    return "".join(f"{name} = {value!r}\n" for name, value in names.items()) + script
+
+
+def probe_as(hub: CourseHub, user: str, targets: dict, script: str = PROBE) -> dict:
     """The probe run by `user` on the machine (their Unix permissions, nothing else)."""
-    done = hub.as_user(user, ["python", "-c", f"TARGETS = {targets!r}\n{PROBE}"])
+    names = targets if script is not PROBE else {"TARGETS": targets}
+    done = hub.as_user(user, ["python", "-c", _program(names, script)])
     return json.loads(done.stdout.split("PROBE", 1)[1])
 
 
-def probe_in_kernel(lab: Lab, targets: dict) -> dict:
+def probe_in_kernel(lab: Lab, targets: dict, script: str = PROBE) -> dict:
     """The same probe run by a kernel of the person's own JupyterLab, through their server."""
     output = lab.page.evaluate("""async (code) => {
         const kernels = window.jupyterapp.serviceManager.kernels;
@@ -141,7 +244,7 @@ def probe_in_kernel(lab: Lab, targets: dict) -> dict:
         await future.done;
         await kernel.shutdown();
         return out;
-    }""", f"TARGETS = {targets!r}\n{PROBE}")
+    }""", _program(targets if script is not PROBE else {"TARGETS": targets}, script))
     assert "PROBE" in output, f"the probe did not run in the kernel: {output}"
     return json.loads(output.split("PROBE", 1)[1])
 
@@ -201,6 +304,10 @@ def with_the_class(hub: CourseHub, a: str, b: str, inbound: Path, release) -> No
             for user, lab in labs.items():
                 wait_for_lab(lab, user)
             labs[a].screenshot("a_0_lab")
+            # Each student's home holds exactly the kit of the checkout's HEAD.
+            for student in (a, b):
+                kit_in_home(hub, student)
+            expect(labs[a].page.locator(".jp-DirListing-item", has_text="lessons")).to_be_visible()
             release.result(timeout=180)  # raises what the release raised
 
             # 2. Both students fetch, work and submit.
@@ -225,7 +332,12 @@ def with_the_class(hub: CourseHub, a: str, b: str, inbound: Path, release) -> No
             assert reply.status == 403 and f"{ASSIGNMENT}.ipynb" not in reply.text(), (
                 f"A's login reached B's server: {reply.status} {reply.text()[:300]}")
 
-            # 4. The instructor collects and grades, as their own Unix user.
+            # 4. A cannot read anything of the instructor's, by any path.
+            privacy_probe(lambda names: probe_as(hub, a, names, PRIVACY_PROBE), hub, inbound)
+            privacy_probe(lambda names: probe_in_kernel(labs[a], names, PRIVACY_PROBE), hub, inbound)
+            instructor_files_over_http(labs[a], hub, a)
+
+            # 5. The instructor collects and grades, as their own Unix user.
             collected = hub.instructor_course("collect", ASSIGNMENT)
             assert "collected 2 submission(s)" in collected, collected
             assert "refused" not in collected, collected
@@ -235,8 +347,9 @@ def with_the_class(hub: CourseHub, a: str, b: str, inbound: Path, release) -> No
             assert 0 < scores[a][0] < scores[b][0] < scores[b][1], (
                 f"A answered one question, B two: {scores}")
             formgrader_names(labs[hub.instructor], hub, a, b)
+            formgrader_refuses_its_own_grading(labs[hub.instructor], hub, a)
 
-            # 5. Feedback: each student sees one page, with their own score.
+            # 6. Feedback: each student sees one page, with their own score.
             hub.instructor_course("feedback", ASSIGNMENT)
             for user, name in ((a, "a"), (b, "b")):
                 assert fetch_feedback(labs[user], name) == 1
@@ -281,3 +394,56 @@ def formgrader_names(lab: Lab, hub: CourseHub, a: str, b: str) -> None:
         assert last in text and first in text and "None" not in text, (
             f"formgrader shows {student} as {text!r}")
     lab.screenshot("instructor_formgrader_students")
+
+
+def kit_in_home(hub: CourseHub, student: str) -> None:
+    """At first login a student's home holds the class kit, file for file, and nothing else
+    of the course; the kit's lessons are those of the checkout's HEAD."""
+    kit, home = hub.class_dir / "kit", hub.home(student)
+    kit_files = {p.relative_to(kit) for p in kit.rglob("*") if p.is_file()}
+    missing = [str(p) for p in sorted(kit_files) if (home / p).read_bytes() != (kit / p).read_bytes()]
+    assert not missing, f"{student}'s home lacks or differs in {missing[:5]}"
+    visible = {p.name for p in home.iterdir() if not p.name.startswith(".")}
+    assert visible == {p.parts[0] for p in kit_files if not p.parts[0].startswith(".")}, visible
+    listing = subprocess.run(["git", "-c", f"safe.directory={hub.course}", "-C", str(hub.course),
+                              "ls-files", "lessons/*.ipynb"], capture_output=True, text=True,
+                             check=True).stdout.split()
+    assert sorted(p.name for p in (home / "lessons").glob("*.ipynb")) == sorted(
+        Path(name).name for name in listing), listing
+
+
+def instructor_files_over_http(lab: Lab, hub: CourseHub, student: str) -> None:
+    """Through the hub with the student's login: their own server does not step outside
+    their home, the instructor's server and the hub's admin API refuse them."""
+    escape = "../" * 8 + str(hub.course).lstrip("/")
+    notebook = f"solutions/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"
+    attempts = {
+        "own server, contents ../": f"user/{student}/api/contents/{urllib.parse.quote(escape)}/solutions",
+        "own server, files ../": f"user/{student}/files/{urllib.parse.quote(escape)}/{notebook}",
+        "own server, files %2e%2e": f"user/{student}/files/%2e%2e/%2e%2e/{hub.course}/{notebook}",
+        "instructor's server, contents": f"user/{hub.instructor}/api/contents/{notebook}",
+        "instructor's server, formgrader": f"user/{hub.instructor}/formgrader/api/assignments",
+        "hub admin API": f"hub/api/users/{hub.instructor}",
+    }
+    for name, path in attempts.items():
+        reply = lab.page.request.get(hub.url(path))
+        body = reply.text()
+        assert reply.status in (400, 403, 404), f"{name}: {reply.status} {body[:300]}"
+        assert "BEGIN SOLUTION" not in body and '"cells"' not in body, f"{name}: {body[:300]}"
+
+
+def formgrader_refuses_its_own_grading(lab: Lab, hub: CourseHub, student: str) -> None:
+    """Formgrader's Generate/Release/Collect/feedback columns are hidden, and its Autograde
+    (students' code unsandboxed, bypassing `course grade`) is refused with what to run."""
+    frame = lab.page.frame_locator(".jp-MainAreaWidget:not(.lm-mod-hidden) iframe").first
+    frame.locator('a[href*="manage_assignments"]').first.click()
+    expect(frame.locator("#main-table tr", has_text=ASSIGNMENT).first).to_be_visible(timeout=30_000)
+    expect(frame.locator("thead th", has_text=re.compile(r"^\s*Edit\s*$"))).to_be_visible()
+    for header in ("Generate", "Release", "Collect", "Generate Feedback", "Release Feedback"):
+        expect(frame.locator("thead th", has_text=re.compile(rf"^\s*{header}\s*$"))).to_be_hidden()
+    expect(frame.locator("#main-table td.assign").first).to_be_hidden()
+    lab.screenshot("instructor_formgrader_assignments")
+    reply = lab.page.request.post(
+        hub.url(f"user/{hub.instructor}/formgrader/api/submission/{ASSIGNMENT}/{student}/autograde"))
+    assert reply.status == 403, f"formgrader's autograde answered {reply.status}: {reply.text()[:300]}"
+    assert f"course grade {ASSIGNMENT} --student {student}" in reply.json()["error"], reply.text()

@@ -1,4 +1,5 @@
-"""`course hub start` refuses what cannot work, with a clear message and no side effects.
+"""`course hub start` refuses what cannot work, with a clear message and no side effects:
+among others a checkout students could read (the hub serves them by allow-list only).
 
 (A hub that really starts, and a second start refused while the first keeps serving, are
 in tests/test_hub_browser.py.)
@@ -6,11 +7,16 @@ in tests/test_hub_browser.py.)
 from __future__ import annotations
 
 import os
+import pwd
+import shutil
 import socket
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from course.cli import main
+from course.hub_install import folder_shutting_out
 
 
 def free_port() -> int:
@@ -60,3 +66,64 @@ def test_a_busy_port_is_refused(capsys, tmp_path):
     assert code == 1
     assert f"port {port} on 127.0.0.1 is already in use by another program" in err
     assert not (tmp_path / "state").exists()
+
+
+@pytest.fixture()
+def open_course(tmp_path):
+    """A course checkout whose every parent folder lets other users through (tmp_path's do
+    not: pytest makes them private), its course/ owned by an ordinary user, `nobody`."""
+    top = Path(tempfile.mkdtemp(prefix="course hub "))
+    try:
+        top.chmod(0o755)
+        root = top / "the course"
+        (root / "course").mkdir(parents=True)
+        os.chown(root / "course", pwd.getpwnam("nobody").pw_uid, -1)
+        root.chmod(0o755)
+        yield root
+    finally:
+        shutil.rmtree(top)
+
+
+def test_a_checkout_students_could_read_is_refused_and_nothing_is_published(capsys, open_course):
+    if os.geteuid() != 0:
+        pytest.fail("`course hub start` runs as root; so does this test (CI runs as root)")
+    top = open_course.parent
+    options = ("--root", str(open_course), "--instructor", "nobody",
+               "--class-dir", str(top / "class"))
+    code, err = start(capsys, top, *options)
+    assert code == 1
+    assert f"students could read the course checkout {open_course} (mode 755" in err, err
+    assert f"chmod 700 '{open_course}'" in err, err
+    assert sorted(p.name for p in top.iterdir()) == ["the course"]
+
+    # Private: the hub goes on, and builds what students get from git HEAD only.
+    open_course.chmod(0o700)
+    code, err = start(capsys, top, *options)
+    assert code == 1
+    assert f"{open_course} is not a git repository: the kit is built from its last commit" in err, err
+    assert sorted(p.name for p in top.iterdir()) == ["the course"]
+
+    # A class folder or exchange students cannot reach is named.
+    (top / "private").mkdir(mode=0o700)
+    code, err = start(capsys, top, "--root", str(open_course), "--instructor", "nobody",
+                      "--class-dir", str(top / "private" / "class"))
+    assert code == 1
+    assert f"--class-dir {top}/private/class: students cannot enter {top}/private (mode 700)" in err, err
+
+
+def test_a_folder_shuts_students_out_only_when_they_can_neither_list_nor_enter_it():
+    top = Path(tempfile.mkdtemp(prefix="course hub "))
+    try:
+        top.chmod(0o755)
+        folder = top / "checkout"
+        folder.mkdir()
+        students = {folder.stat().st_gid}  # as if a student were in the folder's group
+        for mode, gids, shut in ((0o700, set(), True), (0o750, set(), True),
+                                 (0o750, students, False), (0o740, students, False),
+                                 (0o701, set(), False), (0o704, set(), False),
+                                 (0o755, set(), False)):
+            folder.chmod(mode)
+            assert (folder_shutting_out(folder, gids) == folder) is shut, oct(mode)
+        assert folder_shutting_out(folder, set()) is None  # 0755 down from /
+    finally:
+        shutil.rmtree(top)

@@ -18,7 +18,7 @@ import pytest
 from course.lessons import LESSONS, RAISES_TAG, lesson_paths, problems
 
 EXPECTED = ["01_tensors", "02_devices", "03_autograd", "04_autograd_advanced", "05_inplace", "06_clone_detach",
-            "07_modules", "08_training"]
+            "07_modules", "08_training", "09_graphs"]
 
 # Syllabus topics that must appear in a lesson's code (API names a lesson cannot teach without)
 SYLLABUS_CODE = {
@@ -61,6 +61,14 @@ SYLLABUS_CODE = {
                     "__len__", "BatchNorm1d(", "running_mean", "running_var", "num_batches_tracked",
                     ".eval()", ".train()", "autocast(", "bfloat16", "float16", "finfo(",
                     "register_forward_hook("],
+    "09_graphs": ["symbolic_trace(", "graph.nodes", "placeholder", "get_attr", "call_function", "call_method",
+                  "call_module", "gm.code", "recompile()", "replace_pattern(", "eliminate_dead_code()",
+                  "inserting_before(", "replace_all_uses_with(", "map_arg(", "ShapeProp(", "TorchDispatchMode",
+                  "__torch_dispatch__", "FlopCounterMode", "make_fx(", "core_aten_decompositions()",
+                  "decomposition_table", "Tag.core", "CompositeImplicitAutograd", "torch.compile(",
+                  "_dynamo.explain(", "run_and_get_code(", "cpp.cxx", "backend='aot_eager'",
+                  "torch.export.export(", "run_decompositions()", "torch.cond(", "Dim(", "torch.onnx.export(",
+                  "ReferenceEvaluator", "ref_fx.trace(", "fuse_elementwise(", "draw_fx_graph("],
 }
 
 
@@ -72,7 +80,7 @@ def code_of(nb) -> str:
     return "\n".join(c.source for c in nb.cells if c.cell_type == "code")
 
 
-def test_the_eight_lessons_exist_in_order():
+def test_the_nine_lessons_exist_in_order():
     assert [p.stem for p in lesson_paths()] == EXPECTED
 
 
@@ -88,9 +96,9 @@ def test_lesson_is_stored_executed_in_order_without_unexpected_errors(name):
 
 
 @pytest.mark.parametrize("name", EXPECTED)
-def test_lesson_states_goals_first_and_ends_with_exercises(name):
+def test_lesson_states_goals_first_and_ends_its_core_path_with_exercises(name):
     nb = lesson(name)
-    markdown = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    markdown = [c.source for c in core_path(nb) if c.cell_type == "markdown"]
     assert "Goals" in markdown[0]
     assert any("## Exercises" in m for m in markdown[-3:])
     assert "assignments/" in "\n".join(markdown[-3:])  # exercises lead into the graded assignment
@@ -126,12 +134,73 @@ def test_gpu_cells_report_their_skip():
 
 
 MAX_CELLS = 100  # beyond this a lesson is two lessons
+# What a student must do in the stated time: everything before the appendix heading. Parity checks
+# against torch, long reftorch listings and extra examples go after it.
+MAX_CORE_CELLS = 45
+APPENDIX_HEADING = "## Appendix"
 TIMING = re.compile(r"perf_counter|timeit|median_seconds|time\.time\(|\btimed\(")
 
 
 @pytest.mark.parametrize("name", EXPECTED)
 def test_lesson_is_short_enough_to_read_in_one_sitting(name):
     assert len(lesson(name).cells) <= MAX_CELLS
+
+
+def appendix_start(nb) -> int:
+    """Index of the appendix heading cell; len(cells) for a lesson without an appendix."""
+    starts = [i for i, c in enumerate(nb.cells)
+              if c.cell_type == "markdown" and c.source.startswith(APPENDIX_HEADING)]
+    assert len(starts) <= 1, f"more than one cell opens with {APPENDIX_HEADING!r}: cells {starts}"
+    return starts[0] if starts else len(nb.cells)
+
+
+def core_path(nb) -> list:
+    return nb.cells[:appendix_start(nb)]
+
+
+def exercises_start(nb) -> int:
+    return max(i for i, c in enumerate(core_path(nb)) if c.cell_type == "markdown" and "## Exercises" in c.source)
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_core_path_fits_and_the_appendix_follows_the_exercises(name):
+    nb = lesson(name)
+    start = appendix_start(nb)
+    assert start <= MAX_CORE_CELLS, f"{start} cells before {APPENDIX_HEADING!r} (at most {MAX_CORE_CELLS})"
+    assert start == len(nb.cells) or start > exercises_start(nb)
+
+
+WORDS_PER_MINUTE = 130      # reading technical prose
+CODE_LINES_PER_MINUTE = 15  # reading a code cell, on top of a minute to predict, run and read its output
+MINUTES_PER_ANSWER = 4      # an exercise cell the student fills in (stored without output)
+MINUTES_PER_CHECK = 0.5     # running an exercise's self-check and reading its one line
+STATED_TIME = re.compile(r"\*\*(?:Expected )?[Tt]ime:\*\* (?:about )?(\d+)(?:[–-](\d+))? minutes")
+
+
+def estimated_minutes(nb) -> float:
+    """A reading-speed estimate of the core path (the setup cell counts two minutes)."""
+    cells, ex = core_path(nb), exercises_start(nb)
+    minutes = sum(len(c.source.split()) for c in cells if c.cell_type == "markdown") / WORDS_PER_MINUTE
+    code = [i for i, c in enumerate(cells) if c.cell_type == "code"]
+    for i in code[1:]:
+        if i > ex:
+            minutes += MINUTES_PER_CHECK if cells[i].outputs else MINUTES_PER_ANSWER
+        else:
+            minutes += 1 + len(cells[i].source.splitlines()) / CODE_LINES_PER_MINUTE
+    return minutes + 2
+
+
+def stated_minutes(nb) -> int:
+    found = STATED_TIME.search(nb.cells[0].source)
+    assert found, "the first cell states no time ('**Time:** about N minutes')"
+    return int(found.group(2) or found.group(1))
+
+
+@pytest.mark.parametrize("name", EXPECTED)
+def test_stated_time_covers_the_core_path(name):
+    nb = lesson(name)
+    stated, estimate = stated_minutes(nb), estimated_minutes(nb)
+    assert stated >= estimate - 5, f"the first cell says {stated} minutes; its core path takes about {estimate:.0f}"
 
 
 def untested_timing_charts(nb) -> list[int]:
@@ -159,8 +228,7 @@ def asked_names(release) -> list[str]:
 
 
 def names_missing_from_exercises(nb, release) -> list[str]:
-    start = max(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "## Exercises" in c.source)
-    text = "\n".join(c.source for c in nb.cells[start:])
+    text = "\n".join(c.source for c in core_path(nb)[exercises_start(nb):])
     return [name for name in asked_names(release) if not re.search(rf"\b{re.escape(name)}\b", text)]
 
 
@@ -174,8 +242,7 @@ def test_exercises_name_every_function_the_assignment_asks_for(name):
 
 def self_checks(nb) -> int:
     """Self-check cells after the Exercises heading: as stored (stubs unanswered) each says so."""
-    start = max(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and "## Exercises" in c.source)
-    return sum(1 for c in nb.cells[start:] if c.cell_type == "code"
+    return sum(1 for c in core_path(nb)[exercises_start(nb):] if c.cell_type == "code"
                and any("not answered yet" in o.get("text", "") for o in c.get("outputs", [])))
 
 
@@ -247,3 +314,19 @@ def test_name_and_chart_gates_fail_on_a_broken_lesson():
     nb.cells.append(nbformat.v4.new_code_cell("self_check(answer)"))
     nb.cells[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="exercise 1: not answered yet\n")]
     assert self_checks(nb) == 1
+
+
+def test_core_path_and_time_gates_fail_on_a_broken_lesson():
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# Goals\n\n**Time:** about 10 minutes.")]
+    nb.cells += [nbformat.v4.new_code_cell("\n".join(f"x = {i}" for _ in range(30))) for i in range(MAX_CORE_CELLS)]
+    nb.cells += [nbformat.v4.new_markdown_cell("## Exercises\nassignments/"),
+                 nbformat.v4.new_markdown_cell(f"{APPENDIX_HEADING}: sources")]
+    assert appendix_start(nb) == MAX_CORE_CELLS + 2 > MAX_CORE_CELLS      # too long a core path
+    assert stated_minutes(nb) == 10 < estimated_minutes(nb) - 5            # and too long for its time
+    nb.cells = [nb.cells[0], nb.cells[-2], nb.cells[-1]]
+    assert appendix_start(nb) == 2 > exercises_start(nb) == 1              # fits, the appendix last
+    assert estimated_minutes(nb) <= stated_minutes(nb)
+    nb.cells = [nb.cells[0], nb.cells[2], nb.cells[1]]                     # appendix before the exercises
+    with pytest.raises(ValueError):
+        exercises_start(nb)

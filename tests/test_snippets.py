@@ -1,20 +1,20 @@
 """Lesson-style snippets run unchanged with `import reftorch as torch`.
 
-Each snippet runs twice, once with ``torch`` bound to PyTorch and once to reftorch; what it
-prints must be identical, and a snippet that raises must raise the same exception class
-with the same message start.
+Each snippet runs twice, once with ``torch`` bound to PyTorch and once to reftorch (every
+``import torch.<sub>`` in it too, see engine_support.run_program); what it prints must be
+identical, and a snippet that raises must raise the same exception class with the same
+message start.
 """
 from __future__ import annotations
 
-import contextlib
-import io
+import inspect
 import textwrap
-import warnings
 
 import pytest
 import torch as real_torch
 
 import reftorch
+from engine_support import run_program, torch_bound_to
 
 SNIPPETS = {
     "creation and dtypes": """
@@ -324,14 +324,8 @@ SNIPPETS = {
 
 
 def run(source: str, lib) -> tuple[str, tuple | None]:
-    out = io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            exec(textwrap.dedent(source), {"torch": lib, "__name__": "snippet"})
-    except Exception as error:  # noqa: BLE001  (the class is what we compare)
-        return out.getvalue(), (type(error).__name__, str(error).split("\n")[0][:70])
-    return out.getvalue(), None
+    """What the snippet prints and how it fails, with every ``import torch...`` bound to lib."""
+    return run_program("import torch\n" + textwrap.dedent(source), lib)
 
 
 @pytest.mark.parametrize("name", sorted(SNIPPETS))
@@ -346,3 +340,34 @@ def test_snippet_matches_torch(name):
 def test_comparison_notices_a_difference():
     # the harness must be able to fail: a snippet whose output depends on the library
     assert run("print(torch.__name__)", real_torch) != run("print(torch.__name__)", reftorch)
+
+
+CHECKPOINTED = """
+    from torch.utils.checkpoint import checkpoint
+    x = torch.tensor([1., 2.], requires_grad=True)
+    checkpoint(lambda h: (h * h).exp(), x, use_reentrant=False).sum().backward()
+"""
+
+
+def test_binding_only_the_name_torch_lets_real_torch_do_the_work():
+    # the trap this harness avoids: with only the name bound, the import finds real torch's
+    # checkpoint, which runs on reftorch's tensors and gives the right gradient
+    scope = {"torch": reftorch}
+    exec(textwrap.dedent(CHECKPOINTED), scope)
+    assert inspect.getmodule(scope["checkpoint"]).__name__ == "torch.utils.checkpoint"
+    assert scope["x"].grad is not None
+    # bound by the hook, the same import is reftorch's, and real torch is back afterwards
+    scope = {}
+    with torch_bound_to(reftorch):
+        exec("import torch\n" + textwrap.dedent(CHECKPOINTED), scope)
+    assert scope["checkpoint"] is reftorch.utils.checkpoint.checkpoint
+    assert isinstance(scope["x"].grad, reftorch.Tensor)
+    import torch.utils.checkpoint
+    assert torch.utils.checkpoint.checkpoint.__module__ == "torch.utils.checkpoint"
+
+
+def test_a_torch_module_reftorch_lacks_fails_loudly():
+    printed, error = run_program("import torch.distributions", reftorch)
+    assert error[0] == "ModuleNotFoundError"
+    assert error[1].startswith("No module named 'reftorch.distributions': the program imports torch")
+    assert run_program("import torch.distributions", real_torch) == ("", None)

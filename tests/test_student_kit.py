@@ -1,5 +1,7 @@
-"""`course student-kit`: the students' repository holds no solution, no hidden test, no
-instructor config, and its own `make test` passes in a fresh clone.
+"""`course student-kit`: the students' repository holds the last commit's lessons,
+assignments and reftorch (nothing uncommitted), no solution, no hidden test, no instructor
+config; its `course` lists only what it has, its README the lessons it holds; and its own
+`make test` passes in a fresh clone inside a private folder whose path has spaces.
 
 The scan rule (course/student_kit.py): every stripped line inside a `### BEGIN SOLUTION` or
 `### BEGIN HIDDEN TESTS` region of solutions/*/*.ipynb is secret, except lines of fewer
@@ -29,13 +31,29 @@ def secrets():
     return student_kit.secret_lines(REPO)
 
 
+DRAFT_LESSON = "lessons/99_draft.ipynb"
+EDITED = "reftorch/__init__.py"
+
+
 @pytest.fixture(scope="module")
-def kit(tmp_path_factory):
+def built(tmp_path_factory):
+    """The kit of a clone of this repository's HEAD with uncommitted work in it: a new,
+    untracked lesson and an edit to a tracked file. Returns (kit, what the command printed)."""
+    clone = tmp_path_factory.mktemp("source") / "course"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True, timeout=120)
+    shutil.copy(clone / "lessons" / "01_tensors.ipynb", clone / DRAFT_LESSON)
+    with open(clone / EDITED, "a") as handle:
+        handle.write("UNCOMMITTED = True\n")
     dest = tmp_path_factory.mktemp("kit") / "reftorch-student"
-    result = subprocess.run([sys.executable, "-m", "course.cli", "student-kit", str(dest)], cwd=REPO,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run([sys.executable, "-m", "course.cli", "student-kit", str(dest), "--root", str(clone)],
+                            cwd=REPO, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
-    return dest
+    return dest, result.stdout
+
+
+@pytest.fixture(scope="module")
+def kit(built):
+    return built[0]
 
 
 @pytest.fixture
@@ -62,6 +80,63 @@ def test_the_kit_holds_no_secret_line_instructor_file_or_setting(kit, secrets):
                    "course/nbgrader_config.py", "course/jupyter_server_config.py", "reftorch/tensor.py",
                    "lessons/01_tensors.ipynb", "assignments/01_tensors/01_tensors.ipynb"):
         assert wanted in names, wanted
+
+
+def test_the_kit_is_the_last_commit_and_says_what_it_left_out(built):
+    kit, printed = built
+    assert not (kit / DRAFT_LESSON).exists()
+    assert "UNCOMMITTED" not in (kit / EDITED).read_text()
+    assert "99_draft" not in (kit / "README.md").read_text()
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    assert f"files from git HEAD {head[:12]} (committed files only)" in printed, printed
+    assert f"not in the kit: 2 uncommitted change(s) ({DRAFT_LESSON}, {EDITED})" in printed, printed
+
+
+def test_the_kit_course_command_lists_only_what_the_kit_has(kit):
+    """The kit's own `course` (no other course code reachable): its commands, each working."""
+    probe = ("import contextlib, io, json, sys\n"
+             "sys.path.insert(0, '.')\n"
+             "from course.cli import build_parser, main\n"
+             "parser = build_parser()\n"
+             "commands = sorted(parser._subparsers._group_actions[0].choices)\n"
+             "helps = {}\n"
+             "for command in commands:\n"
+             "    with contextlib.redirect_stdout(io.StringIO()):\n"
+             "        try:\n"
+             "            main([command, '--help'])\n"
+             "        except SystemExit as done:\n"
+             "            helps[command] = done.code\n"
+             "files = sorted(m.__file__ for n, m in sys.modules.items() if n.split('.')[0] == 'course')\n"
+             "print(json.dumps([commands, helps, files]))\n")
+    done = subprocess.run([sys.executable, "-I", "-c", probe], cwd=kit, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    commands, helps, files = json.loads(done.stdout.strip().splitlines()[-1])
+    assert commands == ["lessons", "validate"]
+    assert helps == {"lessons": 0, "validate": 0}
+    assert all(Path(name).resolve().is_relative_to(kit.resolve()) for name in files), files
+
+
+def test_the_kit_readme_lists_the_lessons_and_assignments_it_holds(kit):
+    readme = (kit / "README.md").read_text()
+    lessons = sorted((kit / "lessons").glob("[0-9][0-9]_*.ipynb"))
+    assert len(lessons) >= 8
+    count = student_kit.NUMBER_WORDS[len(lessons)]
+    assert f"open `lessons/README.md`: {count} lessons, in order" in readme
+    for lesson in lessons:
+        assert f"| `lessons/{lesson.name}` | {student_kit._title(lesson)} |" in readme, lesson.name
+    for assignment in sorted((kit / "assignments").iterdir()):
+        assert f"`assignments/{assignment.name}/`" in readme, assignment.name
+    assert "@" not in readme.replace("@example", "")  # every placeholder filled
+
+
+def test_the_kit_ships_reftorch_tests_and_no_grading_or_instructor_test(kit):
+    shipped = sorted(p.name for p in (kit / "tests").iterdir())
+    assert shipped == student_kit.student_tests(REPO)
+    assert {p.name for p in REPO.glob("tests/test_engine_*.py")} <= set(shipped)
+    assert not [name for name in shipped if name.startswith(
+        ("test_grading", "test_hub", "test_assignments", "test_student_kit", "test_lesson"))], shipped
 
 
 def test_the_audit_finds_a_planted_solution_line(kit_copy, secrets):
@@ -138,7 +213,8 @@ def _git(*args, cwd):
 
 @pytest.mark.slow
 def test_make_test_passes_in_a_fresh_clone_of_the_kit(kit, tmp_path):
-    """git init + commit the kit, clone it, and run its `make test` there: a new .venv from the
+    """git init + commit the kit, clone it into a private folder whose path has spaces, and
+    run its `make test` there: a new .venv from the
     pinned files (torch first), reftorch's tests, every lesson under nbval. Then the student's
     terminal check: `course validate` on an unanswered assignment names the missing answers."""
     origin = tmp_path / "origin"
@@ -146,8 +222,11 @@ def test_make_test_passes_in_a_fresh_clone_of_the_kit(kit, tmp_path):
     _git("init", "-q", cwd=origin)
     _git("add", "-A", cwd=origin)
     _git("commit", "-q", "-m", "Student kit", cwd=origin)
-    _git("clone", "-q", str(origin), str(tmp_path / "clone"), cwd=tmp_path)
-    clone = tmp_path / "clone"
+    # A student's clone in a private folder (0700, as `mktemp -d` makes), at a path with spaces.
+    private = tmp_path / "private folder"
+    private.mkdir(mode=0o700)
+    clone = private / "reftorch student"
+    _git("clone", "-q", str(origin), str(clone), cwd=tmp_path)
     assert not (clone / ".venv").exists()
 
     # Nothing of this repository may leak in: no PYTHONPATH, no Jupyter paths of ours.

@@ -5,7 +5,9 @@ Started by `course hub start` (or `make hub`), which writes the settings this fi
 path in COURSE_HUB_SETTINGS. Run as root: the hub checks passwords with PAM and starts each
 person's JupyterLab as their own Unix user.
 """
+import asyncio
 import os
+import pwd
 from pathlib import Path
 
 # `course hub start` puts the course root on PYTHONPATH: this is the served course's code.
@@ -38,22 +40,51 @@ c.Authenticator.allowed_users = {settings.instructor}
 c.Authenticator.admin_users = {settings.instructor}
 
 # -- each person's JupyterLab, as their own Unix user --------------------------------------
+# Everyone's server runs the class install's Python (readable by all), never the checkout's.
 c.JupyterHub.spawner_class = "localprocess"
 c.Spawner.cmd = [settings.python, "-m", "jupyterhub.singleuser"]
+# Nothing of the hub's own environment (its PYTHONPATH is the private checkout) reaches
+# people's servers: server_environment() sets what they run with.
+c.Spawner.env_keep = ["JUPYTERHUB_SINGLEUSER_APP"]
 c.Spawner.args = list(settings.singleuser_args)
 c.Spawner.default_url = "/lab"
-c.Spawner.disable_user_config = True  # ~/.jupyter cannot switch nbgrader's settings
+# A student's ~/.jupyter cannot switch nbgrader's settings. Not for the instructor (set in
+# the hook below): that switch drops every config folder inside the person's home, and the
+# instructor's checkout, whose course/ configures their server, usually lives there.
+c.Spawner.disable_user_config = True
 # A class logs in at once on a small machine: give a server time to start.
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
 
 
-def course_environment(spawner):
-    """Students: their home as the root, the Assignment List on the shared exchange
-    (course/hub/student/). The instructor: the course repository with Formgrader, exactly
-    as `make lab` configures it (course/), with the exchange moved to the shared one."""
-    spawner.environment.update(
-        server_environment(settings, instructor=spawner.user.name == settings.instructor))
+async def deliver_kit(spawner, home: str) -> None:
+    """The student kit into the student's home, run as the student (course/hub/deliver_kit.py):
+    all of it at the first login, then only files the kit gained since."""
+    account = pwd.getpwnam(spawner.user.name)
+    process = await asyncio.create_subprocess_exec(
+        settings.python, "-I", settings.deliver_script, settings.kit, home,
+        user=account.pw_uid, group=account.pw_gid,
+        extra_groups=os.getgrouplist(account.pw_name, account.pw_gid),
+        env={"HOME": home, "LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"}, cwd="/",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    output, _ = await asyncio.wait_for(process.communicate(), timeout=300)
+    text = output.decode(errors="replace").strip()
+    # A failed copy must not keep the student out of their server: logged, and retried at
+    # their next start.
+    (spawner.log.info if process.returncode == 0 else spawner.log.warning)(
+        "%s: %s", spawner.user.name, text or f"deliver_kit exited {process.returncode}")
+
+
+async def course_environment(spawner):
+    """Students: the kit in their home, their home as the root, the Assignment List on the
+    shared exchange (course/hub/student/, published in the class install). The instructor:
+    the checkout with Formgrader, as `make lab` configures it (course/)."""
+    instructor = spawner.user.name == settings.instructor
+    home = pwd.getpwnam(spawner.user.name).pw_dir
+    spawner.disable_user_config = not instructor
+    if not instructor:
+        await deliver_kit(spawner, home)
+    spawner.environment.update(server_environment(settings, instructor=instructor, home=home))
 
 
 c.Spawner.pre_spawn_hook = course_environment

@@ -1,5 +1,5 @@
 """reftorch.autograd: the graph, the backward engine, grad modes, custom Functions."""
-from . import functional, graph
+from . import forward_ad, functional, graph
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from .engine import backward, grad
 from .function import Function, FunctionCtx
@@ -7,11 +7,11 @@ from .grad_mode import enable_grad, inference_mode, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
 from .graph import AccumulateGrad, Node
 
-Variable = None  # torch's old name for Tensor; set by reftorch/__init__
+from .variable import Variable  # noqa: F401
 
 
 __all__ = [
     "backward", "grad", "Function", "FunctionCtx", "enable_grad", "inference_mode", "no_grad",
-    "set_grad_enabled", "gradcheck", "GradcheckError", "AccumulateGrad", "Node", "functional",
+    "set_grad_enabled", "gradcheck", "GradcheckError", "AccumulateGrad", "Node", "functional", "forward_ad",
     "graph", "detect_anomaly", "set_detect_anomaly",
 ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import heapq
+import sys
 
 from . import anomaly_mode, grad_mode
 from .graph import AccumulateGrad
@@ -137,6 +138,9 @@ def run_backward(roots, retain_graph, create_graph, *, accumulate=True, capture=
             if node.__class__ is AccumulateGrad:
                 if accumulate and grads[0] is not None:
                     _accumulate_into(node.variable, grads[0], create_graph)
+                    hooks = node.variable._post_accumulate_grad_hooks
+                    for hook in tuple(hooks.values()) if hooks else ():
+                        hook(node.variable)
                 continue
             if node in stop_at:
                 continue
@@ -215,12 +219,23 @@ def _check_hook_result(hook, grad, result):
         raise RuntimeError(f"hook '{name}' has changed the size of value")
 
 
+# references to the gradient while _accumulate_into looks at it when nothing else holds it:
+# the engine's list of arrived gradients, this function's argument, and getrefcount's own
+_UNSHARED_REFS = 3
+
+
 def _accumulate_into(tensor, grad, create_graph):
     """What AccumulateGrad does: the first gradient is stored, later ones are added."""
     if tensor._grad is None:
-        # a private copy (the same gradient tensor may also flow to other leaves), laid out
-        # like the tensor itself: torch's "gradient layout contract"
-        tensor._grad = grad if create_graph else _copy_in_layout_of(grad, tensor)
+        if create_graph:
+            tensor._grad = grad
+        elif sys.getrefcount(grad) <= _UNSHARED_REFS and _stealable(grad, tensor):
+            # nobody else can see this gradient: keep it as .grad, no copy (torch does the same)
+            tensor._grad = grad if grad._base is None else grad.detach()
+        else:
+            # a private copy (the same gradient tensor may also flow to other leaves), laid out
+            # like the tensor itself: torch's "gradient layout contract"
+            tensor._grad = _copy_in_layout_of(grad, tensor)
     elif create_graph:
         tensor._grad = tensor._grad + grad
     else:
@@ -230,6 +245,25 @@ def _accumulate_into(tensor, grad, create_graph):
             tensor._grad.add_(grad)
         finally:
             grad_mode.state.grad_enabled = previous
+
+
+def _stealable(grad, tensor) -> bool:
+    """A fresh gradient (not a view, its memory its own) already laid out as the leaf's
+    ``.grad`` must be (dense like a dense leaf, else row-major)."""
+    from ..storage import is_contiguous, is_non_overlapping_and_dense
+    if grad._requires_grad or tensor.grad_fn is not None or grad._offset or grad.numel() != len(grad._storage):
+        return False
+    # its memory is its own: the storage is held by it (and by the base it views, if any), and
+    # that base by nothing else (a weight's gradient arrives as the .t() view of a fresh product)
+    holders = 1 if grad._base is None else 2
+    if sys.getrefcount(grad._storage) > holders + 1:
+        return False
+    if grad._base is not None and (sys.getrefcount(grad._base) > 2 or grad._base._base is not None):
+        return False
+    if is_non_overlapping_and_dense(tensor._shape, tensor._stride):
+        return builtins.all(g == t or n == 1 for n, g, t in zip(tensor._shape, grad._stride, tensor._stride)) \
+            and is_non_overlapping_and_dense(grad._shape, grad._stride)
+    return is_contiguous(grad._shape, grad._stride)
 
 
 def _copy_in_layout_of(grad, tensor):

@@ -42,6 +42,17 @@ class SavedTensor:
                 "this, you can make a clone to get a normal tensor and use it in autograd, or "
                 "use `torch.no_grad()` instead of `torch.inference_mode()`."
             )
+        self.version = tensor._version_counter[0]
+        self.is_output = is_output
+        self.node_name = node_name
+        self.unpack_hook = None
+        if _hooks_stack:
+            # the innermost saved_tensors_hooks decide what is kept: pack sees the tensor itself
+            # and whatever it returns is kept instead (torch then checks no version: the hook
+            # owns the data)
+            pack_hook, self.unpack_hook = _hooks_stack[-1]
+            self.tensor = pack_hook(tensor)
+            return
         if is_output:
             # Keep the output's numbers but not its grad_fn: the output's grad_fn is the very
             # node saving it, and holding it would make a reference cycle that keeps the
@@ -49,15 +60,6 @@ class SavedTensor:
             from ..functions import detach
             tensor = detach(tensor)
         self.tensor = tensor
-        self.version = tensor._version_counter[0]
-        self.is_output = is_output
-        self.node_name = node_name
-        self.unpack_hook = None
-        if _hooks_stack:
-            # the innermost saved_tensors_hooks decide what is kept: whatever pack returns
-            # replaces the tensor (torch then checks no version: the hook owns the data)
-            pack_hook, self.unpack_hook = _hooks_stack[-1]
-            self.tensor = pack_hook(tensor)
 
     def unpack(self, owner=None):
         t = self.tensor
@@ -146,10 +148,14 @@ class save_on_cpu(contextlib.ContextDecorator):
 
 
 class Node:
-    """Base of every backward function. Subclasses implement ``backward(*grads)``."""
+    """Base of every backward function. Subclasses implement ``backward(*grads)``.
+
+    ``_saved_names`` names what ``save`` keeps, in order (``result`` for the output), as torch
+    names them: ``y.grad_fn._saved_self`` reads the saved input, ``_saved_result`` the output."""
 
     num_outputs = 1
     _hook_dicts = None  # output index -> the hooks of the tensor that is that output
+    _saved_names: tuple = ()
 
     def __init__(self):
         self.next_functions: tuple = ()
@@ -178,6 +184,24 @@ class Node:
         if output is not None:
             saved.append(SavedTensor(output, is_output=True, node_name=self.name()))
         self._saved = tuple(saved)
+
+    def __getattr__(self, name):
+        # only called when normal lookup fails: a saved tensor asked for by its torch name
+        names = type(self)._saved_names
+        if name.startswith("_saved_") and name[len("_saved_"):] in names:
+            return self._read_saved(names.index(name[len("_saved_"):]))
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def _read_saved(self, index):
+        if self._freed:
+            raise RuntimeError(FREED_MESSAGE)
+        value = self._saved[index] if index < len(self._saved) else None
+        if value.__class__ is SavedTensor:
+            return value.unpack(self) if value.unpack_hook is None else value.unpack_packed(self)
+        if isinstance(value, (int, float, bool)):  # torch keeps a number as a 0-dim tensor
+            from ..functions import tensor
+            return tensor(value)
+        return value if hasattr(value, "_version_counter") else None  # not saved: None
 
     @property
     def saved_values(self) -> tuple:
@@ -219,7 +243,7 @@ class AccumulateGrad(Node):
     def name(self) -> str:  # torch names the nodes it writes in C++ by their C++ name
         return "torch::autograd::AccumulateGrad"
 
-    def backward(self, grad):  # the engine calls accumulate() instead
+    def backward(self, grad):  # the engine adds into .grad itself (engine._accumulate_into)
         return ()
 
     @property

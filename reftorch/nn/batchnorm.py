@@ -1,4 +1,4 @@
-"""BatchNorm1d: a layer whose output depends on train() / eval(), and whose state is buffers.
+"""BatchNorm1d and BatchNorm2d: a layer whose output depends on train() / eval(), and whose state is buffers.
 
 In training it normalises each channel with the batch's own statistics and nudges its
 running statistics towards them; in eval it normalises with the running statistics, so one
@@ -86,3 +86,11 @@ class BatchNorm1d(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
                 f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm2d(BatchNorm1d):
+    """Batch normalisation of images (N, C, H, W): statistics per channel over N, H and W."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"expected 4D input (got {input.dim()}D input)")

@@ -39,6 +39,10 @@ class Sequential(Module):
         keys = list(self._modules)
         for key in (keys[idx] if isinstance(idx, slice) else [keys[_index(idx, len(keys), "Sequential")]]):
             del self._modules[key]
+        # the rest are numbered again from 0, as torch does, so seq[i] stays the i-th module
+        renumbered = list(zip(map(str, range(len(self._modules))), self._modules.values()))
+        self._modules.clear()
+        self._modules.update(renumbered)
 
     def __len__(self) -> int:
         return len(self._modules)

@@ -1,27 +1,39 @@
 """nn.functional: the stateless forms of layers and losses.
 
 ``linear`` is ``addmm(bias, input, weight.t())``, exactly as torch computes it, so the
-graphs match (AddmmBackward0 with a TBackward0 on the weight). The two losses record one
-node each (MseLossBackward0, NllLossBackward0), as torch's do.
+graphs match (AddmmBackward0 with a TBackward0 on the weight). Convolution, pooling and
+padding are in functions/convolution.py, the losses in losses.py; both are public here.
 """
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
-from .. import functions as F
+from .. import dtypes
+from ..autograd import grad_mode
 from ..autograd.graph import Node
-from ..functions import _needs_grad, _record, _wrap, addmm
-from ..functions import log_softmax, softmax  # noqa: F401  (public as nn.functional.softmax, ...)
+from ..functions import _needs_grad, _record, _wrap, addmm, forward_mode, matmul, mul_, relu_, zeros_like
+from ..functions import log_softmax as _log_softmax
+from ..functions import relu as _relu
+from ..functions import softmax as _softmax
+from ..functions import (  # noqa: F401  (public as nn.functional.conv2d, ...)
+    avg_pool2d, conv2d, elu, gelu, hardtanh, leaky_relu, logsigmoid, max_pool2d, pad, relu6, sigmoid, silu,
+    softplus, tanh,
+)
 from ..random import bernoulli_mask
+from ..tensor import _scalar_type_name as _scalar_name
+from .losses import (  # noqa: F401
+    binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, nll_loss,
+)
 
 
 def linear(input, weight, bias=None):
     if input.dim() == 2 and bias is not None:
         return addmm(bias, input, weight.t())
     if bias is None:
-        return F.matmul(input, weight.t())
+        return matmul(input, weight.t())
     # fold the leading dims into rows, one addmm, then unfold (torch does the same)
     rows = input.reshape(-1, input.shape[-1])
     out = addmm(bias, rows, weight.t())
@@ -29,15 +41,26 @@ def linear(input, weight, bias=None):
 
 
 def relu(input, inplace=False):
-    return F.relu_(input) if inplace else F.relu(input)
+    return relu_(input) if inplace else _relu(input)
 
 
-def sigmoid(input):
-    return F.sigmoid(input)
+def _implicit_dim(name, ndim, stacklevel):
+    """torch's old default for a softmax without ``dim``, with its warning."""
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+                  "dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
 
 
-def tanh(input):
-    return F.tanh(input)
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _implicit_dim("softmax", input.dim(), _stacklevel)
+    return _softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _implicit_dim("log_softmax", input.dim(), _stacklevel)
+    return _log_softmax(input, dim, dtype=dtype)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -47,10 +70,10 @@ def dropout(input, p=0.5, training=True, inplace=False):
     if not training or p == 0.0:
         return input
     if p == 1.0:
-        return input * F.zeros_like(input)
+        return input * zeros_like(input)
     mask = bernoulli_mask(input.shape, 1 - p, input.dtype, input.device)
     scaled = mask / (1 - p)
-    return F.mul_(input, scaled) if inplace else input * scaled
+    return mul_(input, scaled) if inplace else input * scaled
 
 
 class NativeBatchNormBackward0(Node):
@@ -63,7 +86,7 @@ class NativeBatchNormBackward0(Node):
     """
 
     def backward(self, grad):
-        if grad.requires_grad:
+        if grad.requires_grad or grad_mode.state.grad_enabled:  # (it reads the input: create_graph too)
             raise RuntimeError(f"reftorch: double backward through {self.name()} is not implemented")
         input, weight = self.saved_values
         axes, shape = _channel_axes(input)
@@ -115,11 +138,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if t is not None and t.numel() != num_features:
             raise RuntimeError(f"{name} should contain {num_features} elements not {t.numel()}")
     if not input.is_floating_point():
-        raise NotImplementedError(f"\"batch_norm\" not implemented for '{F._scalar_name(input.dtype)}'")
+        raise NotImplementedError(f"\"batch_norm\" not implemented for '{_scalar_name(input.dtype)}'")
     # float32 statistics under a float16/bfloat16 input are allowed (autocast makes them)
-    low_precision_input = input.dtype in (F.dtypes.float16, F.dtypes.bfloat16)
+    low_precision_input = input.dtype in (dtypes.float16, dtypes.bfloat16)
     for t in (weight, bias, running_mean, running_var):
-        if t is not None and t.dtype is not input.dtype and not (low_precision_input and t.dtype is F.dtypes.float32):
+        if t is not None and t.dtype is not input.dtype and not (low_precision_input and t.dtype is dtypes.float32):
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     if not training:
         for name, t in [("running_mean", running_mean), ("running_var", running_var)]:
@@ -159,156 +182,82 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return out
 
 
-def _reduce(losses: np.ndarray, reduction: str) -> np.ndarray:
-    """Per-element losses -> what ``reduction`` asks for ('mean', 'sum' or 'none')."""
-    if reduction == "mean":
-        return np.asarray(losses.mean(dtype=losses.dtype))
-    if reduction == "sum":
-        return np.asarray(losses.sum(dtype=losses.dtype))
-    if reduction == "none":
-        return losses
-    raise ValueError(f"{reduction} is not a valid value for reduction")
+class NativeLayerNormBackward0(Node):
+    """With x̂ = (x - mean) * rstd over the normalised dims (m values per row) and ĝ = g * weight:
+    grad_x = rstd * (ĝ - mean(ĝ) - x̂ * mean(ĝ x̂)), grad_weight = Σ g x̂, grad_bias = Σ g
+    (the last two summed over every row)."""
 
-
-class MseLossBackward0(Node):
-    def backward(self, grad):
-        input, target = self.saved_values
-        diff = input - target
-        scale = 2 / diff.numel() if self._reduction == "mean" else 2
-        g = diff * grad * scale
-        return g, -g
-
-
-def mse_loss(input, target, reduction="mean"):
-    if input.shape != target.shape:
-        import warnings
-        warnings.warn(
-            f"Using a target size ({target.shape}) that is different to the input size "
-            f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
-            "Please ensure they have the same size.", UserWarning, stacklevel=2)
-    common = F.dtypes.result_type(input, target)
-    if not common.is_floating_point:
-        raise NotImplementedError(f"\"mse_cpu\" not implemented for '{F._scalar_name(common)}'")
-    diff = input._np - target._np
-    out = _wrap(_reduce(diff * diff, reduction), input.device)
-    if _needs_grad(input, target):
-        node = MseLossBackward0()
-        node._reduction = reduction
-        node.save(input, target)
-        _record(node, (input, target), out)
-    return out
-
-
-class NllLossBackward0(Node):
-    """Each target's class gets minus the incoming gradient (divided by the count for
-    'mean'); every other entry of the input gets zero."""
+    _saved_names = ("input", "weight", "bias", "mean", "rstd")
 
     def backward(self, grad):
-        (target,) = self.saved_values
-        if grad.requires_grad:
+        if grad.requires_grad or grad_mode.state.grad_enabled:  # (it reads the input: create_graph too)
             raise RuntimeError(f"reftorch: double backward through {self.name()} is not implemented")
-        picked = np.expand_dims(target._np, self._class_dim)
-        g = grad._np
-        if self._reduction == "mean":
-            values = -g / max(target.numel(), 1)
-        elif self._reduction == "sum":
-            values = -g
-        else:
-            values = -np.expand_dims(g, self._class_dim)
-        out = np.zeros(self._shape, dtype=g.dtype)
-        np.put_along_axis(out, picked, np.broadcast_to(values, picked.shape), axis=self._class_dim)
-        return (_wrap(out, grad.device),)
+        input, weight, bias = self.saved_values
+        axes = self._axes
+        compute = np.float64 if input._np.dtype == np.float64 else np.float32
+        x_hat = (input._np.astype(compute) - self._mean) * self._rstd
+        g = grad._np.astype(compute)
+        g_hat = g if weight is None else g * weight._np.astype(compute)
+        grad_input = self._rstd * (g_hat - g_hat.mean(axis=axes, keepdims=True)
+                                   - x_hat * (g_hat * x_hat).mean(axis=axes, keepdims=True))
+        rows = tuple(range(input.dim() - len(axes)))
+        grads = [_wrap(grad_input.astype(input._np.dtype), grad.device)]
+        grads.append(None if weight is None else _wrap((g * x_hat).sum(axis=rows).astype(weight._np.dtype), grad.device))
+        grads.append(None if bias is None else _wrap(g.sum(axis=rows).astype(bias._np.dtype), grad.device))
+        return tuple(grads)
 
 
-class NllLoss2DBackward0(NllLossBackward0):  # inputs with dims after the class dim
-    pass
-
-
-def _check_nll_target(input, target):
-    """torch's checks, in its order: dims and batch size, target shape, then target dtype."""
-    if input.dim() < 1:
-        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
-    target_batch = target.shape[0] if target.dim() else 0
-    if input.dim() != 1 and input.shape[0] != target_batch:
-        raise ValueError(
-            f"Expected input batch_size ({input.shape[0]}) to match target batch_size ({target_batch})."
-        )
-    if input.dim() == 1 and target.dim() == 1 and target.shape[0] != 1:
-        raise ValueError(
-            f"For 1D input, 1D target must have size 1, but got target size: {target.shape[0]}")
-    if input.dim() > 2:
-        expected = (input.shape[0],) + tuple(input.shape[2:])
-        if tuple(target.shape) != expected:
-            raise RuntimeError(f"Expected target size {list(expected)}, got {list(target.shape)}")
-    elif target.dim() > 1:
-        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    if target.dtype is not F.dtypes.int64:  # (torch also takes uint8, which reftorch lacks)
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise each sample over its last dims (``normalized_shape``) to mean 0 and variance 1,
+    then scale by ``weight`` and shift by ``bias`` (element by element over those dims)."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.dim() - len(shape):]) != shape or input.dim() < len(shape):
         raise RuntimeError(
-            f"expected target dtype to be Long or Byte, but got {F._scalar_name(target.dtype)}")
-
-
-def nll_loss(input, target, reduction="mean"):
-    """Minus the input at each target's class; the class dim is 1 (0 for one unbatched row)."""
-    _check_nll_target(input, target)
-    if input.dim() == 3 or input.dim() > 4:
-        # torch folds the trailing dims into one (a view) and runs the 4-D (N, C, H, W) loss
-        n, c = input.shape[0], input.shape[1]
-        out = nll_loss(input.contiguous().view(n, c, 1, -1), target.contiguous().view(n, 1, -1),
-                       reduction=reduction)
-        return out.view(target.shape) if reduction == "none" else out
-    class_dim = 0 if input.dim() == 1 else 1
-    c = input.shape[class_dim]
-    t = target._np.reshape(-1 if input.dim() > 1 else 1)
-    if t.size and (t.min() < 0 or t.max() >= c):
-        raise IndexError(f"Target {int(t.max() if t.max() >= c else t.min())} is out of bounds.")
-    picked = np.expand_dims(target._np, class_dim) if input.dim() > 1 else target._np.reshape(1)
-    losses = -np.take_along_axis(input._np, picked, axis=class_dim)
-    losses = losses.squeeze(class_dim) if input.dim() > 1 else losses.reshape(())
-    out = _wrap(_reduce(losses, reduction), input.device)
-    if _needs_grad(input):
-        node = NllLoss2DBackward0() if input.dim() > 2 else NllLossBackward0()
-        node._shape, node._class_dim, node._reduction = tuple(input.shape), class_dim, reduction
-        node.save(target)
-        _record(node, (input,), out)
+            f"Given normalized_shape={list(shape)}, expected input with shape [*, {', '.join(map(str, shape))}], "
+            f"but got input of size{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of "
+                               f"shape {list(t.shape)} and normalized_shape = {list(shape)}")
+    axes = tuple(range(input.dim() - len(shape), input.dim()))
+    compute = np.float64 if input._np.dtype == np.float64 else np.float32  # 16-bit floats in float32
+    x = input._np.astype(compute)
+    mean = x.mean(axis=axes, keepdims=True)
+    rstd = 1 / np.sqrt(((x - mean) ** 2).mean(axis=axes, keepdims=True) + compute(eps))
+    y = (x - mean) * rstd
+    if weight is not None:
+        y = y * weight._np.astype(compute)
+    if bias is not None:
+        y = y + bias._np.astype(compute)
+    out = _wrap(y.astype(input._np.dtype), input.device)
+    if _needs_grad(input, weight, bias):
+        node = NativeLayerNormBackward0()
+        node.save(input, weight, bias)
+        node._axes, node._mean, node._rstd = axes, mean, rstd
+        node._saved_normalized_shape = list(shape)
+        _record(node, (input, weight, bias), out)
     return out
 
 
-class DivBackward1(Node):  # division by a number inside an op (torch's div.Scalar)
-    def backward(self, grad):
-        return (grad / self._saved_other,)
+def _layer_norm_tangent(t, out, input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    dims = tuple(range(input.dim() - len(shape), input.dim()))
+    centred = input - input.mean(dims, keepdim=True)
+    rstd = (centred.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    x_hat = centred * rstd
+    d_centred = t(input) - t(input).mean(dims, keepdim=True)
+    d_x_hat = rstd * (d_centred - x_hat * (x_hat * d_centred).mean(dims, keepdim=True))
+    tangent = d_x_hat if weight is None else d_x_hat * weight + x_hat * t(weight)
+    return tangent if bias is None else tangent + t(bias)
 
 
-def _divide_by_number(total, number):
-    out = _wrap(np.asarray(total._np / number, dtype=total._np.dtype), total.device)
-    if _needs_grad(total):
-        node = DivBackward1()
-        node._saved_other = number
-        _record(node, (total,), out)
-    return out
-
-
-def cross_entropy(input, target, reduction="mean"):
-    """log_softmax over classes, then the negative log-likelihood of the right class.
-
-    A float target shaped like the input holds class probabilities instead of indices."""
-    class_dim = 0 if input.dim() == 1 else 1
-    if tuple(input.shape) == tuple(target.shape):
-        if not target.is_floating_point():
-            raise RuntimeError(
-                "Expected floating point type for target with class probabilities, got "
-                f"{F._scalar_name(target.dtype)}")
-        log_probs = log_softmax(input, class_dim)
-        if reduction == "mean":
-            n_rows = input.numel() // input.shape[class_dim] if input.numel() else 1
-            return _divide_by_number(-(log_probs * target).sum(), n_rows)
-        if reduction == "sum":
-            return -(log_probs * target).sum()
-        if reduction == "none":
-            return -(log_probs * target).sum(class_dim)
-        raise ValueError(f"{reduction} is not a valid value for reduction")
-    return nll_loss(log_softmax(input, class_dim), target, reduction=reduction)
+layer_norm.jvp = _layer_norm_tangent
 
 
 def one_hot(tensor, num_classes=-1):
     n = int(tensor.max().item()) + 1 if num_classes < 0 else num_classes
     return _wrap(np.eye(n, dtype=np.int64)[tensor._np], tensor.device)
+
+
+# forward mode: the norms computed on NumPy carry tangents by their rule, or refuse duals
+layer_norm, batch_norm = forward_mode(layer_norm), forward_mode(batch_norm)

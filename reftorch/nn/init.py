@@ -7,15 +7,25 @@ from ..autograd.grad_mode import no_grad
 
 
 def calculate_gain(nonlinearity, param=None):
-    if nonlinearity in ("linear", "conv1d", "conv2d", "sigmoid"):
-        return 1.0
+    """The factor that keeps activations' variance steady through a layer of this nonlinearity."""
+    linear_fns = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                  "conv_transpose3d")
+    if nonlinearity in linear_fns or nonlinearity == "sigmoid":
+        return 1
     if nonlinearity == "tanh":
         return 5.0 / 3
     if nonlinearity == "relu":
         return math.sqrt(2.0)
     if nonlinearity == "leaky_relu":
-        slope = 0.01 if param is None else param
+        if param is None:
+            slope = 0.01
+        elif not isinstance(param, bool) and isinstance(param, (int, float)):
+            slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
         return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
 
 
@@ -51,12 +61,32 @@ def ones_(tensor):
     return constant_(tensor, 1.0)
 
 
-def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+def _fan(tensor, mode):
+    mode = mode.lower()
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
     fan_in, fan_out = _fans(tensor)
-    fan = fan_in if mode == "fan_in" else fan_out
-    std = calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """He initialisation: uniform in ±sqrt(3) * gain / sqrt(fan), so the variance is gain² / fan."""
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
     bound = math.sqrt(3.0) * std  # in torch's order: another order rounds another way
     return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """He initialisation: normal with standard deviation gain / sqrt(fan)."""
+    std = calculate_gain(nonlinearity, a) / math.sqrt(_fan(tensor, mode))
+    return normal_(tensor, 0, std, generator)
+
+
+def xavier_normal_(tensor, gain=1.0, generator=None):
+    """Glorot initialisation: normal with standard deviation gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _fans(tensor)
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std, generator)
 
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):

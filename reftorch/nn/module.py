@@ -52,7 +52,8 @@ class Module:
         object.__setattr__(self, "_non_persistent_buffers", set())
         object.__setattr__(self, "_modules", OrderedDict())
         for hooks in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
-                      "_forward_hooks_with_kwargs", "_forward_hooks_always_called"):
+                      "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_hooks",
+                      "_backward_pre_hooks"):
             object.__setattr__(self, hooks, OrderedDict())
 
     def forward(self, *args, **kwargs):
@@ -63,9 +64,39 @@ class Module:
             # torch fails here, on the first attribute __init__ would have made; same words, so a
             # search for the message finds the answer: call super().__init__()
             raise AttributeError(f"'{type(self).__name__}' object has no attribute '_backward_hooks'")
+        if self._backward_hooks or self._backward_pre_hooks:
+            return self._call_with_backward_hooks(args, kwargs)
         if self._forward_pre_hooks or self._forward_hooks:
             return self._call_with_hooks(args, kwargs)
         return self.forward(*args, **kwargs)
+
+    # -- backward hooks ---------------------------------------------------------------
+    def register_full_backward_hook(self, hook, prepend: bool = False):
+        """``hook(module, grad_input, grad_output)`` runs when the gradients with respect to
+        this call's inputs are computed; returning a tuple replaces ``grad_input``."""
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False):
+        """``hook(module, grad_output)`` runs when the gradients of this call's outputs are
+        known, before the inputs' are computed; returning a tuple replaces ``grad_output``."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def _call_with_backward_hooks(self, args, kwargs):
+        from ..utils.hooks import BackwardHook
+        hook = BackwardHook(self, self._backward_hooks, self._backward_pre_hooks)
+        hook._inputs_need_grad = any(isinstance(a, Tensor) and a.requires_grad for a in args)
+        args = hook.setup_input_hook(args)
+        result = self._call_with_hooks(args, kwargs) if (self._forward_pre_hooks or self._forward_hooks) \
+            else self.forward(*args, **kwargs)
+        return hook.setup_output_hook(result)
 
     # -- forward hooks ----------------------------------------------------------------
     def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False):
@@ -168,7 +199,7 @@ class Module:
         if param is not None and param.grad_fn is not None:
             raise ValueError(
                 f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
-                "created explicitly. To express '{name}' as a function of another Tensor, compute "
+                f"created explicitly. To express '{name}' as a function of another Tensor, compute "
                 "the value in the forward() method."
             )
         self._parameters[name] = param
@@ -393,6 +424,9 @@ class Module:
         """Move to a device and/or cast floating-point tensors to a dtype (ints stay ints)."""
         from ..functions import _parse_to
         dtype, device, _ = _parse_to(args, dict(kwargs))
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
+                            f"desired dtype={dtype}")
         return self._apply(lambda t: t.to(device=device, dtype=dtype if t.is_floating_point() else None))
 
     def cpu(self):
@@ -406,6 +440,12 @@ class Module:
 
     def double(self):
         return self._apply(lambda t: t.double() if t.is_floating_point() else t)
+
+    def half(self):
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+
+    def bfloat16(self):
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
     # -- saving and loading -------------------------------------------------------------
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):

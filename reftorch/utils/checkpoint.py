@@ -23,7 +23,7 @@ from ..autograd.graph import saved_tensors_hooks
 from ..random import get_rng_state, set_rng_state
 from ..tensor import Tensor
 
-__all__ = ["checkpoint"]
+__all__ = ["checkpoint", "checkpoint_sequential"]
 
 
 def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, **kwargs):
@@ -140,3 +140,36 @@ class CheckpointFunction(Function):
         # .grad here directly, the inputs' gradients are handed back to the outer graph
         _backward([o for o, _ in pairs], [g for _, g in pairs])
         return (None, None) + tuple(a.grad if isinstance(a, Tensor) else None for a in inputs)
+
+
+def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
+    """Run ``functions`` (a list, or an nn.Sequential's children) one after another, cut into
+    ``segments`` pieces: every piece but the last is checkpointed, so only the inputs of the
+    pieces are kept for backward, and each piece is run again there."""
+    if use_reentrant is None:  # torch 2.13 warns here too, and takes the old variant
+        warnings.warn(
+            "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be "
+            "passed explicitly. In version 2.9 we will raise an exception if use_reentrant is not "
+            "passed. use_reentrant=False is recommended, but if you need to preserve the current "
+            "default behavior, you can pass use_reentrant=True. Refer to docs for more details on "
+            "the differences between the two variants.", stacklevel=2)
+        use_reentrant = True
+    preserve = kwargs.pop("preserve_rng_state", True)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
+    from ..nn import Sequential
+    if isinstance(functions, Sequential):
+        functions = list(functions.children())
+
+    def run(start, end):
+        def forward(value):
+            for j in range(start, end + 1):
+                value = functions[j](value)
+            return value
+        return forward
+    size = len(functions) // segments
+    end = -1
+    for start in range(0, size * (segments - 1), size):
+        end = start + size - 1
+        input = checkpoint(run(start, end), input, use_reentrant=use_reentrant, preserve_rng_state=preserve)
+    return run(end + 1, len(functions) - 1)(input)

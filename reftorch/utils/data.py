@@ -12,6 +12,7 @@ draws a seed of its own and permutes with a fresh ``Generator`` seeded with it.
 """
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import warnings
@@ -24,6 +25,9 @@ class Dataset:
 
     def __getitem__(self, index):
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
+
+    def __add__(self, other):
+        return ConcatDataset([self, other])
 
 
 class TensorDataset(Dataset):
@@ -57,8 +61,30 @@ class Subset(Dataset):
         return len(self.indices)
 
 
+class ConcatDataset(Dataset):
+    """Several datasets one after another: index ``len(first)`` is the second's sample 0."""
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise AssertionError("datasets should not be an empty iterable")
+        self.cumulative_sizes = list(itertools.accumulate(len(d) for d in self.datasets))
+
+    def __len__(self):
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, idx):
+        if idx < 0:
+            if -idx > len(self):
+                raise ValueError("absolute value of index should not exceed dataset length")
+            idx = len(self) + idx
+        which = bisect.bisect_right(self.cumulative_sizes, idx)
+        start = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][idx - start]
+
+
 def random_split(dataset, lengths, generator=None):
-    """Split ``dataset`` into non-overlapping ``Subset``s of the given lengths (or fractions).
+    """Split ``dataset`` into non-overlapping ``Subset`` objects of the given lengths (or fractions).
 
     One ``randperm`` over all indices, cut into consecutive pieces, as torch does; the
     default generator is the global one.
@@ -106,27 +132,59 @@ class SequentialSampler:
 
 
 class RandomSampler:
-    """A fresh permutation of the indices on every pass."""
+    """The indices in a random order: a fresh permutation on every pass (or, with
+    ``replacement``, ``num_samples`` independent draws)."""
 
-    def __init__(self, data_source, generator=None):
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
         self.data_source = data_source
+        self.replacement = replacement
+        self._num_samples = num_samples
         self.generator = generator
+        if not isinstance(replacement, bool):
+            raise TypeError(f"replacement should be a boolean value, but got replacement={replacement}")
+        if not isinstance(self.num_samples, int) or self.num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={self.num_samples}")
+
+    @property
+    def num_samples(self):
+        return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        from ..random import Generator, randperm
+        from ..random import Generator, randint, randperm
         generator = self.generator
         if generator is None:
             # a seed from the global generator, so that torch.manual_seed fixes the order
             generator = Generator().manual_seed(_draw_seed())
         n = len(self.data_source)
-        yield from randperm(n, generator=generator).tolist()
-        # torch's sampler, written for num_samples that need not be n, ends with a second
-        # permutation cut to num_samples % n == 0 elements: it yields nothing but moves a
-        # shared generator on, so the next epoch's order depends on it
-        yield from randperm(n, generator=generator).tolist()[:0]
+        if self.replacement:  # draws of 32 at a time, as torch's sampler makes them
+            for _ in range(self.num_samples // 32):
+                yield from randint(high=n, size=(32,), generator=generator).tolist()
+            yield from randint(high=n, size=(self.num_samples % 32,), generator=generator).tolist()
+            return
+        for _ in range(self.num_samples // n):
+            yield from randperm(n, generator=generator).tolist()
+        # the rest of a pass: a permutation cut short (with num_samples == n it yields nothing,
+        # but it moves a shared generator on, so the next epoch's order depends on it)
+        yield from randperm(n, generator=generator).tolist()[:self.num_samples % n]
 
     def __len__(self):
-        return len(self.data_source)
+        return self.num_samples
+
+
+class SubsetRandomSampler:
+    """The given ``indices``, in a random order on every pass."""
+
+    def __init__(self, indices, generator=None):
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self):
+        from ..random import randperm
+        for i in randperm(len(self.indices), generator=self.generator).tolist():
+            yield self.indices[i]
+
+    def __len__(self):
+        return len(self.indices)
 
 
 class BatchSampler:
@@ -194,8 +252,20 @@ class DataLoader:
     Runs in the calling process (torch's ``num_workers=0``).
     """
 
-    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, collate_fn=None,
-                 drop_last=False, generator=None):
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
+                 num_workers=0, collate_fn=None, pin_memory=False, drop_last=False, timeout=0,
+                 worker_init_fn=None, multiprocessing_context=None, generator=None, *,
+                 prefetch_factor=None, persistent_workers=False, pin_memory_device="", in_order=True):
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
+                             "multiprocessing.")
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, "
+                                 "sampler, and drop_last")
+            batch_size, drop_last = None, False
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if sampler is None:
@@ -204,7 +274,12 @@ class DataLoader:
         self.batch_size = batch_size
         self.drop_last = drop_last
         self.sampler = sampler
-        self.batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        # worker processes only fetch in parallel what the sampler decides here: batches come
+        # out the same with num_workers > 0, so reftorch fetches them in this process
+        self.num_workers = num_workers
+        self.pin_memory, self.timeout, self.worker_init_fn = pin_memory, timeout, worker_init_fn
+        self.batch_sampler = batch_sampler if batch_sampler is not None else \
+            BatchSampler(sampler, batch_size, drop_last)
         self.collate_fn = default_collate if collate_fn is None else collate_fn
         self.generator = generator
 

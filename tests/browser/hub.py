@@ -1,8 +1,11 @@
 """A throwaway course hub with real Unix users: an instructor, students from a roster.
 
-Every name carries a random suffix (users, their group), everything lives in one temporary
-folder (course copy, exchange, hub state), and `close()` stops the hub and deletes the users
-with their homes, also when the test failed half-way. Needs root, like the hub itself.
+Every name carries a random suffix (users, their group). The course is a git repository (a
+copy of this one, committed) in the instructor's home, made private as `mktemp -d` and
+Ubuntu make folders (0700), at a path with spaces, owned by the instructor; the exchange,
+the hub's state and the class install live in one temporary folder. `close()` stops the hub
+and deletes the users with their homes, also when the test failed half-way. Needs root,
+like the hub itself.
 """
 from __future__ import annotations
 
@@ -42,10 +45,11 @@ class CourseHub:
         self.lab_args = lab_args
         self.users_created: list[str] = []
         self.top = Path(tempfile.mkdtemp(prefix="course-hub-"))
-        self.top.chmod(0o755)  # students reach the course's reftorch and the exchange
-        self.course = self.top / "course"
+        self.top.chmod(0o755)  # students reach the exchange and the class install
+        self.course = Path("/home") / self.instructor / "term one" / "reftorch course"
         self.exchange = self.top / "exchange"
         self.state = self.top / "hub-state"
+        self.class_dir = self.top / "class install"
         self.roster = self.top / "roster.csv"
         self.port = free_port()
         self.passwords: dict[str, str] = {}
@@ -53,13 +57,21 @@ class CourseHub:
 
     # -- setting up ------------------------------------------------------------------
     def open(self) -> "CourseHub":
-        copy_course(self.course)
         _run(["groupadd", self.group])
         _run(["useradd", "--create-home", "--shell", "/bin/bash", self.instructor])
         self.users_created.append(self.instructor)
+        self.home(self.instructor).chmod(0o700)
         self.passwords[self.instructor] = secrets.token_urlsafe(12)
         _run(["chpasswd"], input=f"{self.instructor}:{self.passwords[self.instructor]}\n")
-        _run(["chown", "-R", f"{self.instructor}:", str(self.course)])
+        # A clone as the instructor has it: this repository's files, committed (the hub
+        # publishes the kit of git HEAD).
+        copy_course(self.course)
+        git = ["git", "-C", str(self.course), "-c", "user.name=Instructor",
+               "-c", "user.email=instructor@localhost"]
+        _run(git[:3] + ["init", "-q"])
+        _run(git + ["add", "-A"])
+        _run(git + ["commit", "-q", "-m", "The course"])
+        _run(["chown", "-R", f"{self.instructor}:", str(self.course.parent)])
         with open(self.roster, "w", newline="") as out:
             writer = csv.writer(out)
             writer.writerow(["id", "first_name", "last_name", "email"])
@@ -76,7 +88,8 @@ class CourseHub:
 
     def hub_arguments(self) -> list[str]:
         arguments = ["--root", str(self.course), "--state-dir", str(self.state),
-                     "--exchange", str(self.exchange), "--port", str(self.port),
+                     "--exchange", str(self.exchange), "--class-dir", str(self.class_dir),
+                     "--port", str(self.port),
                      "--instructor", self.instructor, "--group", self.group]
         for argument in self.lab_args:
             arguments.append(f"--lab-arg={argument}")
@@ -84,7 +97,7 @@ class CourseHub:
 
     def start_hub(self, check: bool = True) -> subprocess.CompletedProcess:
         done = subprocess.run(self._course_argv("hub", "start", *self.hub_arguments()),
-                              capture_output=True, text=True, timeout=120, env=self._root_env())
+                              capture_output=True, text=True, timeout=300, env=self._root_env())
         self._log("root", ["course", "hub", "start"], done)
         if check and done.returncode != 0:
             raise AssertionError(f"course hub start exited {done.returncode}:\n"
@@ -123,7 +136,7 @@ class CourseHub:
         settings = HubSettings.load(self.state / "settings.json")
         home = pwd.getpwnam(user).pw_dir
         env = {"HOME": home, "USER": user, "LOGNAME": user, "LANG": "C.UTF-8",
-               **server_environment(settings, instructor=user == self.instructor)}
+               **server_environment(settings, instructor=user == self.instructor, home=home)}
         if argv[0] == "python":  # the interpreter the hub gives everyone's servers
             argv = [settings.python, *argv[1:]]
         cwd = self.course if user == self.instructor else home
@@ -146,6 +159,9 @@ class CourseHub:
 
     def home(self, user: str) -> Path:
         return Path(pwd.getpwnam(user).pw_dir)
+
+    def uid(self, user: str) -> int:
+        return pwd.getpwnam(user).pw_uid
 
     # -- tearing down ------------------------------------------------------------------
     def close(self) -> None:

@@ -1,18 +1,20 @@
-"""Optimizers: SGD (with momentum and weight decay) and Adam.
+"""The Optimizer: what every optimizer shares.
 
 An optimizer holds ``param_groups`` (lists of parameters with their hyper-parameters) and a
 per-parameter ``state`` (momentum buffers, Adam's moving averages). ``step()`` updates each
-parameter in place, outside the graph, from its ``.grad``.
+parameter in place, outside the graph, from its ``.grad``; the update rules are in sgd.py
+and adam.py.
 """
 from __future__ import annotations
 
+import builtins
 import copy
 import itertools
-import math
 
-from .autograd.grad_mode import no_grad
-from .dtypes import get_default_dtype
-from .tensor import Tensor
+import warnings
+
+from ..autograd.grad_mode import enable_grad
+from ..tensor import Tensor
 
 
 class Optimizer:
@@ -41,6 +43,15 @@ class Optimizer:
                 raise ValueError("can't optimize a non-leaf Tensor")
         for key, value in self.defaults.items():
             group.setdefault(key, value)
+        if len({id(p) for p in group["params"]}) != len(group["params"]):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, this will "
+                "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                stacklevel=3)
+        # a parameter updated by two groups would take two steps each time
+        in_groups = {id(p) for g in self.param_groups for p in g["params"]}
+        if builtins.any(id(p) in in_groups for p in group["params"]):
+            raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -106,8 +117,17 @@ class Optimizer:
                 text += f"\n    {key}: {group[key]}"
         return text + "\n)"
 
-    def step(self):
+    def step(self, closure=None):
         raise NotImplementedError
+
+    @staticmethod
+    def _loss_of(closure):
+        """A closure recomputes the loss and its gradients (LBFGS needs it): with grad mode on,
+        though the update itself runs under no_grad."""
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
 
     @staticmethod
     def _gradient(p, group):
@@ -139,105 +159,3 @@ def _refuse_unsupported(name, **flags):
             )
 
 
-class SGD(Optimizer):
-    """p -= lr * g, where g may add weight decay and momentum:
-    buf = momentum * buf + (1 - dampening) * g;  g = buf  (or g + momentum * buf, Nesterov).
-    """
-
-    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
-                 maximize=False, foreach=None, differentiable=False, fused=None):
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        _refuse_unsupported("SGD", differentiable=differentiable, fused=fused)
-        # every key torch keeps, so that state_dict() has torch's structure
-        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
-                                      foreach=foreach, differentiable=differentiable, fused=fused))
-
-    @no_grad()
-    def step(self, closure=None):
-        loss = closure() if closure is not None else None
-        for group in self.param_groups:
-            lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                g = self._gradient(p, group)
-                if momentum:
-                    buf = self.state.setdefault(p, {}).get("momentum_buffer")
-                    if buf is None:
-                        buf = self.state[p]["momentum_buffer"] = g.clone()
-                    else:
-                        buf.mul_(momentum).add_(g, alpha=1 - dampening)
-                    g = g.add(buf, alpha=momentum) if group["nesterov"] else buf
-                p.add_(g, alpha=-lr)
-        return loss
-
-
-class Adam(Optimizer):
-    """Moving averages of the gradient (m) and its square (v), bias-corrected:
-    p -= lr * m_hat / (sqrt(v_hat) + eps).
-    """
-
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
-                 foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
-                 decoupled_weight_decay=False):
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if eps < 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= betas[0] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-        if not 0.0 <= betas[1] < 1.0:
-            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        _refuse_unsupported("Adam", capturable=capturable, differentiable=differentiable, fused=fused)
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad, maximize=maximize, foreach=foreach,
-                                      capturable=capturable, differentiable=differentiable,
-                                      fused=fused, decoupled_weight_decay=decoupled_weight_decay))
-
-    @no_grad()
-    def step(self, closure=None):
-        loss = closure() if closure is not None else None
-        for group in self.param_groups:
-            beta1, beta2 = group["betas"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                if group["decoupled_weight_decay"] and group["weight_decay"]:
-                    # AdamW: decay the weights themselves, not through the gradient
-                    p.mul_(1 - group["lr"] * group["weight_decay"])
-                    g = -p._grad if group["maximize"] else p._grad
-                else:
-                    g = self._gradient(p, group)
-                state = self.state.setdefault(p, {})
-                if not state:
-                    from .functions import tensor, zeros_like
-                    # a float tensor, as in torch (state_dict shows tensor(3.))
-                    state["step"] = tensor(0.0, dtype=get_default_dtype())
-                    state["exp_avg"] = zeros_like(p)
-                    state["exp_avg_sq"] = zeros_like(p)
-                    if group["amsgrad"]:
-                        state["max_exp_avg_sq"] = zeros_like(p)
-                state["step"] += 1
-                m, v = state["exp_avg"], state["exp_avg_sq"]
-                m.mul_(beta1).add_(g, alpha=1 - beta1)
-                v.mul_(beta2).add_(g * g, alpha=1 - beta2)
-                if group["amsgrad"]:
-                    from .functions import maximum
-                    state["max_exp_avg_sq"].copy_(maximum(state["max_exp_avg_sq"], v))
-                    v = state["max_exp_avg_sq"]
-                step = state["step"].item()
-                bias1 = 1 - beta1 ** step
-                bias2 = 1 - beta2 ** step
-                denom = (v.sqrt() / math.sqrt(bias2)).add_(group["eps"])
-                p.add_(m / denom, alpha=-group["lr"] / bias1)
-        return loss

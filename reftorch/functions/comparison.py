@@ -1,0 +1,97 @@
+"""Comparisons and logic: eq, lt, ..., logical_and, bitwise_and, where, isnan.
+
+Their results are bool tensors, with no gradient; ``where`` alone passes gradients through,
+to the side each element was taken from.
+"""
+from __future__ import annotations
+
+from .. import dtypes
+from ..autograd.graph import Node
+from ..dispatch import kernel
+from ..tensor import _scalar_type_name as _scalar_name
+from ._support import _array, _binary, _devices, _elementwise_result, _needs_grad, _record, _unary, _wrap
+from .creation import zeros_like
+
+
+def _comparison(op):
+    def compare(input, other):
+        return _binary(op, input, other, result_dtype=dtypes.bool)
+    compare.__name__ = op
+    return compare
+
+
+eq, ne, lt, le, gt, ge = (_comparison(op) for op in ("eq", "ne", "lt", "le", "gt", "ge"))
+logical_and, logical_or, logical_xor = (
+    _comparison(op) for op in ("logical_and", "logical_or", "logical_xor"))
+
+
+def _bitwise(op):
+    def combine(input, other):
+        rt = dtypes.result_type(input, other)
+        if rt.is_floating_point:
+            raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{_scalar_name(rt)}'")
+        return _binary(op, input, other)
+    return combine
+
+
+bitwise_and, bitwise_or, bitwise_xor = (_bitwise(op) for op in ("bitwise_and", "bitwise_or", "bitwise_xor"))
+
+
+class WhereBackward0(Node):
+    _saved_names = ('condition',)
+
+    def backward(self, grad):
+        (condition,) = self.saved_values
+        zero = zeros_like(grad)
+        return where(condition, grad, zero), where(condition, zero, grad)
+
+
+def where(condition, input=None, other=None):
+    if input is None:
+        return condition.nonzero(as_tuple=True)
+    if condition.dtype is not dtypes.bool:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with "
+                           f"dtype {_scalar_name(condition.dtype)}")
+    dev = _devices(condition, input, other)
+    rt = dtypes.result_type(input, other)
+    values = kernel("where", dev)(condition._np, _array(input, rt), _array(other, rt))
+    out = _elementwise_result(values.astype(rt.numpy, copy=False), dev, condition, input, other)
+    if _needs_grad(input, other):
+        node = WhereBackward0()
+        node.save(condition)
+        _record(node, (input, other), out)
+    return out
+
+
+# forward mode: the tangent of the side each element was taken from
+where.jvp = lambda t, out, condition, input=None, other=None: where(condition, t(input), t(other))
+
+
+def isnan(input):
+    return _unary("isnan", input, floating=False)
+
+
+def isinf(input):
+    return _unary("isinf", input, floating=False)
+
+
+def isfinite(input):
+    return _unary("isfinite", input, floating=False)
+
+
+def isposinf(input):
+    return input == float("inf")
+
+
+def isneginf(input):
+    return input == float("-inf")
+
+
+def logical_not(input):
+    return _wrap(kernel("logical_not", input._device)(input._np), input._device)
+
+
+def bitwise_not(input):
+    if input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for '{_scalar_name(input.dtype)}'")
+    return _wrap(kernel("bitwise_not", input._device)(input._np), input._device)

@@ -1,0 +1,430 @@
+"""Convolution, pooling and padding, built on strided views (im2col without the copy).
+
+A 2-D convolution slides a (kH, kW) kernel over an image. Every window it looks at is
+already in memory: ``as_strided`` lays them out as a view of shape (N, C, H_out, W_out, kH,
+kW) whose strides step ``stride`` pixels between windows and ``dilation`` pixels inside one.
+No pixel is copied (the "im2col" matrix is a view); one tensor contraction with the weight
+(O, C, kH, kW) over (C, kH, kW) gives every output at once. Max and average pooling are a
+reduction over the last two dims of the same view. Backward goes the other way ("col2im"):
+each window's gradient is added back onto the pixels it read, overlapping windows adding up.
+
+torch records one node per op here (ConvolutionBackward0, MaxPool2DWithIndicesBackward0, ...),
+so each op computes on NumPy arrays and its node carries the backward formula.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from ..autograd.graph import Node
+from ..tensor import _scalar_type_name as _scalar_name
+from ._support import _RawFormula, _needs_grad, _record, _wrap, same_op_on_tangent
+
+
+def _pair(value):
+    if isinstance(value, (tuple, list)):
+        return tuple(builtins.int(v) for v in value) if len(value) == 2 else (builtins.int(value[0]),) * 2
+    return (builtins.int(value), builtins.int(value))
+
+
+def windows(array, kernel, stride=(1, 1), dilation=(1, 1)):
+    """Every (kH, kW) window of an (N, C, H, W) array, as a view (N, C, H_out, W_out, kH, kW).
+
+    Window (i, j) starts at pixel (i * stride, j * stride); its element (a, b) is pixel
+    (i * stride + a * dilation, j * stride + b * dilation). Nothing is copied."""
+    n, c, h, w = array.shape
+    (kh, kw), (sh, sw), (dh, dw) = kernel, stride, dilation
+    out_h, out_w = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    s_n, s_c, s_h, s_w = array.strides
+    return np.lib.stride_tricks.as_strided(
+        array, (n, c, out_h, out_w, kh, kw), (s_n, s_c, s_h * sh, s_w * sw, s_h * dh, s_w * dw),
+        writeable=False)
+
+
+def _add_windows_back(grad_windows, shape, stride, dilation):
+    """col2im: the sum, for each pixel, of the gradients of every window element that read it."""
+    out = np.zeros(shape, dtype=grad_windows.dtype)
+    _, _, out_h, out_w, kh, kw = grad_windows.shape
+    (sh, sw), (dh, dw) = stride, dilation
+    for a in range(kh):  # one strided slice per kernel position: windows that overlap add up
+        for b in range(kw):
+            out[:, :, a * dh: a * dh + sh * (out_h - 1) + 1: sh,
+                b * dw: b * dw + sw * (out_w - 1) + 1: sw] += grad_windows[:, :, :, :, a, b]
+    return out
+
+
+def _padded(array, padding, value=0.0):
+    ph, pw = padding
+    if not ph and not pw:
+        return array
+    return np.pad(array, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=value)
+
+
+# -- convolution ------------------------------------------------------------------------
+class ConvolutionBackward0(_RawFormula):
+    """grad_input: each output's gradient times the kernel, added back over the windows
+    (col2im); grad_weight: each kernel weight times the pixels it met, summed over windows;
+    grad_bias: the gradient summed over batch and positions."""
+
+    _saved_names = ("input", "weight")
+    _reads_inputs = True
+
+    def backward(self, grad):
+        self._check_not_double(grad)
+        x, weight = self.saved_values
+        stride, padding, dilation, groups = self._saved_stride, self._saved_padding, self._saved_dilation, self._saved_groups
+        g = grad._np
+        xp = _padded(x._np, padding)
+        o, c_per_group = weight._np.shape[:2]
+        o_per_group = o // groups
+        grad_input = np.zeros(xp.shape, dtype=g.dtype)
+        grad_weight = np.zeros(weight._np.shape, dtype=g.dtype)
+        for k in range(groups):
+            chans, outs = slice(k * c_per_group, (k + 1) * c_per_group), slice(k * o_per_group, (k + 1) * o_per_group)
+            cols = windows(xp[:, chans], weight._np.shape[2:], stride, dilation)
+            g_k = g[:, outs]
+            grad_weight[outs] = np.tensordot(g_k, cols, axes=([0, 2, 3], [0, 2, 3]))
+            grad_cols = np.tensordot(g_k, weight._np[outs], axes=([1], [0])).transpose(0, 3, 1, 2, 4, 5)
+            grad_input[:, chans] = _add_windows_back(grad_cols, (xp.shape[0], c_per_group) + xp.shape[2:],
+                                                     stride, dilation)
+        ph, pw = padding
+        grad_input = grad_input[:, :, ph: grad_input.shape[2] - ph, pw: grad_input.shape[3] - pw]
+        grads = [_wrap(np.ascontiguousarray(grad_input), grad._device), _wrap(grad_weight, grad._device)]
+        grads.append(_wrap(g.sum(axis=(0, 2, 3)), grad._device) if self._has_bias else None)
+        return tuple(grads)
+
+
+def _check_conv(input, weight, bias, groups):
+    if input.dim() != 4:
+        raise RuntimeError(
+            f"Expected 3D (unbatched) or 4D (batched) input to conv2d, but got input of size: {list(input.shape)}")
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_name(input.dtype)} but found {_scalar_name(weight.dtype)}")
+    if bias is not None and bias.dtype is not input.dtype:
+        raise RuntimeError(f"Input type ({_type_name(input)}) and bias type ({_type_name(bias)}) should be the same")
+    if input.shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{list(input.shape)} "
+            f"to have {weight.shape[1] * groups} channels, but got {input.shape[1]} channels instead")
+
+
+def _type_name(t):
+    return {"float32": "float", "float64": "double"}.get(t.dtype.name, t.dtype.name)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D cross-correlation of an (N, C, H, W) input with an (O, C / groups, kH, kW) weight."""
+    unbatched = input.dim() == 3
+    if unbatched:
+        input = input.unsqueeze(0)
+    _check_conv(input, weight, bias, groups)
+    stride, dilation = _pair(stride), _pair(dilation)
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0, 0)
+        elif padding == "same":
+            if stride != (1, 1):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            padding = tuple(d * (k - 1) // 2 for d, k in zip(dilation, weight.shape[2:]))
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    padding = _pair(padding)
+    xp = _padded(input._np, padding)
+    o, c_per_group = weight.shape[0], weight.shape[1]
+    kernel = tuple(weight.shape[2:])
+    reach = tuple(d * (k - 1) + 1 for d, k in zip(dilation, kernel))  # the dilated kernel's extent
+    if xp.shape[2] < reach[0] or xp.shape[3] < reach[1]:
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({xp.shape[2]} x {xp.shape[3]}). Kernel size: "
+            f"({reach[0]} x {reach[1]}). Kernel size can't be greater than actual input size")
+    pieces = []
+    o_per_group = o // groups
+    for k in range(groups):
+        cols = windows(xp[:, k * c_per_group:(k + 1) * c_per_group], kernel, stride, dilation)
+        # (N, C, H', W', kH, kW) . (O, C, kH, kW) over C, kH, kW -> (N, H', W', O)
+        pieces.append(np.tensordot(cols, weight._np[k * o_per_group:(k + 1) * o_per_group],
+                                   axes=([1, 4, 5], [1, 2, 3])))
+    values = np.concatenate(pieces, axis=3) if groups > 1 else pieces[0]
+    if bias is not None:
+        values = values + bias._np
+    out = _wrap(np.ascontiguousarray(values.transpose(0, 3, 1, 2)), input._device)
+    if _needs_grad(input, weight, bias):
+        node = ConvolutionBackward0()
+        node.save(input, weight)
+        node._saved_stride, node._saved_padding, node._saved_dilation = stride, padding, dilation
+        node._saved_groups, node._has_bias = groups, bias is not None
+        node._saved_transposed, node._saved_output_padding = False, (0, 0)
+        _record(node, (input, weight, bias), out)
+    return out.squeeze(0) if unbatched else out
+
+
+def _conv_tangent(t, out, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    # bilinear in (input, weight): d conv(x, w) = conv(dx, w) + conv(x, dw) (+ db)
+    tangent = conv2d(t(input), weight, None, stride, padding, dilation, groups) + \
+        conv2d(input, t(weight), None, stride, padding, dilation, groups)
+    return tangent + t(bias).reshape(-1, 1, 1) if bias is not None else tangent
+
+
+conv2d.jvp = _conv_tangent
+
+
+# -- pooling --------------------------------------------------------------------------------
+def _pool_out_size(size, kernel, stride, padding, dilation, ceil_mode):
+    span = size + 2 * padding - dilation * (kernel - 1) - 1
+    out = (-(-span // stride) if ceil_mode else span // stride) + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:  # the last window must start inside
+        out -= 1
+    return out
+
+
+def _pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode):
+    kernel = _pair(kernel_size)
+    stride = kernel if stride is None or stride == [] or stride == () else _pair(stride)
+    padding, dilation = _pair(padding), _pair(dilation)
+    if builtins.any(p * 2 > k for p, k in zip(padding, kernel)):
+        raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={padding[0]}, "
+                           f"kernel_size={kernel[0]} and dilation={dilation[0]}")
+    out = tuple(_pool_out_size(n, k, s, p, d, ceil_mode) for n, k, s, p, d in
+                zip(input.shape[-2:], kernel, stride, padding, dilation))
+    if builtins.any(n <= 0 for n in out):
+        raise RuntimeError(
+            f"Given input size: ({'x'.join(str(n) for n in input.shape[-3:])}). Calculated output size: "
+            f"({input.shape[-3]}x{out[0]}x{out[1]}). Output size is too small")
+    return kernel, stride, padding, dilation, out
+
+
+def _padded_for_pooling(array, padding, out, kernel, stride, dilation, value):
+    """Padded on every side by ``padding``, and further on the bottom/right when ceil_mode's
+    last window reaches past the input."""
+    need = [(o - 1) * s + d * (k - 1) + 1 for o, k, s, d in zip(out, kernel, stride, dilation)]
+    extra = [builtins.max(0, n - (size + 2 * p)) for n, size, p in zip(need, array.shape[-2:], padding)]
+    return np.pad(array, ((0, 0),) * (array.ndim - 2) + tuple((p, p + e) for p, e in zip(padding, extra)),
+                  constant_values=value)
+
+
+class MaxPool2DWithIndicesBackward0(_RawFormula):
+    """Each window's gradient goes to the pixel that was its maximum (the saved index)."""
+
+    _saved_names = ("self", "indices")
+
+    def backward(self, grad):
+        self._check_not_double(grad)
+        x, indices = self.saved_values
+        out = np.zeros(x._np.shape, dtype=grad._np.dtype)
+        flat = out.reshape(out.shape[:-2] + (-1,))
+        g = grad._np.reshape(grad._np.shape[:-2] + (-1,))
+        i = indices._np.reshape(indices._np.shape[:-2] + (-1,))
+        lead = np.indices(i.shape, sparse=True)[:-1]
+        np.add.at(flat, (*lead, i), g)
+        return (_wrap(out, grad._device),)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """The maximum of every window (padding counts as -inf); with ``return_indices``, where
+    in the (H, W) plane each maximum was, as a flat index."""
+    if input.dim() not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    kernel, stride, padding, dilation, out = _pool_geometry(input, kernel_size, stride, padding,
+                                                            dilation, ceil_mode)
+    batched = input._np if input.dim() == 4 else input._np[None]
+    xp = _padded_for_pooling(batched, padding, out, kernel, stride, dilation, -np.inf)
+    view = windows(xp, kernel, stride, dilation)[:, :, :out[0], :out[1]]
+    flat = view.reshape(view.shape[:4] + (-1,))
+    where = flat.argmax(axis=-1)  # the first of equal maxima, as torch's CPU kernel
+    values = np.take_along_axis(flat, where[..., None], axis=-1)[..., 0]
+    # the flat index in the unpadded input of the pixel each maximum came from
+    a, b = np.divmod(where, kernel[1])
+    rows = np.arange(out[0])[:, None] * stride[0] + a * dilation[0] - padding[0]
+    cols = np.arange(out[1])[None, :] * stride[1] + b * dilation[1] - padding[1]
+    index = rows * input.shape[-1] + cols
+    if input.dim() == 3:
+        values, index = values[0], index[0]
+    out_t = _wrap(np.ascontiguousarray(values.astype(input._np.dtype)), input._device)
+    indices = _wrap(np.ascontiguousarray(index.astype(np.int64)), input._device)
+    if _needs_grad(input):
+        node = MaxPool2DWithIndicesBackward0()
+        node.save(input, indices)
+        node._saved_kernel_size, node._saved_stride, node._saved_padding = kernel, stride, padding
+        node._saved_dilation, node._saved_ceil_mode = dilation, ceil_mode
+        _record(node, (input,), out_t)
+    return (out_t, indices) if return_indices else out_t
+
+
+def _max_pool_tangent(t, out, input, *args, **kwargs):
+    values = out[0] if isinstance(out, tuple) else out
+    _, indices = max_pool2d(input.detach(), *args, **{**kwargs, "return_indices": True})
+    flat = t(input).reshape(input.shape[:-2] + (-1,))
+    picked = flat.gather(-1, indices.reshape(indices.shape[:-2] + (-1,))).reshape(values.shape)
+    return (picked, None) if isinstance(out, tuple) else picked
+
+
+max_pool2d.jvp = _max_pool_tangent
+
+
+class AvgPool2DBackward0(_RawFormula):
+    """Each window's gradient, divided by what the window averaged over, added back onto the
+    pixels it covered."""
+
+    _saved_names = ("self",)
+
+    def backward(self, grad):
+        self._check_not_double(grad)
+        shape, padded_shape, divisor = self._input_shape, self._padded_shape, self._divisor
+        g = grad._np if len(shape) == 4 else grad._np[None]
+        per_element = (g / divisor)[..., None, None] * np.ones(self._saved_kernel_size, dtype=g.dtype)
+        full = _add_windows_back(per_element, (g.shape[0], g.shape[1]) + padded_shape, self._saved_stride, (1, 1))
+        ph, pw = self._saved_padding
+        grad_input = full[:, :, ph: ph + shape[-2], pw: pw + shape[-1]]
+        return (_wrap(np.ascontiguousarray(grad_input.reshape(shape)), grad._device),)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """The mean of every window; padding counts in the mean unless ``count_include_pad=False``."""
+    if input.dim() not in (3, 4):
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    kernel, stride, padding, _, out = _pool_geometry(input, kernel_size, stride, padding, 1, ceil_mode)
+    batched = input._np if input.dim() == 4 else input._np[None]
+    xp = _padded_for_pooling(batched, padding, out, kernel, stride, (1, 1), 0)
+    view = windows(xp, kernel, stride)[:, :, :out[0], :out[1]]
+    total = view.sum(axis=(-2, -1), dtype=np.float64 if batched.dtype == np.float64 else np.float32)
+    divisor = _pool_divisor(input.shape[-2:], kernel, stride, padding, out, count_include_pad, divisor_override)
+    values = (total / divisor).astype(input._np.dtype)
+    out_t = _wrap(np.ascontiguousarray(values if input.dim() == 4 else values[0]), input._device)
+    if _needs_grad(input):
+        node = AvgPool2DBackward0()
+        node._input_shape, node._padded_shape, node._divisor = tuple(input.shape), xp.shape[2:], divisor
+        node._saved_kernel_size, node._saved_stride, node._saved_padding = kernel, stride, padding
+        node._saved_ceil_mode, node._saved_count_include_pad = ceil_mode, count_include_pad
+        _record(node, (input,), out_t)
+    return out_t
+
+
+def _pool_divisor(size, kernel, stride, padding, out, count_include_pad, divisor_override):
+    """What each window's sum is divided by: the kernel's area, or the part of it over the
+    (padded, or unpadded) input, window by window."""
+    if divisor_override:
+        return divisor_override
+    counts = []
+    for n, k, s, p, o in zip(size, kernel, stride, padding, out):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, n + p)
+        if not count_include_pad:
+            start, end = np.maximum(start, 0), np.minimum(end, n)
+        counts.append(end - start)
+    return (counts[0][:, None] * counts[1][None, :]).astype(np.float64)
+
+
+avg_pool2d.jvp = same_op_on_tangent(avg_pool2d)
+
+
+# -- padding --------------------------------------------------------------------------------
+class ConstantPadNdBackward0(Node):
+    def backward(self, grad):
+        for d, (before, after) in enumerate(self._pads):
+            if before or after:
+                size = grad.shape[d]
+                start, stop = builtins.max(before, 0), size - builtins.max(after, 0)
+                grad = grad.narrow(d, start, stop - start)
+        return (grad if self._negative is None else _grow(grad, self._negative),)
+
+
+def _grow(grad, negative):
+    """Where the padding was negative (a crop), the cropped part gets zeros."""
+    from .joining import cat
+    from .creation import zeros
+    for d, (before, after) in enumerate(negative):
+        parts = []
+        if before:
+            parts.append(zeros(grad.shape[:d] + (before,) + grad.shape[d + 1:], dtype=grad.dtype, device=grad.device))
+        parts.append(grad)
+        if after:
+            parts.append(zeros(grad.shape[:d] + (after,) + grad.shape[d + 1:], dtype=grad.dtype, device=grad.device))
+        grad = cat(parts, d) if len(parts) > 1 else grad
+    return grad
+
+
+class _FoldedPadBackward(Node):
+    """reflect / replicate: the padded pixels are copies, so their gradients add onto the
+    pixels they copied."""
+
+    def backward(self, grad):
+        (index,) = self.saved_values
+        out = np.zeros(self._input_shape, dtype=grad._np.dtype)
+        flat = out.reshape(self._lead + (-1,))
+        g = grad._np.reshape(self._lead + (-1,))
+        np.add.at(flat, (..., index._np.reshape(-1)), g)
+        return (_wrap(out, grad._device),)
+
+
+def _pad_pairs(pad, ndim):
+    """torch's ``pad`` runs from the last dim backwards: (left, right, top, bottom, ...)."""
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension "
+                           f"but got padding length {len(pad)} and input of dimension {ndim}")
+    pairs = [(0, 0)] * ndim
+    for i in range(len(pad) // 2):
+        pairs[ndim - 1 - i] = (builtins.int(pad[2 * i]), builtins.int(pad[2 * i + 1]))
+    return pairs
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last ``len(pad) // 2`` dims: ``pad=(1, 1)`` adds one column on each side of the
+    last dim. ``mode``: 'constant' (``value``, default 0), 'reflect', 'replicate', 'circular'."""
+    pairs = _pad_pairs(pad, input.dim())
+    if mode == "constant":
+        fill = 0 if value is None else value
+        grown = [(builtins.max(b, 0), builtins.max(a, 0)) for b, a in pairs]
+        cropped = tuple(slice(-b if b < 0 else None, a if a < 0 else None) for b, a in pairs)
+        values = np.pad(input._np[cropped], grown, constant_values=fill)
+        out = _wrap(values, input._device)
+        if _needs_grad(input):
+            node = ConstantPadNdBackward0()
+            node._pads = grown
+            node._negative = [(-b if b < 0 else 0, -a if a < 0 else 0) for b, a in pairs] \
+                if builtins.any(b < 0 or a < 0 for b, a in pairs) else None
+            node._saved_pad = tuple(pad)
+            _record(node, (input,), out)
+        return out
+    if value:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    dims = len(pad) // 2
+    if input.dim() not in (dims + 1, dims + 2):  # a batch dim and a channel dim, or only channels
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    numpy_mode = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode]
+    if mode == "reflect":
+        for (before, after), size in zip(pairs, input.shape):
+            if before >= size or after >= size:
+                raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input "
+                                   f"dimension, but got: padding ({before}, {after}) at dimension "
+                                   f"{pairs.index((before, after))} of input {list(input.shape)}")
+    # which input pixel each output pixel copies, found by padding the pixels' own indices
+    lead = tuple(input.shape[:input.dim() - dims])
+    plane = tuple(input.shape[input.dim() - dims:])
+    positions = np.arange(math.prod(plane)).reshape(plane)
+    index = np.pad(positions, pairs[input.dim() - dims:], mode=numpy_mode)
+    values = input._np.reshape(lead + (-1,))[..., index.reshape(-1)].reshape(lead + index.shape)
+    out = _wrap(np.ascontiguousarray(values), input._device)
+    if _needs_grad(input):
+        kind = {"reflect": "ReflectionPad", "replicate": "ReplicationPad", "circular": "CircularPad"}[mode]
+        node = type(f"{kind}{dims}DBackward0", (_FoldedPadBackward,), {})()
+        node.save(_wrap(index, input._device))
+        node._input_shape, node._lead = tuple(input.shape), lead
+        _record(node, (input,), out)
+    return out
+
+
+_pad = pad
+pad.jvp = lambda t, out, input, pad, mode="constant", value=None: _pad(t(input), pad, mode)

@@ -1,0 +1,375 @@
+"""Creation: tensor, as_tensor, from_numpy, zeros, ones, full, empty, arange, linspace, eye,
+and the ``*_like`` forms.
+
+``torch.tensor`` always copies; ``from_numpy`` and ``as_tensor`` of an array share its memory.
+"""
+from __future__ import annotations
+
+import builtins
+import warnings
+
+import numpy as np
+
+from .. import dtypes
+from ..dispatch import canonical, cpu, kernel
+from ..storage import Storage, preserve_format_strides
+from ..tensor import Size, Tensor
+from ._support import no_tangent, _non_overlapping_and_dense, _with_strides, _wrap
+from .copies import to
+
+
+def _shape_arg(size, name=None, keyword=None):
+    """The sizes as a tuple: ``zeros(2, 3)``, ``zeros((2, 3))``, or ``zeros(size=(2, 3))``."""
+    if keyword is not None:
+        if size:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        size = (keyword,)
+    if not size and name is not None:  # torch.zeros() needs a size; torch.zeros(()) is 0-dim
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
+    if len(size) == 1 and isinstance(size[0], (tuple, list, Size)):
+        size = tuple(size[0])
+    return tuple(builtins.int(s) for s in size)
+
+
+def _finish(out, requires_grad):
+    if requires_grad:
+        if not out.dtype.is_floating_point:  # factories word this differently from requires_grad_()
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require gradients")
+        out.requires_grad_(True)
+    return out
+
+
+def _device_arg(device):
+    d = cpu if device is None else canonical(device)
+    if d.type == "cuda":
+        raise AssertionError("Torch not compiled with CUDA enabled")
+    return d
+
+
+def _check_sizes(size):
+    for n in size:
+        if n < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {n}: {list(size)}")
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    if isinstance(size, builtins.int):
+        size = (size,)
+    _check_sizes(size)
+    if dtype is None:
+        dtype = dtypes.scalar_dtype(fill_value)
+    d = _device_arg(device)
+    return _finish(_wrap(kernel("full", d)(tuple(size), fill_value, dtype.numpy), d), requires_grad)
+
+
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    shape = _shape_arg(sizes, "zeros", size)
+    if builtins.any(n < 0 for n in shape):
+        raise RuntimeError("zeros: Dimension size must be non-negative.")
+    return full(shape, 0, dtype=dtype or dtypes.get_default_dtype(), device=device,
+                requires_grad=requires_grad)
+
+
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    return full(_shape_arg(sizes, "ones", size), 1, dtype=dtype or dtypes.get_default_dtype(),
+                device=device, requires_grad=requires_grad)
+
+
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, pin_memory=False,
+          memory_format=None):
+    d = _device_arg(device)
+    dtype = dtype or dtypes.get_default_dtype()
+    shape = _shape_arg(sizes, "empty", size)
+    _check_sizes(shape)
+    return _finish(_wrap(kernel("empty", d)(shape, dtype.numpy), d), requires_grad)
+
+
+def _like(maker):
+    def like(input, *args, dtype=None, device=None, requires_grad=False, memory_format=None, **kwargs):
+        out = maker(input._shape, *args, dtype=dtype or input.dtype,
+                    device=device or input._device, requires_grad=False, **kwargs)
+        # same layout as ``input`` (torch's preserve_format), unless asked for row-major
+        if memory_format != "contiguous" and input._stride != out._stride:
+            strides = preserve_format_strides(input._shape, input._stride)
+            if strides != out._stride:
+                out = _with_strides(out._np, strides, out._device)
+        return _finish(out, requires_grad)
+    like.__name__ = maker.__name__ + "_like"
+    return like
+
+
+zeros_like = _like(zeros)
+
+
+zeros_like.jvp = no_tangent
+ones_like = _like(ones)
+
+
+ones_like.jvp = no_tangent
+empty_like = _like(empty)
+
+
+empty_like.jvp = no_tangent
+full_like = _like(full)
+
+
+full_like.jvp = no_tangent
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if dtype is None:
+        is_float = builtins.any(isinstance(v, builtins.float) for v in (start, end, step))
+        dtype = dtypes.get_default_dtype() if is_float else dtypes.int64
+    if not dtype.is_floating_point:  # an integer range counts in integers: the bounds cut first
+        start, end, step = builtins.int(start), builtins.int(end), builtins.int(step)
+        if step == 0:
+            raise ValueError("step must be nonzero")
+    d = _device_arg(device)
+    return _finish(_wrap(kernel("arange", d)(start, end, step, dtype.numpy), d), requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    dtype = dtype or dtypes.get_default_dtype()
+    d = _device_arg(device)
+    values = np.linspace(start, end, steps).astype(dtype.numpy)
+    return _finish(_wrap(kernel("copy", d)(values) if d.type != "cpu" else values, d), requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    dtype = dtype or dtypes.get_default_dtype()
+    d = _device_arg(device)
+    values = np.eye(n, m, dtype=dtype.numpy)
+    return _finish(_wrap(kernel("copy", d)(values) if d.type != "cpu" else values, d), requires_grad)
+
+
+def _check_rectangular(data):
+    """Nested lists must be rectangular (the first element sets the shape); torch's errors."""
+    shape, first = [], data
+    while isinstance(first, (list, tuple)):
+        shape.append(len(first))
+        if not first:
+            break
+        first = first[0]
+    _check_against(data, shape, 0)
+
+
+def _check_against(data, shape, dim):
+    if dim == len(shape):
+        if isinstance(data, (list, tuple)):
+            raise TypeError(f"'{type(data).__name__}' object cannot be interpreted as an integer")
+        return
+    if not isinstance(data, (list, tuple)):
+        raise TypeError("not a sequence")
+    if len(data) != shape[dim]:
+        raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(data)})")
+    for item in data:
+        _check_against(item, shape, dim + 1)
+
+
+def _infer_dtype(data):
+    """The dtype torch.tensor picks for nested Python data."""
+    _check_rectangular(data)
+    flat, pending = [], [data]
+    while pending:  # every number in the nested lists (NumPy's asarray would unpack tensors)
+        item = pending.pop()
+        if isinstance(item, (list, tuple)):
+            pending.extend(item)
+        elif isinstance(item, np.ndarray):
+            flat.extend(item.reshape(-1))
+        else:
+            flat.append(item)
+    if not flat:  # no numbers at all: torch.tensor([]) is a float tensor
+        return dtypes.get_default_dtype()
+    # each element has a dtype (a tensor or NumPy number its own, a Python float the default
+    # dtype, an int int64, a bool bool), and the result is the promotion of them all
+    result = None
+    for v in flat:
+        if isinstance(v, Tensor):
+            kind = v.dtype
+        elif isinstance(v, np.generic):
+            kind = dtypes.from_numpy_dtype(v.dtype)
+        elif isinstance(v, builtins.bool):
+            kind = dtypes.bool
+        elif isinstance(v, builtins.int):
+            kind = dtypes.int64
+        else:
+            kind = dtypes.get_default_dtype()
+        result = kind if result is None else dtypes.promote_types(result, kind)
+    return result
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False):
+    """Always copies ``data`` (a list, number, NumPy array, or tensor)."""
+    d = _device_arg(device)
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+            "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
+        out = _wrap(dtypes.cast(data._np, dtype or data.dtype), data._device)
+        return _finish(out if d == out._device else to(out, d), requires_grad)
+    if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype, as a 0-dim array
+        data = np.asarray(data)
+    if isinstance(data, np.ndarray):
+        source_dtype = dtypes.from_numpy_dtype(data.dtype)
+        if d.type == "cpu":
+            return _finish(_copy_keeping_layout(from_numpy(data), dtype or source_dtype), requires_grad)
+        values = np.ascontiguousarray(dtypes.cast(data, dtype or source_dtype))
+    else:
+        values = dtypes.cast(_unwrap_scalars(data), dtype or _infer_dtype(data))
+    out = _wrap(kernel("copy", d)(values) if d.type != "cpu" else values, d)
+    return _finish(out, requires_grad)
+
+
+tensor.jvp = no_tangent
+
+
+def _copy_keeping_layout(source, dtype):
+    """A copy in ``dtype`` with the same strides when ``source`` is dense (torch's
+    preserve_format, what ``torch.tensor(ndarray)`` does), else a row-major copy."""
+    if not _non_overlapping_and_dense(source._shape, source._stride):
+        return _wrap(np.array(source._np, dtype=dtype.numpy, order="C", copy=True))
+    return _with_strides(source._np.astype(dtype.numpy, copy=False), source._stride)
+
+
+def _unwrap_scalars(data):
+    if isinstance(data, Tensor):
+        if data.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return data.item()
+    if isinstance(data, (list, tuple)):
+        return [_unwrap_scalars(v) for v in data]
+    return data
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor):
+        return to(data, dtype=dtype, device=device)
+    if isinstance(data, np.ndarray) and (dtype is None or dtype.numpy == data.dtype) and device in (None, "cpu", cpu):
+        return from_numpy(data)
+    return tensor(data, dtype=dtype, device=device)
+
+
+as_tensor.jvp = no_tangent
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """Shares memory with ``array``: a write on either side shows on the other."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    dtype = dtypes.from_numpy_dtype(array.dtype)
+    if builtins.any(s < 0 for s in array.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with negative "
+            "strides are not currently supported. (You can probably work around this by making a "
+            "copy of your array  with array.copy().) "
+        )
+    itemsize = array.itemsize
+    span = 1 + builtins.sum((n - 1) * s // itemsize for n, s in zip(array.shape, array.strides)) if array.size else 0
+    flat = np.lib.stride_tricks.as_strided(array, shape=(span,), strides=(itemsize,))
+    t = object.__new__(Tensor)
+    t._storage = Storage(flat, cpu)
+    t._np = array if array.flags.writeable else array
+    t._shape = array.shape
+    t._stride = tuple(s // itemsize for s in array.strides)
+    t._offset = 0
+    t.dtype = dtype
+    t._device = cpu
+    t._init_autograd_state()
+    return t
+
+
+# -- new tensors like an existing one: x.new_zeros(2, 3) takes x's dtype and device ---------
+def _new_maker(maker, name):
+    def new(self, *sizes, dtype=None, device=None, requires_grad=False, **kwargs):
+        size = kwargs.pop("size", None)
+        shape = _shape_arg(sizes, name, size)
+        return maker(shape, dtype=dtype or self.dtype, device=device or self._device,
+                     requires_grad=requires_grad, **kwargs)
+    new.__name__ = name
+    return new
+
+
+new_zeros = _new_maker(zeros, "new_zeros")
+
+
+new_zeros.jvp = no_tangent
+new_ones = _new_maker(ones, "new_ones")
+
+
+new_ones.jvp = no_tangent
+new_empty = _new_maker(empty, "new_empty")
+
+
+new_empty.jvp = no_tangent
+
+
+def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return full(size, fill_value, dtype=dtype or self.dtype, device=device or self._device,
+                requires_grad=requires_grad)
+
+
+new_full.jvp = no_tangent
+
+
+def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    """A copy of ``data`` with ``self``'s dtype and device unless told otherwise."""
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() "
+            "or sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
+        data = data.detach().cpu()._np  # (warned once above; torch.tensor would warn again)
+    return tensor(data, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
+
+
+new_tensor.jvp = no_tangent
+
+
+# -- the legacy constructors: torch.Tensor(...), torch.FloatTensor(...) ---------------------
+def legacy_new(cls, dtype, args, device):
+    """``torch.Tensor([1, 2])`` copies data into the default float dtype (``FloatTensor`` and
+    friends into theirs); ``torch.Tensor(2, 3)`` is an uninitialised 2x3; ``torch.Tensor(t)``
+    is ``t`` under a new name (same memory)."""
+    dtype = dtype or dtypes.get_default_dtype()
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        source = args[0]
+        if dtype is not dtypes.get_default_dtype() and source.dtype is not dtype:
+            raise TypeError(f"expected {dtype} (got {source.dtype})")
+        return source.detach()._alias_as(cls)
+    if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)) and not isinstance(args[0], Size):
+        out = tensor(np.asarray(args[0]) if isinstance(args[0], np.ndarray) else args[0], dtype=dtype,
+                     device=device)
+    elif builtins.all(isinstance(a, (builtins.int, np.integer)) and not isinstance(a, builtins.bool)
+                      for a in args) or (len(args) == 1 and isinstance(args[0], Size)):
+        out = empty(*(tuple(args[0]) if len(args) == 1 and isinstance(args[0], Size) else args),
+                    dtype=dtype, device=device) if args else empty(0, dtype=dtype, device=device)
+    else:
+        raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+    return out if cls is Tensor else out._alias_as(cls)
+
+
+class _LegacyTensorType(type):
+    """``torch.FloatTensor``: calling it builds a float32 tensor; ``isinstance(t, FloatTensor)``
+    asks for a CPU float32 tensor."""
+
+    def __instancecheck__(cls, instance) -> bool:
+        return isinstance(instance, Tensor) and instance.dtype is cls.dtype and instance.device.type == "cpu"
+
+    def __call__(cls, *args, device=None):
+        return legacy_new(Tensor, cls.dtype, args, device)
+
+
+def _legacy_type(name, dtype):
+    return _LegacyTensorType(name, (), {"dtype": dtype, "__module__": "torch"})
+
+
+FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor = (_legacy_type(n + "Tensor", d) for n, d in (
+    ("Float", dtypes.float32), ("Double", dtypes.float64), ("Half", dtypes.float16), ("BFloat16", dtypes.bfloat16)))
+LongTensor, IntTensor, ShortTensor, CharTensor, ByteTensor, BoolTensor = (_legacy_type(n + "Tensor", d) for n, d in (
+    ("Long", dtypes.int64), ("Int", dtypes.int32), ("Short", dtypes.int16), ("Char", dtypes.int8),
+    ("Byte", dtypes.uint8), ("Bool", dtypes.bool)))

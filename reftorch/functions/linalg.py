@@ -1,0 +1,505 @@
+"""Matrix products: mm, mv, dot, bmm, addmm, and matmul, which picks one of them by the dims.
+
+Each side of a product is saved only for the other side's gradient (as torch saves):
+d(A @ B) = dA @ B + A @ dB.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.graph import Node
+from ..dispatch import kernel
+from ..storage import broadcast_shapes
+from ..tensor import Tensor, _cpp_type_name
+from ..tensor import _scalar_type_name as _scalar_name
+from ._support import _UNSAVED, _devices, _needs_grad, _record, _requires, _save_for_other, _wrap
+from .copies import contiguous
+from .views import _unsafe_view, expand, reshape, squeeze, t, transpose, unsqueeze
+
+
+def _check_matmul_dtypes(a, b, what):
+    if a.dtype is not b.dtype:
+        if what == "dot":
+            raise RuntimeError(
+                "dot : expected both vectors to have same dtype, but found "
+                f"{_scalar_name(a.dtype)} and {_scalar_name(b.dtype)}"
+            )
+        raise RuntimeError(
+            "expected m1 and m2 to have the same dtype, but got: "
+            f"{_cpp_type_name(a.dtype)} != {_cpp_type_name(b.dtype)}"
+        )
+
+
+def _column_major(layout):
+    """A matrix laid out column by column, such as ``weight.t()`` in a Linear layer."""
+    shape, stride = layout
+    return stride[0] == 1 and stride[1] == shape[0]
+
+
+def _mm_mat1_grad(grad, mat2, mat1_layout):
+    # torch gives a column-major mat1 a column-major gradient (the same product, transposed)
+    if _column_major(mat1_layout):
+        return mat2.mm(grad.t()).t()
+    return grad.mm(mat2.t())
+
+
+def _mm_mat2_grad(grad, mat1, mat2_layout):
+    # so ``weight.t()`` gets a column-major gradient, and TBackward0 hands the weight a
+    # contiguous one: no transposed copy on the way into .grad
+    if _column_major(mat2_layout):
+        return grad.t().mm(mat1).t()
+    return mat1.t().mm(grad)
+
+
+def _save_layouts(node, mat1, mat2):
+    """The sizes and strides the two gradient formulas above look at (as torch saves them)."""
+    node._saved_mat1_layout = (mat1._shape, mat1._stride)
+    node._saved_mat2_layout = (mat2._shape, mat2._stride)
+
+
+class MmBackward0(Node):
+    _saved_names = ('self', 'mat2')
+
+    def backward(self, grad):
+        a, b = self.saved_values
+        return (_mm_mat1_grad(grad, b, self._saved_mat1_layout) if b is not _UNSAVED else None,
+                _mm_mat2_grad(grad, a, self._saved_mat2_layout) if a is not _UNSAVED else None)
+
+
+# the CPU kernel that refuses a bool product in torch (after the shape checks)
+_PRODUCT_KERNEL_NAMES = {"MmBackward0": "addmm_impl_cpu_", "MvBackward0": "addmv_impl_cpu",
+                         "BmmBackward0": "bmm", "DotBackward0": "dot", "AddmmBackward0": "addmm_impl_cpu_"}
+
+
+def _check_not_bool_product(node_cls, a):
+    if a.dtype is dtypes.bool:
+        raise NotImplementedError(
+            f"\"{_PRODUCT_KERNEL_NAMES[node_cls.__name__]}\" not implemented for 'Bool'")
+
+
+def _matrix_product(node_cls, a, b):
+    """The product in one kernel; each side is saved only for the other side's gradient."""
+    _check_not_bool_product(node_cls, a)
+    dev = _devices(a, b)
+    out = _wrap(kernel("matmul", dev)(a._np, b._np), dev)
+    if _needs_grad(a, b):
+        node = node_cls()
+        node.save(_save_for_other(a, _requires(b)), _save_for_other(b, _requires(a)))
+        if node_cls is MmBackward0:
+            _save_layouts(node, a, b)
+        _record(node, (a, b), out)
+    return out
+
+
+def mm(input, mat2):
+    if input.dim() != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.dim() != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    _check_matmul_dtypes(input, mat2, "mm")
+    if input._shape[1] != mat2._shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({input._shape[0]}x{input._shape[1]} "
+            f"and {mat2._shape[0]}x{mat2._shape[1]})"
+        )
+    return _matrix_product(MmBackward0, input, mat2)
+
+
+# forward mode: d(A B) = dA B + A dB
+mm.jvp = lambda t, out, input, mat2: mm(t(input), mat2) + mm(input, t(mat2))
+
+
+class MvBackward0(Node):
+    _saved_names = ('self', 'vec')
+
+    def backward(self, grad):
+        a, v = self.saved_values
+        return (grad.unsqueeze(1) * v if v is not _UNSAVED else None,
+                a.t().mv(grad) if a is not _UNSAVED else None)
+
+
+def mv(input, vec):
+    if input.dim() != 2 or vec.dim() != 1:
+        raise RuntimeError("vector + matrix @ vector expected, got "
+                           f"1, {input.dim()}, {vec.dim()}")
+    if input.dtype is not vec.dtype:
+        n = _scalar_name
+        raise RuntimeError(
+            f"addmv input tensors must have the same dtype, but got {n(vec.dtype)}, "
+            f"{n(input.dtype)}, and {n(vec.dtype)}"
+        )
+    if input._shape[1] != vec._shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({input._shape[0]}), mat ({input._shape[0]}x{input._shape[1]}), "
+            f"vec ({vec._shape[0]})"
+        )
+    return _matrix_product(MvBackward0, input, vec)
+
+
+mv.jvp = lambda t, out, input, vec: mv(t(input), vec) + mv(input, t(vec))
+
+
+class DotBackward0(Node):
+    _saved_names = ('self', 'tensor')
+
+    def backward(self, grad):
+        a, b = self.saved_values
+        return grad * b, grad * a
+
+
+def dot(input, other):
+    if input.dim() != 1 or other.dim() != 1:
+        raise RuntimeError(
+            f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors"
+        )
+    _check_matmul_dtypes(input, other, "dot")
+    if input._shape != other._shape:
+        raise RuntimeError(
+            "inconsistent tensor size, expected tensor [%d] and src [%d] to have the same "
+            "number of elements, but got %d and %d elements respectively"
+            % (input._shape[0], other._shape[0], input._shape[0], other._shape[0])
+        )
+    _check_not_bool_product(DotBackward0, input)
+    dev = _devices(input, other)
+    out = _wrap(kernel("matmul", dev)(input._np, other._np), dev)
+    if _needs_grad(input, other):
+        node = DotBackward0()
+        node.save(input, other)
+        _record(node, (input, other), out)
+    return out
+
+
+dot.jvp = lambda t, out, input, other: dot(t(input), other) + dot(input, t(other))
+
+
+vdot = inner = dot
+
+
+class BmmBackward0(Node):
+    _saved_names = ('self', 'mat2')
+
+    def backward(self, grad):
+        a, b = self.saved_values
+        return (grad.bmm(b.transpose(1, 2)) if b is not _UNSAVED else None,
+                a.transpose(1, 2).bmm(grad) if a is not _UNSAVED else None)
+
+
+def bmm(input, mat2):
+    if input.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if mat2.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if input.dtype is not mat2.dtype:  # torch words bmm's check its own way
+        raise RuntimeError(
+            f"expected scalar type {_scalar_name(input.dtype)} but found {_scalar_name(mat2.dtype)}")
+    if input._shape[0] != mat2._shape[0] or input._shape[2] != mat2._shape[1]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{input._shape[0]}, {input._shape[2]}] but got: [{mat2._shape[0]}, {mat2._shape[1]}]."
+        )
+    return _matrix_product(BmmBackward0, input, mat2)
+
+
+bmm.jvp = lambda t, out, input, mat2: bmm(t(input), mat2) + bmm(input, t(mat2))
+
+
+class AddmmBackward0(Node):
+    _saved_names = ('mat1', 'mat2')
+
+    def backward(self, grad):
+        m1, m2 = self.saved_values
+        alpha, beta = self._saved_alpha, self._saved_beta
+        g_bias = grad if beta == 1 else grad * beta
+        g1 = _mm_mat1_grad(grad, m2, self._saved_mat1_layout) if m2 is not _UNSAVED else None
+        g2 = _mm_mat2_grad(grad, m1, self._saved_mat2_layout) if m1 is not _UNSAVED else None
+        if alpha != 1:
+            g1 = None if g1 is None else g1 * alpha
+            g2 = None if g2 is None else g2 * alpha
+        return g_bias, g1, g2
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)``: what a Linear layer computes, in one op."""
+    if mat1.dim() != 2 or mat2.dim() != 2:
+        raise RuntimeError("mat1 must be a matrix, got %d-D tensor" % mat1.dim())
+    if mat1.dtype is not mat2.dtype:  # torch words addmm's checks its own way
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got {_scalar_name(mat1.dtype)} and "
+            f"{_scalar_name(mat2.dtype)}")
+    if isinstance(input, Tensor) and input.dtype is not mat2.dtype:
+        raise RuntimeError(
+            f"self and mat2 must have the same dtype, but got {_scalar_name(input.dtype)} and "
+            f"{_scalar_name(mat2.dtype)}")
+    if mat1._shape[1] != mat2._shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({mat1._shape[0]}x{mat1._shape[1]} "
+            f"and {mat2._shape[0]}x{mat2._shape[1]})"
+        )
+    _check_not_bool_product(AddmmBackward0, mat1)
+    dev = _devices(input, mat1, mat2)
+    try:
+        out = _wrap(kernel("addmm", dev)(input._np, mat1._np, mat2._np, beta, alpha), dev)
+    except ValueError:
+        raise RuntimeError(
+            f"The expanded size of the tensor ({mat2._shape[1]}) must match the existing size "
+            f"({input._shape[-1]}) at non-singleton dimension 1.  Target sizes: "
+            f"[{mat1._shape[0]}, {mat2._shape[1]}].  Tensor sizes: {list(input._shape)}"
+        ) from None
+    if _needs_grad(input, mat1, mat2):
+        node = AddmmBackward0()
+        node._saved_alpha, node._saved_beta = alpha, beta
+        node.save(_save_for_other(mat1, _requires(mat2)), _save_for_other(mat2, _requires(mat1)))
+        _save_layouts(node, mat1, mat2)
+        _record(node, (input, mat1, mat2), out)
+    return out
+
+
+addmm.jvp = lambda t, out, input, mat1, mat2, *, beta=1, alpha=1: (
+    t(input) * beta + (mm(t(mat1), mat2) + mm(mat1, t(mat2))) * alpha)
+
+
+def _should_fold(tensor1, tensor2):
+    """torch's rule for computing a batched product as one mm/mv on a folded matrix."""
+    larger_first = tensor1.dim() >= tensor2.dim()
+    t1 = tensor1 if larger_first else transpose(tensor2, -2, -1)
+    dim_t2 = tensor2.dim() if larger_first else tensor1.dim()
+    if not (t1.dim() >= 3 and dim_t2 <= 2):
+        return False
+    # folding keeps the small operand's gradient small (no batch of copies of it)
+    if (tensor2 if larger_first else tensor1)._requires_grad:
+        return True
+    if tensor1.dim() == 2:
+        return False
+    if t1.numel() == 0:
+        return True
+    shape, stride = t1._shape, t1._stride
+    return builtins.all(stride[i] == stride[i + 1] * shape[i + 1] for i in range(t1.dim() - 2))
+
+
+def _squeeze_result(t, dim):
+    """torch squeezes a fresh result in place (``squeeze_``): same node, not a view."""
+    out = squeeze(t, dim)
+    out._base = None
+    out._version_counter[0] += 1
+    return out
+
+
+def matmul(input, other):
+    """Picks dot, mv, mm, a folded mm/mv, or bmm by the dims, following torch's matmul
+    step by step, so that the recorded graph is the same as torch's."""
+    da, db = input.dim(), other.dim()
+    if da == 0 or db == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"
+        )
+    if da == 1 and db == 1:
+        return dot(input, other)
+    if da == 2 and db == 1:
+        return mv(input, other)
+    if da == 1 and db == 2:
+        return _squeeze_result(mm(unsqueeze(input, 0), other), (0,))
+    if da == 2 and db == 2:
+        return mm(input, other)
+    if _should_fold(input, other):
+        flip = db > da  # fold the larger one: (A @ B) = (B^T @ A^T)^T
+        t1 = transpose(other, -2, -1) if flip else input
+        t2 = (t(input) if da == 2 else input) if flip else other
+        _check_matmul_dtypes(t1, t2, "mm")
+        output_shape = t1._shape[:-1]
+        folded = reshape(t1, math.prod(output_shape), t1._shape[-1])
+        if t2.dim() == 2:
+            output = _unsafe_view(mm(folded, t2), output_shape + (t2._shape[1],))
+            return contiguous(transpose(output, -2, -1)) if flip else output
+        return _unsafe_view(mv(folded, t2), output_shape)
+    # batched on both sides: broadcast the batch dims, then one bmm (worded as bmm's check)
+    if input.dtype is not other.dtype:
+        raise RuntimeError(
+            f"expected scalar type {_scalar_name(input.dtype)} but found {_scalar_name(other.dtype)}")
+    n = input._shape[-2] if da > 1 else 1
+    m1 = input._shape[-1]
+    batch1 = input._shape[:builtins.max(da - 2, 0)]
+    m2 = other._shape[-2] if db > 1 else other._shape[0]
+    p = other._shape[-1] if db > 1 else 1
+    batch2 = other._shape[:builtins.max(db - 2, 0)]
+    if da == 3 and db == 3 and batch1[0] != batch2[0]:
+        if batch1[0] == 1 and input._requires_grad:
+            return matmul(squeeze(input, 0), other)
+        if batch2[0] == 1 and other._requires_grad:
+            return matmul(input, squeeze(other, 0))
+    batch = broadcast_shapes(batch1, batch2)
+    n_batch = math.prod(batch)
+    a3 = reshape(expand(input, batch + (n, m1)), n_batch, n, m1)
+    vector_rhs = db == 1
+    b3 = expand(other, batch + ((m2,) if vector_rhs else (m2, p)))
+    b3 = unsqueeze(reshape(b3, n_batch, m2), 2) if vector_rhs else reshape(b3, n_batch, m2, p)
+    output_shape = batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ())
+    product = bmm(a3, b3)
+    if vector_rhs:
+        product = squeeze(product, -1)
+    return _unsafe_view(product, output_shape)
+
+
+matmul.jvp = lambda t, out, input, other: matmul(t(input), other) + matmul(input, t(other))
+
+
+def outer(input, vec2):
+    return reshape(input, input._shape[0], 1) * vec2
+
+
+outer.jvp = lambda t, out, input, vec2: outer(t(input), vec2) + outer(input, t(vec2))
+
+
+# -- triangular parts -------------------------------------------------------------------------
+class TrilBackward0(Node):
+    def backward(self, grad):
+        return (tril(grad, self._saved_diagonal),)
+
+
+class TriuBackward0(Node):
+    def backward(self, grad):
+        return (triu(grad, self._saved_diagonal),)
+
+
+def _triangle(input, diagonal, lower):
+    if input.dim() < 2:
+        raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 dimensions")
+    values = (np.tril if lower else np.triu)(input._np, diagonal)
+    out = _wrap(np.ascontiguousarray(values), input._device)
+    if _needs_grad(input):
+        node = TrilBackward0() if lower else TriuBackward0()
+        node._saved_diagonal = diagonal
+        _record(node, (input,), out)
+    return out
+
+
+def tril(input, diagonal=0):
+    """The lower triangle of the last two dims (on and below ``diagonal``), zeros above."""
+    return _triangle(input, diagonal, lower=True)
+
+
+def triu(input, diagonal=0):
+    """The upper triangle of the last two dims (on and above ``diagonal``), zeros below."""
+    return _triangle(input, diagonal, lower=False)
+
+
+tril.jvp = lambda t, out, input, diagonal=0: tril(t(input), diagonal)
+triu.jvp = lambda t, out, input, diagonal=0: triu(t(input), diagonal)
+
+
+# -- einsum -----------------------------------------------------------------------------------
+def _einsum_terms(equation, operands):
+    """Each operand's letters (an ellipsis becomes capital letters for the dims it covers), and
+    the output's; an implicit output is the letters used once, in alphabetical order."""
+    equation = equation.replace(" ", "")
+    inputs, arrow, output = equation.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation"
+                           if len(operands) > len(terms) else
+                           "einsum(): fewer operands were provided than specified in the equation")
+    spare = iter("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    ellipsis_letters = ""
+    expanded = []
+    for term, operand in zip(terms, operands):
+        if "..." in term:
+            covered = operand.dim() - (len(term) - 3)
+            while len(ellipsis_letters) < covered:
+                ellipsis_letters = next(spare) + ellipsis_letters
+            term = term.replace("...", ellipsis_letters[len(ellipsis_letters) - covered:])
+        if len(term) != operand.dim():
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(term)}) does not "
+                               f"match the number of dimensions ({operand.dim()}) for operand "
+                               f"{len(expanded)} and no ellipsis was given")
+        expanded.append(term)
+    if arrow:
+        output = output.replace("...", ellipsis_letters)
+    else:
+        counts = {}
+        for term in expanded:
+            for letter in term:
+                counts[letter] = counts.get(letter, 0) + 1
+        output = ellipsis_letters + "".join(sorted(c for c, n in counts.items() if n == 1 and c.islower()))
+    return expanded, output
+
+
+def _diagonal_out(operand, term):
+    """A letter repeated in one operand (``'ii->i'``) reads the diagonal: a strided view."""
+    while len(set(term)) != len(term):
+        letter = next(c for c in term if term.count(c) > 1)
+        first, second = term.index(letter), term.index(letter, term.index(letter) + 1)
+        shape, stride = list(operand.shape), list(operand.stride())
+        size = builtins.min(shape[first], shape[second])
+        stride[first] += stride[second]
+        shape[first] = size
+        del shape[second], stride[second]
+        operand = operand.as_strided(shape, stride, operand.storage_offset())
+        term = term[:second] + term[second + 1:]
+    return operand, term
+
+
+def _contract_pair(a, la, b, lb, keep):
+    """Sum over the letters a and b share but ``keep`` does not, with one batched matmul:
+    a -> (batch, a's own, shared), b -> (batch, shared, b's own), as torch's einsum does."""
+    batch = [c for c in la if c in lb and c in keep]
+    shared = [c for c in la if c in lb and c not in keep]
+    own_a = [c for c in la if c not in lb]
+    own_b = [c for c in lb if c not in la]
+    sizes = {**{c: a.shape[la.index(c)] for c in la}, **{c: b.shape[lb.index(c)] for c in lb}}
+    for c in batch:  # a batch letter of size 1 on one side broadcasts
+        sizes[c] = builtins.max(a.shape[la.index(c)], b.shape[lb.index(c)])
+    prod = lambda letters: math.prod(sizes[c] for c in letters)  # noqa: E731
+    a3 = a.permute([la.index(c) for c in batch + own_a + shared]).expand(
+        [sizes[c] for c in batch] + [sizes[c] for c in own_a + shared]).reshape(prod(batch), prod(own_a), prod(shared))
+    b3 = b.permute([lb.index(c) for c in batch + shared + own_b]).expand(
+        [sizes[c] for c in batch] + [sizes[c] for c in shared + own_b]).reshape(prod(batch), prod(shared), prod(own_b))
+    result = bmm(a3, b3).reshape([sizes[c] for c in batch + own_a + own_b])
+    return result, "".join(batch + own_a + own_b)
+
+
+def einsum(*args):
+    """``einsum('ij,jk->ik', a, b)``: products of the operands' elements, summed over every
+    letter that is not in the output. Two operands at a time, each pair one bmm."""
+    equation, operands = args[0], args[1:]
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    terms, output = _einsum_terms(equation, operands)
+    current, letters = _diagonal_out(operands[0], terms[0])
+    for i, (operand, term) in enumerate(zip(operands[1:], terms[1:]), 1):
+        operand, term = _diagonal_out(operand, term)
+        later = "".join(terms[i + 1:]) + output
+        # letters only one side has and nobody needs later are summed out first
+        for side in (0, 1):
+            t_letters = letters if side == 0 else term
+            drop = [c for c in t_letters if c not in later and c not in (term if side == 0 else letters)]
+            if drop:
+                tensor_ = (current if side == 0 else operand).sum([t_letters.index(c) for c in drop])
+                kept = "".join(c for c in t_letters if c not in drop)
+                current, letters = (tensor_, kept) if side == 0 else (current, letters)
+                operand, term = (operand, term) if side == 0 else (tensor_, kept)
+        current, letters = _contract_pair(current, letters, operand, term, later)
+    drop = [letters.index(c) for c in letters if c not in output]
+    if drop:
+        current = current.sum(drop)
+        letters = "".join(c for c in letters if c in output)
+    order = [letters.index(c) for c in output]
+    return current.permute(order) if order != list(range(len(order))) else current
+
+
+def _einsum_tangent(t, out, *args):
+    """Multilinear: the sum over operands of einsum with that operand replaced by its tangent."""
+    equation, operands = args[0], args[1:]
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    total = 0
+    for i in range(len(operands)):
+        replaced = list(operands)
+        replaced[i] = t(operands[i])
+        total = total + einsum(equation, *replaced)
+    return total
+
+
+einsum.jvp = _einsum_tangent

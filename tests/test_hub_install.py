@@ -1,0 +1,100 @@
+"""The class install's parts, without a hub (tests/test_hub_browser.py runs the whole):
+what a student's home receives from the kit, and how the instructor's packages are published.
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from course import hub_install
+
+REPO = Path(__file__).resolve().parent.parent
+DELIVER = REPO / "course" / "hub" / "deliver_kit.py"
+
+
+def deliver(kit: Path, home: Path) -> str:
+    done = subprocess.run([sys.executable, "-I", str(DELIVER), str(kit), str(home)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_the_kit_reaches_a_home_once_and_the_students_files_stay_theirs(tmp_path):
+    kit, home = tmp_path / "kit", tmp_path / "home"
+    (kit / "lessons").mkdir(parents=True)
+    (kit / "lessons" / "01_tensors.ipynb").write_text("lesson 1")
+    (kit / "README.md").write_text("kit readme")
+    home.mkdir()
+    (home / ".bashrc").write_text("mine")
+
+    assert "2 new file(s)" in deliver(kit, home)
+    assert (home / "lessons" / "01_tensors.ipynb").read_text() == "lesson 1"
+    assert (home / "README.md").read_text() == "kit readme"
+
+    # The student edits one file and deletes another; the kit changes one and gains two,
+    # one of which the student already made under the same name.
+    (home / "README.md").write_text("my notes")
+    (home / "lessons" / "01_tensors.ipynb").unlink()
+    (kit / "README.md").write_text("kit readme, new version")
+    (kit / "lessons" / "09_graphs.ipynb").write_text("lesson 9")
+    (kit / "notes.md").write_text("kit notes")
+    (home / "notes.md").write_text("my own notes.md")
+
+    assert "1 new file(s)" in deliver(kit, home)
+    assert (home / "lessons" / "09_graphs.ipynb").read_text() == "lesson 9"
+    assert (home / "README.md").read_text() == "my notes"
+    assert not (home / "lessons" / "01_tensors.ipynb").exists()
+    assert (home / "notes.md").read_text() == "my own notes.md"
+    assert (home / ".bashrc").read_text() == "mine"
+    record = json.loads((home / ".course-kit.json").read_text())
+    assert record["delivered"] == ["README.md", "lessons/01_tensors.ipynb",
+                                   "lessons/09_graphs.ipynb", "notes.md"]
+    assert "0 new file(s)" in deliver(kit, home)
+
+
+def test_packages_are_linked_when_safe_and_copied_readable_otherwise(tmp_path):
+    source, target = tmp_path / "site", tmp_path / "published"
+    (source / "pkg").mkdir(parents=True)
+    shared = source / "pkg" / "shared.py"
+    shared.write_text("x = 1\n")
+    shared.chmod(0o644)
+    private = source / "pkg" / "private.py"
+    private.write_text("y = 2\n")
+    private.chmod(0o600)
+    writable = source / "pkg" / "writable.py"
+    writable.write_text("z = 3\n")
+    writable.chmod(0o666)
+    # the course's own editable install points into the checkout: left out
+    info = source / "reftorch_course-0.1.0.dist-info"
+    info.mkdir()
+    (info / "direct_url.json").write_text(json.dumps(
+        {"url": "file:///home/ada/course", "dir_info": {"editable": True}}))
+    (info / "RECORD").write_text("__editable__.reftorch_course-0.1.0.pth,,\n"
+                                 "reftorch_course-0.1.0.dist-info/RECORD,,\n../../../bin/course,,\n")
+    (source / "__editable__.reftorch_course-0.1.0.pth").write_text("/home/ada/course\n")
+
+    count = hub_install._publish_tree(source, target, hub_install._editable_entries(source))
+
+    assert count == 3
+    assert sorted(p.name for p in target.iterdir()) == ["pkg"]
+    assert (target / "pkg" / "shared.py").stat().st_ino == shared.stat().st_ino
+    for name in ("private.py", "writable.py"):
+        published = (target / "pkg" / name).stat()
+        assert published.st_ino != (source / "pkg" / name).stat().st_ino, name
+        assert stat.S_IMODE(published.st_mode) == 0o644, name
+    assert stat.S_IMODE(os.stat(target / "pkg").st_mode) == 0o755
+
+
+def test_a_class_folder_holding_other_files_is_refused(tmp_path):
+    (tmp_path / "kit").mkdir()
+    (tmp_path / "env-0123456789abcdef").mkdir()
+    hub_install._check_class_folder(tmp_path)  # a class install: rewritten at each start
+    (tmp_path / "notes.txt").write_text("not ours")
+    with pytest.raises(hub_install.PublishError, match=r"holds files that are not a class install \(notes.txt\)"):
+        hub_install._check_class_folder(tmp_path)
