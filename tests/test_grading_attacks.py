@@ -125,10 +125,11 @@ def batch(tmp_path_factory):
     linked.unlink()
     linked.symlink_to(root / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
     expected["symlink_to_solution"] = ("==", "blank")
-    # The slip: a syntax error in the Value answer, never fixed.
+    # The slip: a syntax error in the backward answer, never fixed.
     slip = copy.deepcopy(honest)
-    cell = next(c for c in slip.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "value_core")
-    cell.source = cell.source.replace("def backward(self):", "def backward(self)", 1)
+    cell = next(c for c in slip.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "value_backward")
+    cell.source = cell.source.replace("def value_backward(self, retain_graph=False):",
+                                      "def value_backward(self, retain_graph=False)", 1)
     inject.submit(root, ASSIGNMENT, "syntax_error", slip)
     expected["syntax_error"] = ("<=", "honest")
     source, _ = inject.attack_source("markdown_table")
@@ -318,10 +319,11 @@ def test_large_student_markdown_is_shown_as_text(batch):
 
 def test_feedback_names_the_first_real_cause_and_the_limits(batch):
     syntax = {t["grade_id"]: t for t in batch["rows"]["syntax_error"].tests}
-    message = syntax["test_value_small"]["message"]
-    assert "NameError: name 'Value' is not defined" in message, message
-    assert "answer cell value_core raised SyntaxError: expected ':' (line 32)" in message, message
-    assert "answer cell value_core raised SyntaxError" in batch["rows"]["syntax_error"].message
+    message = syntax["test_backward_values"]["message"]
+    assert "AttributeError: 'Value' object has no attribute 'backward'" in message, message
+    assert "answer cell value_backward raised SyntaxError: expected ':' (line 1)" in message, message
+    assert "answer cell value_backward raised SyntaxError" in batch["rows"]["syntax_error"].message
+    assert syntax["test_value_kinks"]["passed"], "the kinks do not need backward()"
     assert syntax["test_sum_to_shape"]["passed"], "the torch part does not need Value"
     loop = batch["rows"]["loop_ignoring_sigint"]
     assert "ran longer than its 10 s time limit" in loop.message, loop.message

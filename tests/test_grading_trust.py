@@ -96,7 +96,7 @@ def test_ready_implementations_answer_on_stock_nbgrader_not_here(tensors, name):
     stock, rows = tensors["stock"], tensors["rows"]
     assert stock[name] > stock["blank"], f"{name}: {stock[name]} vs blank {stock['blank']} on stock nbgrader"
     assert rows[name].score <= rows["blank"].score == 0, [t["message"] for t in rows[name].tests if t["points"]]
-    strides = next(t for t in rows[name].tests if t["grade_id"] == "test_contiguous_strides")
+    strides = next(t for t in rows[name].tests if t["grade_id"] == "test_is_contiguous")
     assert "reftorch is not available in this exercise" in strides["message"], strides["message"]
 
 

@@ -1,15 +1,14 @@
-# place: replace:value_core
-# honest: another design of the engine: a base class for the graph, Value built on it, an
-# iterative topological order with iterators instead of an explicit (node, flag) stack.
-class Node:
-    """What every node of the graph has: its parents, and how to pass gradients to them."""
+# place: replace:value_backward
+# honest: another design of the backward pass: a traversal class and a subclass for one pass,
+# an iterative topological order with iterators instead of an explicit (node, flag) stack.
+class Traversal:
+    """The nodes reachable from a root, each listed after every node it was computed from."""
 
-    def __init__(self, parents=()):
-        self._prev = tuple(parents)
-        self._backward = lambda: None
+    def __init__(self, root):
+        self.root = root
 
-    def topological_order(self):
-        order, seen, stack = [], {id(self)}, [(self, iter(self._prev))]
+    def order(self):
+        order, seen, stack = [], {id(self.root)}, [(self.root, iter(self.root._prev))]
         while stack:
             node, children = stack[-1]
             for child in children:
@@ -23,52 +22,29 @@ class Node:
         return order
 
 
-class Value(Node):
-    def __init__(self, data, _prev=(), _op=""):
-        super().__init__(_prev)
-        self.data = float(data)
-        self.grad = 0.0
-        self._op = _op
+class BackwardPass(Traversal):
+    """One call of backward(): buffers of this pass, the root seeded, saved values freed."""
 
-    def __repr__(self):
-        return f"Value(data={self.data:.4g}, grad={self.grad:.4g})"
+    def __init__(self, root, retain_graph):
+        super().__init__(root)
+        self.retain_graph = retain_graph
 
-    def __add__(self, other):
-        other = other if isinstance(other, Value) else Value(other)
-        out = Value(self.data + other.data, (self, other), "+")
-
-        def _backward():
-            self.grad += out.grad
-            other.grad += out.grad
-        out._backward = _backward
-        return out
-
-    def __mul__(self, other):
-        other = other if isinstance(other, Value) else Value(other)
-        out = Value(self.data * other.data, (self, other), "*")
-
-        def _backward():
-            self.grad += other.data * out.grad
-            other.grad += self.data * out.grad
-        out._backward = _backward
-        return out
-
-    def backward(self):
-        self.grad = 1.0
-        for node in reversed(self.topological_order()):
+    def run(self):
+        order = self.order()
+        for node in order:
+            if node._prev:
+                node.grad = 0.0
+        self.root.grad += 1.0
+        for node in reversed(order):
+            if node._saved is None:
+                raise RuntimeError(SECOND_BACKWARD_ERROR)  # noqa: F821
             node._backward()
+            if not self.retain_graph and node._saved:
+                node._saved = None
 
-    def __neg__(self):
-        return self * -1
 
-    def __sub__(self, other):
-        return self + (-other)
+def value_backward(self, retain_graph=False):
+    BackwardPass(self, retain_graph).run()
 
-    def __radd__(self, other):
-        return self + other
 
-    def __rmul__(self, other):
-        return self * other
-
-    def __rsub__(self, other):
-        return Value(other) - self
+Value.backward = value_backward  # noqa: F821

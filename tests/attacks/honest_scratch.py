@@ -1,7 +1,7 @@
 # place: end
 # honest: a scratch cell at the end that tries the answers, displays them and leaves a value.
 x = Value(0.5)  # noqa: F821
-y = (x * x + x).tanh()
+y = (x * x - x).relu()
 y.backward()
 display(x)  # noqa: F821
 import torch

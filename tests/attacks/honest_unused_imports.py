@@ -1,4 +1,4 @@
-# place: into:value_core
+# place: into:value_backward
 # honest: imports torch and numpy at the top of a no-torch answer cell and never uses them
 # (the first report: Validate said 17/17, grading gave 8/17).
 import numpy as np

@@ -1,4 +1,4 @@
-# place: before:value_ops
+# place: after:value_backward
 # honest: an answer that warns on every call (a warning is not an error).
 import warnings
 
