@@ -7,7 +7,7 @@ can act in the instructor's browser or break the page:
   by ``grade_id``, first copy only); a student's own copy, of any type, is never kept,
   since formgrader's template writes ``grade_id`` into HTML attributes unescaped;
 - locked and test cells get the instructor's source back, as nbgrader's autograde does;
-- a student's markdown cell is rendered here, with nbconvert's own markdown renderer but
+- a student's markdown cell (up to 16 KiB, 48 KiB a notebook; beyond that shown as escaped text) is rendered here, with nbconvert's own markdown renderer but
   harmful link protocols refused (nbconvert allows ``javascript:`` links), the HTML is
   cleaned with bleach (an allow-list of tags, attributes and protocols: event handlers,
   scripts, styles and ``javascript:`` are escaped or removed) and stored as one raw HTML
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import html
 import re
 
 import bleach
@@ -37,6 +38,9 @@ _IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif")
 _TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "pre", "code", "em", "strong",
          "b", "i", "blockquote", "a", "img", "table", "thead", "tbody", "tr", "th", "td", "hr", "br",
          "del", "span", "div", "sup", "sub", "dl", "dt", "dd", "input"}
+# Student markdown rendered per cell and per notebook; the rest is shown as escaped text.
+MARKDOWN_CELL_BYTES = 16 * 1024
+MARKDOWN_NOTEBOOK_BYTES = 48 * 1024
 _IMAGE_DATA = re.compile(r"^data:image/(png|jpeg|gif);base64,[A-Za-z0-9+/=\s]*$")
 
 
@@ -65,6 +69,14 @@ def safe_markdown(source: str, attachments: dict) -> str:
     if not attachments:
         return _safe_markdown_cached(source)   # most cells are the release's own, unchanged
     return _safe_markdown(source, attachments)
+
+
+def as_text(source: str) -> str:
+    """Markdown too large to render, shown as its text (escaping is linear and quick)."""
+    lines = "\n".join(line.rstrip() for line in html.escape(source).strip().split("\n"))
+    while "\n\n" in lines:
+        lines = lines.replace("\n\n", "\n&#10;")
+    return f'<div class="student-markdown"><pre>\n{lines}\n</pre></div>'
 
 
 @functools.lru_cache(maxsize=4096)
@@ -118,6 +130,7 @@ def build(spec: AssignmentSpec, submission: nbformat.NotebookNode | None) -> tup
     """(the notebook to write, notes on what was wrong with the submission's cells)."""
     instructor = _instructor_cells(spec)
     notes: list[str] = []
+    rendered, shown_as_text = 0, 0
     seen: set[str] = set()
     cells = []
     for number, cell in enumerate(submission.cells if submission is not None else [], start=1):
@@ -139,7 +152,17 @@ def build(spec: AssignmentSpec, submission: nbformat.NotebookNode | None) -> tup
             if not trusted.metadata.nbgrader.get("solution"):
                 source = trusted.source   # locked and test cells: the instructor's own text
         if kind == "markdown" and (trusted is None or trusted.metadata.nbgrader.get("solution")):
-            source = safe_markdown(source, _attachments(cell))
+            # Rendering costs ~20 ms a kilobyte for a table: a bounded amount per notebook.
+            attachments = _attachments(cell)
+            size = len(source) + sum(len(data) for bundle in attachments.values() for data in bundle.values())
+            if source in spec.markdown_sources and not attachments:
+                source = safe_markdown(source, {})
+            elif size <= MARKDOWN_CELL_BYTES and rendered + size <= MARKDOWN_NOTEBOOK_BYTES:
+                rendered += size
+                source = safe_markdown(source, attachments)
+            else:
+                source = as_text(source)
+                shown_as_text += 1
         new = nbformat.NotebookNode(id=f"cell-{len(cells)}", cell_type=kind, source=source,
                                     metadata=nbformat.NotebookNode())
         if kind == "code":
@@ -150,6 +173,14 @@ def build(spec: AssignmentSpec, submission: nbformat.NotebookNode | None) -> tup
     notebook = nbformat.v4.new_notebook(cells=cells, metadata=copy.deepcopy(spec.source_notebook.metadata))
     for cell in notebook.cells:
         if cell.cell_type == "raw":
-            cell.source = SanitizeHTML().sanitize_html_tags(cell.source)
+            if len(cell.source) <= MARKDOWN_CELL_BYTES and rendered + len(cell.source) <= MARKDOWN_NOTEBOOK_BYTES:
+                rendered += len(cell.source)
+                cell.source = SanitizeHTML().sanitize_html_tags(cell.source)
+            else:   # no HTML left to clean: escaped as text
+                cell.source = html.escape(cell.source)
+                shown_as_text += 1
+    if shown_as_text:
+        notes.append(f"{shown_as_text} markdown or raw cell(s) shown as plain text: larger than "
+                     f"{MARKDOWN_CELL_BYTES // 1024} KiB, or past {MARKDOWN_NOTEBOOK_BYTES // 1024} KiB rendered")
     nbformat.validate(notebook)
     return notebook, notes

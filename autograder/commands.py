@@ -43,6 +43,24 @@ def _known_assignment(course, assignment: str) -> None:
 
 
 def _run(name: str, body, args) -> int:
+    try:
+        return body(args)
+    except Refused as error:
+        print(f"course {name}: {error}", file=sys.stderr)
+        return error.status
+    except Exception as error:  # noqa: BLE001 - the known ones become one line, the rest propagate
+        explained = _explain(error)
+        if explained is None:
+            raise
+        message, status = explained
+        print(f"course {name}: {message}", file=sys.stderr)
+        return status
+
+
+def _explain(error: Exception) -> tuple[str, int] | None:
+    """One line and an exit status for a failure we know, or None. The classes are imported
+    here, not before the command runs: `course grade` starts its sandboxes before it loads
+    nbgrader's gradebook (seconds)."""
     from nbgrader.api import MissingEntry
     from sqlalchemy.exc import SQLAlchemyError
 
@@ -53,31 +71,20 @@ def _run(name: str, body, args) -> int:
     from .grade import GradingError
     from .late import DeadlineError
 
-    try:
-        return body(args)
-    except Refused as error:
-        print(f"course {name}: {error}", file=sys.stderr)
-        return error.status
-    except (NothingGraded, CollectError) as error:
-        print(f"course {name}: {error}", file=sys.stderr)
-        return 1
-    except RosterError as error:
-        print(f"course {name}: {error.one_line()}", file=sys.stderr)
-        return 1
-    except (GradingError, DeadlineError) as error:
-        print(f"course {name}: {error}", file=sys.stderr)
-        return 2
-    except SQLAlchemyError as error:
+    if isinstance(error, (NothingGraded, CollectError)):
+        return str(error), 1
+    if isinstance(error, RosterError):
+        return error.one_line(), 1
+    if isinstance(error, (GradingError, DeadlineError)):
+        return str(error), 2
+    if isinstance(error, SQLAlchemyError):
         reason = str(getattr(error, "orig", None) or error).splitlines()[0]
-        print(f"course {name}: cannot use the gradebook ({reason}); check --db-url "
-              "or course/nbgrader_config.py", file=sys.stderr)
-        return 1
-    except MissingEntry as error:
-        print(f"course {name}: not in the gradebook: {error}", file=sys.stderr)
-        return 1
-    except OSError as error:
-        print(f"course {name}: {error.strerror or error}: {error.filename or ''}".rstrip(": "), file=sys.stderr)
-        return 1
+        return f"cannot use the gradebook ({reason}); check --db-url or course/nbgrader_config.py", 1
+    if isinstance(error, MissingEntry):
+        return f"not in the gradebook: {error}", 1
+    if isinstance(error, OSError):
+        return f"{error.strerror or error}: {error.filename or ''}".rstrip(": "), 1
+    return None
 
 
 # -- grade --------------------------------------------------------------------------------
@@ -88,9 +95,7 @@ def _submitted(course, assignment: str) -> list[str]:
 
 
 def _grade(args) -> int:
-    from .grade import Grader
-    from .sandbox import Limits, bwrap_available
-    from .summary import print_summary
+    from .sandbox import Limits, bwrap_available, close_early, launch_early
 
     course = _course(args)
     _known_assignment(course, args.assignment)
@@ -111,23 +116,34 @@ def _grade(args) -> int:
                           f"submitted: {', '.join(submitted[:10])}{' ...' if len(submitted) > 10 else ''}")
     if not bwrap_available():
         raise Refused("bubblewrap (bwrap) is not installed; run `make sysdeps`", 1)
-    from course.release import ensure_in_gradebook
-    recorded = ensure_in_gradebook(course, args.assignment)
-    if recorded:
-        print(recorded, file=sys.stderr)
     limits = Limits(wall_seconds=args.timeout, cpu_seconds=max(1, int(args.timeout)),
                     memory_bytes=int(args.memory_mb) * 1024**2)
+    on_dask = args.dask or args.dask_local is not None
     try:
-        if args.dask or args.dask_local is not None:
+        if not on_dask:
+            import os
+            # They import torch while we load the gradebook and the grader (seconds).
+            launch_early(limits, max(1, min(args.workers or os.cpu_count() or 1, len(args.student or submitted))))
+        from course.release import ensure_in_gradebook
+
+        from .grade import Grader
+        from .summary import print_summary
+        recorded = ensure_in_gradebook(course, args.assignment)
+        if recorded:
+            print(recorded, file=sys.stderr)
+        if on_dask:
             from .distributed import grade_on_dask
             rows = grade_on_dask(course, args.assignment, args.dask, args.dask_local,
                                  limits=limits, force=args.force, students=args.student)
         else:
             grader = Grader(course, args.assignment, workers=args.workers, limits=limits,
                             force=args.force, students=args.student)
+            grader.wait_for_teardown = False   # the sandboxes are killed; the kernel finishes on its own
             rows = grader.run()
     except RuntimeError as error:  # GradingError is one: the batch could not start
         raise Refused(str(error), 1) from None
+    finally:
+        close_early()
     from .late import apply_late_penalties
     apply_late_penalties(course, args.assignment)
     print_summary(rows, sys.stdout)

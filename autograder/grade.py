@@ -15,19 +15,22 @@ import json
 import os
 import queue
 import resource
+import sys
 import threading
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from . import autograded_notebook
 from .course import Course
-from .judge import NotebookResult, TestResult, judge_notebook
+from .judge import NotebookResult, TestResult
+from .notebook_runs import NotebookRuns, outcomes
 from .plan import AssignmentSpec, Plan, UnreadableNotebook, build_plan, load_spec, read_submission
 from .probes import ProbeFormError
 from .progress import ProgressBar
-from .sandbox import Limits, RunOutcome, Sandbox, SandboxError
+from .sandbox import Limits, RunOutcome, Sandbox, close_early, reap_namespaces, take_early
 
 STATE_FILE = "grading.json"
+# The grader's code a reference run depends on: a change to any of them runs it again.
+REFERENCE_CODE = ("harness.py", "observe.py", "plan.py", "probes.py", "zygote.py", "forbidden.py", "structure.py")
 MAX_EXTRA_FILES_BYTES = 64 * 1024**2
 GRADER_VERSION = "1"
 
@@ -64,15 +67,22 @@ def _digest(*parts: bytes) -> str:
 
 def _extra_files(folder: Path, notebook_name: str) -> list[list[str]]:
     files, total = [], 0
-    for path in sorted(folder.rglob("*")):
+    try:
+        entries = sorted(folder.rglob("*"))
+    except OSError:   # a folder the grader cannot list: the notebook runs without its files
+        entries = []
+    for path in entries:
         relative = path.relative_to(folder).as_posix()
         if not path.is_file() or path.is_symlink() or relative == notebook_name \
                 or ".ipynb_checkpoints" in relative or relative in (STATE_FILE, "timestamp.txt"):
             continue
-        total += path.stat().st_size
-        if total > MAX_EXTRA_FILES_BYTES:
-            break
-        files.append([relative, base64.b64encode(path.read_bytes()).decode()])
+        try:
+            total += path.stat().st_size
+            if total > MAX_EXTRA_FILES_BYTES:
+                break
+            files.append([relative, base64.b64encode(path.read_bytes()).decode()])
+        except OSError:
+            continue  # a file the grader cannot read is not the notebook's to use
     return files
 
 
@@ -101,11 +111,13 @@ class Grader:
         except ProbeFormError as error:  # e.g. a test cell in the old assert form: refused, not guessed
             raise GradingError(f"cannot grade {assignment}: {error}") from None
         self.spec_digest = _digest(source.read_bytes(), GRADER_VERSION.encode())
-        self.tools = load_tools(self.spec)
         self.with_torch = not course.forbids_torch(assignment)
-        # The student runs a submission needs: with torch (True) and/or without (False).
-        self.kinds = sorted({self._kind(c.grade_id) for c in self.spec.tests}, reverse=True) or [self.with_torch]
+        self.runs = NotebookRuns(self.spec, self.with_torch, lambda: load_tools(self.spec), self.limits)
+        self.kinds = self.runs.kinds   # with torch (True) and/or without (False)
         self.pid_namespaces: set[str] = set()
+        # Wait, after a batch, until the kernel has torn down every sandbox (a second or two;
+        # they are killed either way). The command line has nothing to wait for.
+        self.wait_for_teardown = True
         self._progress = None  # the batch's ProgressBar, told when a worker starts a student
 
     def submissions(self) -> list[str]:
@@ -117,47 +129,75 @@ class Grader:
                     students.append(entry.name)
         return students
 
-    def _kind(self, grade_id: str) -> bool:
-        cell = next(c for c in self.spec.tests if c.grade_id == grade_id)
-        return cell.probes.torch and self.with_torch  # forbid_torch covers the whole assignment
-
     def _job(self, plan, files, reference: bool = False) -> dict:
         job = {"cells": plan.cells, "files": files}
         if reference:
             job["reference"] = True
         return job
 
-    def reference(self, sandbox: Sandbox):
+    def reference(self, sandbox: Sandbox | None):
         """The instructor's notebook, run once: every case with its expected value (which
-        never goes into a student's process)."""
+        never goes into a student's process). Kept across batches in the autograded folder
+        while nothing it depends on changed (see :meth:`_reference_key`); ``sandbox`` may be
+        None when that copy is there."""
         plan = build_plan(self.spec, None)
-        files = _extra_files(self.course.source_notebook(self.assignment).parent, self.spec.notebook + ".ipynb")
-        outcome = sandbox.run(self._job(plan, files, reference=True))
+        files = self._reference_files()
+        key = self._reference_key(files)
+        cached = self._cached_reference(key)
+        if cached is not None:
+            return plan, cached
+        if sandbox is None:
+            sandbox = Sandbox(self.limits, True)
+            try:
+                outcome = sandbox.run(self._job(plan, files, reference=True))
+            finally:
+                sandbox.close()
+        else:
+            outcome = sandbox.run(self._job(plan, files, reference=True))
+        self._store_reference(key, outcome, plan)
         return plan, outcome
 
-    def _variants(self, plan: Plan, reference) -> list[tuple[bool, Plan]]:
-        """One plan per student run: its kind's test cells, the cases filled in from the reference."""
-        from .judge import RunView
-        ref_plan, ref_outcome = reference
-        ref_view = RunView.of(ref_outcome)
-        variants = []
-        for kind in self.kinds:
-            cells, index = [], {}
-            for cell in plan.cells:
-                grade_id = cell.get("grade_id")
-                if grade_id in plan.test_index and self._kind(grade_id) != kind:
-                    continue
-                if cell["kind"] == "probe":
-                    calls = ref_view.calls.get(ref_plan.test_index[grade_id], [])
-                    cell = {**cell, "calls": [[c.get("n"), c.get("probe"), c.get("args")] for c in calls]}
-                    index[grade_id] = cell["index"]
-                elif grade_id in plan.test_index:
-                    index[grade_id] = cell["index"]
-                cells.append(cell)
-            variants.append((kind, Plan(cells, plan.notes, index)))
-        return variants
+    def _reference_key(self, files) -> str:
+        """What the reference run depends on: the instructor's notebook and files, the code
+        that runs it and the versions of the libraries that draw and compute the cases."""
+        from importlib.metadata import version
+
+        code = b"".join((Path(__file__).parent / name).read_bytes() for name in REFERENCE_CODE)
+        versions = " ".join(f"{name}={version(name)}" for name in ("torch", "numpy", "hypothesis"))
+        return _digest(self.course.source_notebook(self.assignment).read_bytes(), json.dumps(files).encode(),
+                       code, versions.encode(), sys.version.encode(), GRADER_VERSION.encode())
+
+    def _reference_path(self) -> Path:
+        return self.course.autograded_root / f".reference-{self.assignment}.json"
+
+    def _cached_reference(self, key: str) -> RunOutcome | None:
+        try:
+            saved = json.loads(self._reference_path().read_text())
+        except (OSError, ValueError):
+            return None
+        if not isinstance(saved, dict) or saved.get("key") != key:
+            return None
+        return RunOutcome(messages=saved["messages"], end=saved["end"])
+
+    def _store_reference(self, key: str, outcome: RunOutcome, plan: Plan) -> None:
+        from .judge import RunView, describe_end
+        if describe_end(outcome, RunView.of(outcome), plan, self.limits) != "ok" or outcome.grader_fault:
+            return  # only a clean run is worth keeping
+        path = self._reference_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_suffix(".tmp")
+            temporary.write_text(json.dumps({"key": key, "messages": outcome.messages, "end": outcome.end}))
+            os.replace(temporary, path)
+        except OSError:
+            pass  # no copy kept: the next batch runs it again
+
+    @property
+    def tools(self) -> dict:
+        return self.runs.tools
 
     def grade_one(self, sandboxes: dict[bool, Sandbox], student: str, reference) -> SubmissionRow:
+        from . import autograded_notebook   # nbconvert and bleach: imported while the sandboxes start
         folder = self.course.submitted_root / student / self.assignment
         path = folder / f"{self.spec.notebook}.ipynb"
         raw = path.read_bytes() if path.is_file() and not path.is_symlink() else b""
@@ -177,18 +217,9 @@ class Grader:
             return row
         plan = build_plan(self.spec, submission)
         files = _extra_files(folder, path.name)
-        runs = []
-        for kind, variant in self._variants(plan, reference):
-            try:
-                outcome = sandboxes[kind].run(self._job(variant, files))
-            except SandboxError as error:
-                outcome = RunOutcome(end=None, grader_fault=str(error))
-                plan.notes.append(str(error))
-            runs.append((variant, outcome))
-        ref_plan, ref_outcome = reference
-        result = judge_notebook(self.spec, plan, runs, ref_plan, ref_outcome, self.tools)
+        result, runs = self.runs.run(sandboxes, plan, files, reference)
         row = self._row(student, result, digest)
-        row.grader_fault = next((o.grader_fault for _, o in runs if o.grader_fault), "")
+        row.grader_fault = next((outcome.grader_fault for outcome in outcomes(runs) if outcome.grader_fault), "")
         try:
             row.autograded, notes = autograded_notebook.build(self.spec, submission)
         except Exception as error:  # noqa: BLE001 - the grade stands; formgrader shows no cells, and says why
@@ -196,7 +227,8 @@ class Grader:
             notes = [f"autograded notebook left empty: {type(error).__name__}: {error}"[:200]]
         if notes:
             row.message = "; ".join([row.message, *notes[:5]] + ([f"{len(notes) - 5} more"] if len(notes) > 5 else []))
-        unprepared = [o for _, o in runs if o.end is not None and o.end.get("setup") is not True]
+        unprepared = [outcome for outcome in outcomes(runs)
+                      if outcome.end is not None and outcome.end.get("setup") is not True]
         if unprepared:
             # Nothing of the notebook ran: say so rather than how the broken child exited.
             row.status = f"not graded: {unprepared[0].grader_fault}"
@@ -223,22 +255,40 @@ class Grader:
         from .gradebook_writer import GradebookWriter
 
         students = self.submissions()
-        writer = GradebookWriter(self.course, self.assignment, self.spec)
-        pending, rows = self.split_done(writer, students)
-        if not pending:
-            writer.close()
-            return [rows[s] for s in students]
-        sandboxes = [{kind: Sandbox(self.limits, kind) for kind in self.kinds}
-                     for _ in range(min(self.workers, len(pending)))]
+        if not students:
+            return []
+        # Sandboxes are launched first (importing torch in them is most of a batch's fixed
+        # cost), for every student; those not needed once the finished ones are known are
+        # closed again.
+        sandboxes = [{kind: take_early(self.limits, kind) for kind in self.kinds}
+                     for _ in range(min(self.workers, len(students)))]
         # The reference run computes expectations (torch as the oracle): always with torch.
-        reference_box = sandboxes[0].get(True) or Sandbox(self.limits, True)
+        reference_box = sandboxes[0].get(True) or take_early(self.limits, True)
         everything = [box for boxes in sandboxes for box in boxes.values()] + \
             ([] if True in sandboxes[0] else [reference_box])
         previous_limit = _cap_own_memory()
+        starting: list = []
+        writer = None
+        rows: dict[str, SubmissionRow] = {}
         try:
-            reference_box.start()
-            reference = self.reference(reference_box)
+            starting = _start_all(everything)
+            writer = GradebookWriter(self.course, self.assignment, self.spec)
+            pending, rows = self.split_done(writer, students)
+            if not pending:
+                return [rows[s] for s in students]
+            for boxes in sandboxes[len(pending):]:
+                for box in boxes.values():
+                    box.close(reap=False)
+            sandboxes = sandboxes[:len(pending)]
+            # The host imports torch (for the grading tools) while the sandboxes start. The
+            # reference run, when not kept from an earlier batch, goes first on its own.
+            self.runs.tools  # noqa: B018 - loads them now
+            cached = self._cached_reference(self._reference_key(self._reference_files()))
+            if cached is None:
+                _finish_starting([entry for entry in starting if entry[2] is reference_box])
+            reference = self.reference(None if cached is not None else reference_box)
             self._check_reference(reference)
+            _finish_starting(starting)
             jobs: queue.Queue = queue.Queue()
             for student in pending:
                 jobs.put(student)
@@ -256,12 +306,23 @@ class Grader:
             for thread in threads:
                 thread.join()
         finally:
+            for box in everything:   # a sandbox still starting fails fast once killed
+                box.close(reap=False)
+            for thread, _, _ in starting:
+                thread.join()
             for box in everything:
-                box.close()
+                box.close(reap=False)
                 self.pid_namespaces |= box.pid_namespaces - {""}
-            writer.close()
+            self.pid_namespaces |= close_early() - {""}
+            if self.wait_for_teardown:
+                reap_namespaces(self.pid_namespaces)   # all at once: each takes the kernel a second or two
+            if writer is not None:
+                writer.close()
             resource.setrlimit(resource.RLIMIT_AS, previous_limit)
         return [rows[s] for s in students]
+
+    def _reference_files(self):
+        return _extra_files(self.course.source_notebook(self.assignment).parent, self.spec.notebook + ".ipynb")
 
     def split_done(self, writer, students: list[str]) -> tuple[list[str], dict[str, SubmissionRow]]:
         """(students still to grade, rows of those graded already and unchanged since)."""
@@ -296,10 +357,12 @@ class Grader:
             try:
                 student = jobs.get_nowait()
             except queue.Empty:
-                return
+                break
             if self._progress is not None:
                 self._progress.start(student)
             results.put(self.grade_one_safely(sandboxes, student, reference))
+        for box in sandboxes.values():   # no more work: the kernel tears it down while the last rows are written
+            box.close(reap=False)
 
     def grade_one_safely(self, sandboxes: dict[bool, Sandbox], student: str, reference) -> SubmissionRow:
         """grade_one, with the grader's own failure turned into a row, tried once more on fresh
@@ -309,7 +372,7 @@ class Grader:
         if row.grader_fault:
             # Perhaps the sandbox's trouble, not the notebook's: once more, on a fresh one.
             for box in sandboxes.values():
-                box.close()
+                box.close(reap=False)
             row = self._grade_guarded(sandboxes, student, reference)
         return row
 
@@ -328,6 +391,33 @@ class Grader:
         temporary = folder / (STATE_FILE + ".tmp")
         temporary.write_text(json.dumps(_state(row), indent=1))
         os.replace(temporary, folder / STATE_FILE)
+
+
+def _start_all(boxes: list[Sandbox]) -> list[tuple[threading.Thread, list, Sandbox]]:
+    """Start sandboxes: launched from this (long-lived) thread, waited for in parallel
+    threads; :func:`_finish_starting` waits for them and raises the first failure."""
+    starting = []
+    for box in boxes:
+        errors: list = []
+        if box.process is None:   # not launched early
+            box.launch()
+
+        def start(box=box, errors=errors):
+            try:
+                box.wait_ready()
+            except Exception as error:  # noqa: BLE001 - raised again in the batch's thread
+                errors.append(error)
+        thread = threading.Thread(target=start, daemon=True)
+        thread.start()
+        starting.append((thread, errors, box))
+    return starting
+
+
+def _finish_starting(starting) -> None:
+    for thread, errors, _ in starting:
+        thread.join()
+        if errors:
+            raise errors[0]
 
 
 def _state(row: SubmissionRow) -> dict:

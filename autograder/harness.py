@@ -17,9 +17,11 @@ import base64
 import builtins
 import hashlib
 import json
+import operator
 import os
 import sys
 
+from . import structure
 from .observe import Converter, build
 
 MAX_JOB_BYTES = 256 * 1024 * 1024
@@ -33,9 +35,13 @@ _exec = exec
 _BaseException = BaseException
 _type = type
 _str = str
+_len, _all, _map, _is = len, all, map, operator.is_
 # The builtins as they were before any student code ran: probes look names up here, so a
 # notebook global called `isinstance` or a patched `builtins.all` does not change them.
 _BUILTINS = dict(vars(builtins))
+# The grading tools' structural facts, as the grader reads them (see autograder.structure).
+_STRUCTURE = {"class_chain": structure.class_chain, "graph_nodes": structure.graph_nodes,
+              "reachable": structure.reachable}
 
 
 def _message(error: BaseException) -> str:
@@ -56,6 +62,7 @@ class Snapshot:
     def __init__(self):
         self.modules = {name: sys.modules[name] for name in self.MODULES if sys.modules.get(name) is not None}
         self.attributes = {name: dict(vars(module)) for name, module in self.modules.items()}
+        self.values = {name: list(saved.values()) for name, saved in self.attributes.items()}
         self.classes = []
         torch = self.modules.get("torch")
         if torch is not None:
@@ -66,6 +73,8 @@ class Snapshot:
         for name, module in self.modules.items():
             sys.modules[name] = module
             current = vars(module)
+            if _len(current) == _len(self.values[name]) and _all(_map(_is, current.values(), self.values[name])):
+                continue   # untouched (the usual case): thousands of attributes checked at C speed
             for key, value in self.attributes[name].items():
                 if current.get(key, _MISSING) is not value:
                     try:
@@ -107,63 +116,112 @@ class Channel:
 class Recorder:
     """``__course_record__`` in the reference run: one message per ``check(...)`` call.
 
-    Runs only in the instructor's own run. The probe gets a copy of its arguments rebuilt
-    from the data the student's process will get, so both runs call it with the same values."""
+    Runs only in a trusted run: the instructor's own notebook (grading) or the test cells of
+    the notebook being validated, without its answers (Validate). The probe gets a copy of its
+    arguments rebuilt from the data the student's process will get, so both runs call it
+    with the same values. A case is *hidden* when the check runs from a line of the cell's
+    hidden-tests region; its arguments never reach a student run that feedback is drawn from.
+    A case without ``expect=`` is compared with the instructor's own result only when hidden;
+    a visible one checks the form (the probe returns), the same in grading and in Validate."""
 
-    def __init__(self, channel: Channel, convert: Converter, namespace: dict):
+    def __init__(self, channel: Channel, convert: Converter, namespace: dict, validate: bool = False):
         self.channel = channel
         self.convert = convert
         self.namespace = namespace
+        self.validate = validate
         self.cell = None
+        self.filename = ""
+        self.hidden_lines: frozenset = frozenset()
         self.count = 0
+
+    def _hidden(self) -> bool:
+        """Whether the cell's top-level statement running now is in its hidden region."""
+        frame, line = sys._getframe(2), None
+        while frame is not None:
+            if frame.f_code.co_filename == self.filename:
+                line = frame.f_lineno      # the outermost frame of the cell: its top level
+            frame = frame.f_back
+        return line in self.hidden_lines
 
     def __call__(self, what, probe, args, expect, has_expect, how):
         number, self.count = self.count, self.count + 1
+        hidden = self._hidden()
         args_data = self.convert(list(args))
         how = {"close": bool(how.get("close")), "rtol": float(how.get("rtol")), "atol": float(how.get("atol")),
                "agree": None if how.get("agree") is None else float(how["agree"]),
                "partial": how.get("partial") is True}
         message = {"t": "call", "cell": self.cell, "n": number, "probe": getattr(probe, "__name__", "?"),
-                   "args": args_data, "what": _str(what)[:1000], "how": how}
-        ref_error = ""
-        try:
-            got = probe(*build(args_data))
-        except _BaseException as error:  # noqa: BLE001 - the instructor's solution fails its own probe
-            got, ref_error = None, _message(error)
-        if has_expect and not ref_error:
-            compare = {key: how[key] for key in ("close", "rtol", "atol", "agree")}
-            reason = self.namespace["mismatch"](got, expect, **compare)
-            if reason:
-                ref_error = _str(reason)
-        message["expected"] = self.convert(expect if has_expect else got)
+                   "args": args_data, "what": _str(what)[:1000], "how": how, "hidden": hidden,
+                   "form_only": not has_expect and (self.validate or not hidden)}
+        ref_error, got = "", None
+        if not self.validate:   # Validate has no instructor's answers to run the probe on
+            try:
+                got = probe(*build(args_data))
+            except _BaseException as error:  # noqa: BLE001 - the instructor's solution fails its own probe
+                ref_error = _message(error)
+            if has_expect and not ref_error:
+                compare = {key: how[key] for key in ("close", "rtol", "atol", "agree")}
+                reason = self.namespace["mismatch"](got, expect, **compare)
+                if reason:
+                    ref_error = _str(reason)
+        message["expected"] = None if message["form_only"] else self.convert(expect if has_expect else got)
         message["ref_error"] = ref_error
         self.channel.send(**message)
 
 
-def _run_probes(cell: dict, compiled, namespace: dict, channel: Channel, convert: Converter,
-                snapshot: "Snapshot") -> None:
-    """In the student's process: define the probes, call each with its arguments, send results.
-
-    The probes see the student's names (that is what they call) but the original builtins and
-    library modules; whatever else the student changes only changes the student's results."""
+def _probe_scope(namespace: dict, snapshot: "Snapshot") -> dict:
+    """The globals a test cell's probes run with: the student's names as they are bound at
+    that cell, the original builtins, library modules and torch defaults put back."""
     snapshot.restore(namespace)
+    _reset_torch_defaults(snapshot)
+    scope = {key: value for key, value in namespace.items() if key not in _BUILTINS}
+    scope["__builtins__"] = _BUILTINS
+    scope.update(_STRUCTURE)
+    return scope
+
+
+def _reset_torch_defaults(snapshot: "Snapshot") -> None:
     torch = snapshot.modules.get("torch")
     if torch is not None:  # probes build their inputs with torch's defaults
         torch.set_grad_enabled(True)
         torch.set_default_dtype(torch.float32)
-        torch.use_deterministic_algorithms(False)
-    probe_globals = {key: value for key, value in namespace.items() if key not in _BUILTINS}
-    probe_globals["__builtins__"] = _BUILTINS
-    _exec(compiled, probe_globals)
-    functions = {name: probe_globals.get(name) for name in cell["names"]}
-    for number, name, args in cell["calls"]:
+        # The public setter imports torch._inductor: about a second per notebook.
+        torch._C._set_deterministic_algorithms(False, warn_only=False)
+
+
+def _call_probes(cell_index: int, calls, scope: dict, channel: Channel, convert: Converter) -> None:
+    """Each case: the probe called on fresh arguments, its result (or exception) sent as data."""
+    for number, name, args in calls:
         try:
-            value = functions[name](*build(args))
+            function = scope.get(name)
+            if function is None:
+                raise NameError(f"name {name!r} is not defined")
+            value = function(*build(args))
             data = convert(value)
         except _BaseException as error:  # noqa: BLE001 - the student's code raised: that is its answer
-            channel.send(t="out", cell=cell["index"], n=number, raised=_message(error))
+            channel.send(t="out", cell=cell_index, n=number, raised=_message(error))
             continue
-        channel.send(t="out", cell=cell["index"], n=number, value=data)
+        channel.send(t="out", cell=cell_index, n=number, value=data)
+
+
+def _run_hidden(fd: int, scopes: dict, channel: Channel, convert: Converter, snapshot: "Snapshot") -> None:
+    """After every cell ran: the hidden cases, which the host sends only now. Nothing that
+    happens from here on is shown to the student (see :mod:`autograder.judge`)."""
+    try:
+        payload = read_job(fd)
+    except _BaseException:  # noqa: BLE001 - no hidden cases reach us: each counts as no result
+        return
+    for cell in payload.get("cells", []):
+        scope = scopes.get(cell["index"])
+        if scope is None:   # this test cell's probes were never defined
+            continue
+        snapshot.restore(scope)
+        _reset_torch_defaults(snapshot)
+        try:
+            _exec(_compile(cell["source"], f"<test {cell['grade_id']}>", "exec"), scope)
+        except _BaseException:  # noqa: BLE001
+            continue
+        _call_probes(cell["index"], cell["calls"], scope, channel, convert)
 
 
 def _cell_seed(grade_id: str) -> int:
@@ -176,6 +234,7 @@ def _reset_globals(snapshot: Snapshot, namespace: dict, seed: int):
     sys.settrace(None)
     sys.setprofile(None)
     snapshot.restore(namespace)
+    namespace.update(_STRUCTURE)   # the instructor's run reads facts as the students' runs do
     torch = snapshot.modules.get("torch")
     if torch is not None:
         torch.set_grad_enabled(True)
@@ -213,7 +272,12 @@ def _write_files(files):
             handle.write(base64.b64decode(encoded))
 
 
-def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Converter) -> None:
+def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Converter,
+            hidden_fd: int | None = None) -> None:
+    """Every cell in order. In a student's run, each test cell's probes are defined at its
+    place and called on the visible cases; then ``visible_done`` is sent and the hidden cases
+    (read from ``hidden_fd``, written by the host only after it has read that line) run with
+    the probes each cell defined, on the names as they were bound at that cell."""
     compiled = {}
     for cell in job["cells"]:
         if cell["kind"] in ("probe", "reference_test"):
@@ -222,18 +286,27 @@ def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Con
     _write_files(job.get("files", []))
     os.chdir(WORK_DIR)
     namespace = shell.user_ns
-    recorder = Recorder(channel, convert, namespace) if job.get("reference") else None
-    if recorder is not None:
+    recorder = None
+    if job.get("reference"):
+        recorder = Recorder(channel, convert, namespace, validate=bool(job.get("validate")))
         namespace["__course_record__"] = recorder
+    scopes: dict[int, dict] = {}
+    last = job.get("stop_after")
     for cell in job["cells"]:
         index = cell["index"]
+        if last is not None and index > last:
+            break
         channel.send(t="start", cell=index)
         if cell["kind"] in ("probe", "reference_test"):
             try:
                 if cell["kind"] == "probe":
-                    _run_probes(cell, compiled[index], namespace, channel, convert, snapshot)
+                    scope = scopes[index] = _probe_scope(namespace, snapshot)
+                    _exec(compiled[index], scope)
+                    _call_probes(index, cell["calls"], scope, channel, convert)
                 else:
                     recorder.cell, recorder.count = index, 0
+                    recorder.filename = f"<test {cell['grade_id']}>"
+                    recorder.hidden_lines = frozenset(cell.get("hidden_lines", ()))
                     _reset_globals(snapshot, namespace, _cell_seed(cell["grade_id"]))
                     _exec(compiled[index], namespace)
             except _BaseException as error:  # noqa: BLE001 - reported, the next cell still runs
@@ -249,8 +322,44 @@ def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Con
             if error is None:
                 channel.send(t="end", cell=index, ok=True)
             else:
-                channel.send(t="end", cell=index, ok=False, error=_message(error))
+                channel.send(t="end", cell=index, ok=False, error=_cell_error(error))
+    if hidden_fd is not None and not job.get("reference") and not job.get("hidden_only"):
+        channel.send(t="visible_done")
+        _run_hidden(hidden_fd, scopes, channel, convert, snapshot)
     channel.send(t="done")
+
+
+def _cell_error(error: BaseException) -> str:
+    """A student cell's error, with the line of that cell it happened on."""
+    text = _message(error)
+    try:
+        if isinstance(error, SyntaxError):
+            name = _type(error).__name__ if _type(_type(error).__name__) is str else "SyntaxError"
+            where = f" (line {error.lineno})" if _type(error.lineno) is int else ""
+            return f"{name}: {_str(error.msg)[:300]}{where}"
+        line, tb = None, error.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename.startswith("<ipython-input-"):
+                line = tb.tb_lineno
+            tb = tb.tb_next
+    except _BaseException:  # noqa: BLE001 - an exception object built to break this
+        return text
+    return f"{text} (line {line})" if _type(line) is int else text
+
+
+def warm_up(with_torch: bool) -> None:
+    """In the zygote: import and call once what notebooks would otherwise each load in their own
+    child (torch's first backward imports sympy and more; the grading-tools cell imports
+    Hypothesis): ~1 s of CPU per notebook otherwise."""
+    import hypothesis.strategies  # noqa: F401
+    if with_torch:
+        import torch
+        import torch.utils.data  # noqa: F401
+        x = torch.ones(3, dtype=torch.float64, requires_grad=True)
+        (x * x).sum().backward()
+        torch.autograd.gradcheck(lambda t: (t * t).sum(), (x,))
+        torch.nn.Linear(3, 2, dtype=torch.float64)(x.unsqueeze(0)).sum().backward()
+        torch._C._set_deterministic_algorithms(False, warn_only=False)
 
 
 def make_shell():

@@ -9,6 +9,7 @@ test cell in the old assert form is refused, naming the cell.
 """
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -47,6 +48,11 @@ class AssignmentSpec:
     source_notebook: nbformat.NotebookNode
     tools_source: str = ""
 
+    @functools.cached_property
+    def markdown_sources(self) -> frozenset:
+        """The notebook's own markdown cells (a release shows the same ones)."""
+        return frozenset(c.source for c in self.source_notebook.cells if c.get("cell_type") == "markdown")
+
     @property
     def tests(self) -> list[TrustedCell]:
         return [c for c in self.cells if c.role == "test"]
@@ -84,7 +90,11 @@ def _source(cell) -> str:
 def load_spec(name: str, notebook: str, source_path) -> AssignmentSpec:
     """Raises :class:`~autograder.probes.ProbeFormError` (``OldFormTestCell`` for a test cell
     without ``@probe``) when a test cell cannot be graded."""
-    source_notebook = nbformat.read(str(source_path), as_version=4)
+    return spec_of(name, notebook, nbformat.read(str(source_path), as_version=4))
+
+
+def spec_of(name: str, notebook: str, source_notebook: nbformat.NotebookNode) -> AssignmentSpec:
+    """The trusted cells of an instructor's (or release) notebook, as :func:`load_spec`."""
     cells, tools = [], []
     for position, cell in enumerate(source_notebook.cells):
         meta = _nbgrader(cell)
@@ -102,7 +112,7 @@ def load_spec(name: str, notebook: str, source_path) -> AssignmentSpec:
         trusted = TrustedCell(grade_id, role, _source(cell), float(meta.get("points") or 0), position)
         if role == "test":
             require_probe_form(grade_id, trusted.source)
-            trusted.probes = split_test_cell(trusted.source)
+            trusted.probes = split_test_cell(trusted.source, hidden_line_numbers(strip_magics(trusted.source)))
             trusted.hidden_lines = _hidden_lines(trusted.source)
         cells.append(trusted)
     return AssignmentSpec(name, notebook, cells, source_notebook, tools_source="\n\n".join(tools))
@@ -212,11 +222,14 @@ def _role(cell: TrustedCell) -> str:
 def _job_cell(cell: TrustedCell, reference: bool) -> dict:
     if cell.role == "test":
         if reference:  # the instructor's run: the whole cell, expectations and hidden cases included
-            return {"kind": "reference_test", "grade_id": cell.grade_id, "source": strip_magics(cell.source)}
-        # The student's run: the probe functions only; the cases are filled in from the reference run.
+            source = strip_magics(cell.source)
+            return {"kind": "reference_test", "grade_id": cell.grade_id, "source": source,
+                    "hidden_lines": sorted(hidden_line_numbers(source))}
+        # The student's run: the visible probe functions only; the cases are filled in from
+        # the reference run (the hidden ones, and probes written among them, come later).
         return {"kind": "probe", "grade_id": cell.grade_id, "source": cell.probes.source,
                 "names": cell.probes.names, "torch": cell.probes.torch, "calls": []}
-    return {"kind": "code", "grade_id": cell.grade_id, "source": cell.source}
+    return {"kind": "code", "grade_id": cell.grade_id, "source": cell.source, "locked": True}
 
 
 def _strip_hidden(source: str) -> str:

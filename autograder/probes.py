@@ -43,9 +43,10 @@ def strip_magics(source: str) -> str:
 
 @dataclass
 class ProbeCell:
-    source: str            # the probe definitions, as sent to the student's process
+    source: str            # the visible probes' definitions: what the student's run gets at first
     names: list[str]       # probe function names, in order
     torch: bool            # whether the student's process for these probes has torch
+    all_source: str = ""   # every probe, those written among the hidden tests too: sent with the hidden cases
 
 
 def _probe_decorator(node: ast.AST):
@@ -97,9 +98,11 @@ def old_form_test_cells(notebook) -> list[str]:
     return found
 
 
-def split_test_cell(source: str) -> ProbeCell:
+def split_test_cell(source: str, hidden_lines: set[int] = frozenset()) -> ProbeCell:
+    """``hidden_lines``: the cell's hidden-tests region (line numbers); a probe defined there
+    is sent to the student's process only with the hidden cases."""
     tree = ast.parse(strip_magics(source))
-    probes, names, kinds = [], [], set()
+    probes, names, kinds, visible = [], [], set(), []
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef):
             continue
@@ -112,9 +115,11 @@ def split_test_cell(source: str) -> ProbeCell:
         node.decorator_list = []  # the student's process needs the plain function
         probes.append(node)
         names.append(node.name)
+        if node.lineno not in hidden_lines:
+            visible.append(node)
     if len(kinds) > 1:
         raise ProbeFormError("a test cell's probes must all allow torch or all forbid it")
     if len(set(names)) != len(names):
         raise ProbeFormError("two probes with the same name in one test cell")
-    return ProbeCell(source="\n\n".join(ast.unparse(p) for p in probes), names=names,
-                     torch=kinds != {False})
+    return ProbeCell(source="\n\n".join(ast.unparse(p) for p in visible), names=[p.name for p in visible],
+                     torch=kinds != {False}, all_source="\n\n".join(ast.unparse(p) for p in probes))

@@ -34,6 +34,9 @@ REPO = Path(__file__).resolve().parent.parent
 GRADER_MOUNT = "/opt/course"
 SITE_MOUNT = "/opt/site-packages"
 NOBODY = 65534
+# Packages a run without torch does not see: array, autodiff and symbolic-maths libraries
+# (sympy differentiates, networkx sorts graphs) and torch's own; `reftorch` is not mounted.
+HIDDEN_WITHOUT_TORCH = ("torch", "numpy", "sympy", "mpmath", "networkx", "functorch", "torchgen", "ml_dtypes")
 
 
 class SandboxError(RuntimeError):
@@ -63,6 +66,9 @@ class RunOutcome:
     # Set when the result may be the grader's trouble rather than the notebook's: the
     # sandbox died, or could not give the notebook a fresh state. Such a result is never final.
     grader_fault: str = ""
+    # messages[:visible_end] came before the notebook said its visible checks were over (and
+    # before any hidden case was sent); the rest may depend on hidden cases. None: never said.
+    visible_end: int | None = None
 
 
 def bwrap_available() -> bool:
@@ -253,10 +259,10 @@ def bwrap_command(control_fd: int, limits: Limits, with_torch: bool, seccomp_fd:
         inside = f"{SITE_MOUNT}/{index}"
         site_packages.append(inside)
         binds.add(directory, inside)
-        for hidden in ("torch", "numpy"):  # no array library to hand a mechanism to (reftorch needs numpy)
+        for hidden in HIDDEN_WITHOUT_TORCH:  # no library to hand a mechanism to
             if not with_torch and os.path.isdir(os.path.join(directory, hidden)):
                 hidden_packages += ["--tmpfs", f"{inside}/{hidden}"]
-    for package in ("autograder", "reftorch"):
+    for package in ("autograder", "reftorch") if with_torch else ("autograder",):
         if (REPO / package).is_dir():
             binds.add(REPO / package, f"{GRADER_MOUNT}/{package}")
     for folder in _other_package_folders(prefix, site_directories):
@@ -295,6 +301,13 @@ class Sandbox:
         self.pid_namespaces: set[str] = set()
 
     def start(self, timeout: float = 120.0) -> None:
+        self.launch()
+        self.wait_ready(timeout)
+
+    def launch(self) -> None:
+        """Start the sandbox's process. bwrap's --die-with-parent follows the *thread* that
+        started it: call this from a thread that lives as long as the sandbox should (the
+        slow part, :meth:`wait_ready`, may run in any thread)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self._stderr = tempfile.TemporaryFile()
         seccomp_r, seccomp_w = os.pipe()
@@ -312,6 +325,9 @@ class Sandbox:
             os.close(seccomp_r)
         self.control = ours
         self._buffer = b""
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        """Wait for the zygote to have imported what it preloads (torch: seconds)."""
         ready = self._read_line(timeout)
         if not ready or ready.get("t") != "ready":
             detail = self._stderr_text()
@@ -354,43 +370,52 @@ class Sandbox:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def run(self, job: dict) -> RunOutcome:
+    def run(self, job: dict, hidden: bytes = b"") -> RunOutcome:
+        """Run one job in a fresh child. ``hidden`` (the hidden cases, as JSON) is written to
+        the child only once its observations have said ``visible_done``: nothing the child
+        sent before that can depend on them."""
         if not self.alive:
             self.start()
         payload = json.dumps(job).encode()
         job_r, job_w = os.pipe()
         obs_r, obs_w = os.pipe()
+        hidden_r, hidden_w = os.pipe()
         outcome = RunOutcome()
         try:
-            socket.send_fds(self.control, [json.dumps(asdict(self.limits)).encode()], [job_r, obs_w])
+            socket.send_fds(self.control, [json.dumps(asdict(self.limits)).encode()], [job_r, obs_w, hidden_r])
         except OSError as error:
-            for fd in (job_r, job_w, obs_r, obs_w):
+            for fd in (job_r, job_w, obs_r, obs_w, hidden_r, hidden_w):
                 os.close(fd)
-            self.close()
+            self.close(reap=False)
             raise SandboxError(f"sandbox stopped answering: {error}") from None
         os.close(job_r)
         os.close(obs_w)
+        os.close(hidden_r)
+        release = _HiddenRelease(hidden_w, hidden)
         writer = threading.Thread(target=_write_all, args=(job_w, payload), daemon=True)
-        reader = threading.Thread(target=self._read_observations, args=(obs_r, outcome), daemon=True)
+        reader = threading.Thread(target=self._read_observations, args=(obs_r, outcome, release), daemon=True)
         writer.start()
         reader.start()
         outcome.end = self._read_line(self.limits.wall_seconds + 30)
         if outcome.end is None or outcome.end.get("t") != "end":
             outcome.end = None
             outcome.grader_fault = "sandbox stopped responding"
-            self.close()
+            self.close(reap=False)
         elif outcome.end.get("setup") is not True:
             outcome.grader_fault = "the sandbox could not prepare a fresh state for the notebook"
         reader.join(10)
         if reader.is_alive():  # something still holds the pipe: never trust this sandbox again
-            self.close()
+            self.close(reap=False)
             reader.join(5)
+        release.discard()
         if outcome.end is not None and outcome.end.get("restart"):
-            self.close()
+            self.close(reap=False)
         return outcome
 
-    def _read_observations(self, fd: int, outcome: RunOutcome) -> None:
-        """Parse line by line as the bytes arrive; past either budget keep nothing more."""
+    def _read_observations(self, fd: int, outcome: RunOutcome, release: "_HiddenRelease | None" = None) -> None:
+        """Parse line by line as the bytes arrive; past either budget keep nothing more.
+        The first ``visible_done`` line marks the end of the visible part and releases the
+        hidden cases (see :meth:`run`)."""
         received, cost = 0, 0
         pending: list[bytes] = []   # pieces of the line not yet ended (no quadratic joining)
         try:
@@ -402,6 +427,8 @@ class Sandbox:
                 if received > self.limits.observation_bytes:
                     outcome.overflow = True
                 if outcome.overflow:
+                    if release is not None:
+                        release.discard()   # judged as over its limit: no hidden cases to wait for
                     pending.clear()
                     continue  # keep draining so the writer is not blocked, keep nothing
                 *ends, rest = chunk.split(b"\n")
@@ -413,6 +440,12 @@ class Sandbox:
                         outcome.overflow = True
                         break
                     _parse_into(line, outcome)
+                    if release is not None and outcome.visible_end is None and outcome.messages \
+                            and outcome.messages[-1].get("t") == "visible_done":
+                        outcome.visible_end = len(outcome.messages) - 1
+                        release.start()
+                if outcome.overflow and release is not None:
+                    release.discard()
                 if rest and not outcome.overflow:
                     pending.append(rest)
         finally:
@@ -424,33 +457,22 @@ class Sandbox:
             else:
                 outcome.overflow = True
 
-    def close(self) -> None:
+    def close(self, reap: bool = True) -> None:
+        """Kill the sandbox. With ``reap``, wait until nothing is left in any PID namespace it
+        ever had (the kernel takes a second or two to tear one down); a batch kills all its
+        sandboxes first and reaps them together (:func:`reap_namespaces`)."""
         if self.process is not None and self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             self.process.wait()
-        self._reap_namespace()
+        if reap:
+            reap_namespaces(self.pid_namespaces)
         self.process = None
         if self.control is not None:
             self.control.close()
             self.control = None
-
-    def _reap_namespace(self, patience: float = 3.0) -> None:
-        """Killing bwrap kills its PID namespace; wait for the kernel to finish, force if needed."""
-        namespaces = self.pid_namespaces - {""}
-        deadline = time.monotonic() + patience
-        give_up = deadline + 2 * patience
-        while namespaces and (left := processes_in(namespaces)) and time.monotonic() < give_up:
-            if time.monotonic() > deadline:
-                for pid in left:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
-                deadline = time.monotonic() + patience
-            time.sleep(0.01)
 
     def __enter__(self):
         self.start()
@@ -458,6 +480,56 @@ class Sandbox:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def reap_namespaces(namespaces: set[str], patience: float = 3.0) -> None:
+    """Killing bwrap kills its PID namespace; wait for the kernel to finish, force if needed."""
+    namespaces = set(namespaces) - {""}
+    deadline = time.monotonic() + patience
+    give_up = deadline + 2 * patience
+    while namespaces and (left := processes_in(namespaces)) and time.monotonic() < give_up:
+        if time.monotonic() > deadline:
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            deadline = time.monotonic() + patience
+        time.sleep(0.01)
+
+
+_early: list[Sandbox] = []
+
+
+def launch_early(limits: Limits, count: int) -> None:
+    """Launch ``count`` sandboxes of each kind now, before the caller has loaded what tells
+    it which kinds it needs (a course, its gradebook: seconds that the sandboxes spend
+    importing torch meanwhile). :func:`take_early` hands them out; :func:`close_early` kills
+    those nobody took."""
+    for _ in range(count):
+        for kind in (True, False):
+            box = Sandbox(limits, kind)
+            box.launch()
+            _early.append(box)
+
+
+def take_early(limits: Limits, kind: bool) -> Sandbox:
+    """A sandbox launched early with these limits and kind, or a new one (not launched)."""
+    for box in _early:
+        if box.with_torch == kind and box.limits == limits:
+            _early.remove(box)
+            return box
+    return Sandbox(limits, kind)
+
+
+def close_early() -> set[str]:
+    """Kill the early sandboxes nobody took; their PID namespaces, to reap."""
+    namespaces = set()
+    while _early:
+        box = _early.pop()
+        box.close(reap=False)
+        namespaces |= box.pid_namespaces
+    return namespaces
 
 
 def parse_cost(line: bytes) -> int:
@@ -478,6 +550,30 @@ def _parse_into(line: bytes, outcome: RunOutcome) -> None:
         outcome.messages.append(message)
     else:
         outcome.malformed_lines += 1
+
+
+class _HiddenRelease:
+    """The write end of a child's hidden-case pipe: written once, in a thread, on request;
+    closed unwritten otherwise."""
+
+    def __init__(self, fd: int, payload: bytes):
+        self.fd, self.payload = fd, payload
+        self.lock = threading.Lock()
+
+    def _take(self) -> int | None:
+        with self.lock:
+            fd, self.fd = self.fd, None
+            return fd
+
+    def start(self) -> None:
+        fd = self._take()
+        if fd is not None:
+            threading.Thread(target=_write_all, args=(fd, self.payload), daemon=True).start()
+
+    def discard(self) -> None:
+        fd = self._take()
+        if fd is not None:
+            os.close(fd)
 
 
 def _write_all(fd: int, payload: bytes) -> None:

@@ -14,6 +14,11 @@ import numpy
 import torch
 
 MAX_NUMEL = 1_000_000
+MAX_INT_DIGITS = 4000    # below Python's own limit for int(text)
+# numpy dtypes a result may have: numbers only (a "V<n>" void of n bytes, or a string dtype,
+# would let a few bytes of data ask the host for gigabytes).
+NUMPY_DTYPES = frozenset({"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                          "float16", "float32", "float64", "complex64", "complex128"})
 
 
 class BadObservation(ValueError):
@@ -101,8 +106,10 @@ def rebuild(data, run: str):
     if tag == "float":
         return _number(data, "bad float")
     if tag == "bigint":
-        _require(isinstance(data.get("text"), str) and len(data["text"]) < 5000, "bad int")
-        return int(data["text"])
+        text = data.get("text")
+        _require(isinstance(text, str) and 0 < len(text) <= MAX_INT_DIGITS + 1
+                 and text.lstrip("-").isdigit() and text.isascii(), "bad int")
+        return int(text)
     if tag == "str":
         _require(isinstance(data.get("text"), str), "bad str")
         return data["text"]
@@ -134,10 +141,12 @@ def rebuild(data, run: str):
         return _ndarray(data)
     if tag == "npscalar":
         dtype = data.get("dtype")
-        _require(isinstance(dtype, str) and dtype.isidentifier(), "bad numpy scalar")
+        _require(dtype in NUMPY_DTYPES, "bad numpy scalar")
+        value = rebuild(data.get("value"), run)
+        _require(type(value) in (bool, int, float, complex), "bad numpy scalar")
         try:
-            return numpy.dtype(dtype).type(rebuild(data.get("value"), run))
-        except (TypeError, ValueError):
+            return numpy.dtype(dtype).type(value)
+        except (TypeError, ValueError, OverflowError):
             raise BadObservation("bad numpy scalar") from None
     if tag == "size":
         dims = data.get("dims")
@@ -187,7 +196,7 @@ def _tensor(data) -> torch.Tensor:
 
 def _ndarray(data) -> numpy.ndarray:
     dtype = data.get("dtype")
-    _require(isinstance(dtype, str) and len(dtype) < 32, "bad array dtype")
+    _require(dtype in NUMPY_DTYPES, "bad array dtype")
     shape = _shape(data)
     values = data.get("data")
     _require(isinstance(values, list) and len(values) == math.prod(shape), "array data does not match its shape")

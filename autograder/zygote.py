@@ -2,7 +2,8 @@
 
 Started by :mod:`autograder.sandbox` as ``python zygote.py CONTROL_FD [--no-torch]``.
 For each job the host sends, over the control socket, a small JSON message with the
-limits plus two fresh pipe ends (job input, observation output). The zygote never reads
+limits plus three fresh pipe ends (job input, observation output, and the hidden cases,
+which the host writes only after the notebook's visible checks are over). The zygote never reads
 the job or the observations itself, so nothing a student wrote ever enters its memory,
 which later children inherit.
 
@@ -22,6 +23,7 @@ was left).
 from __future__ import annotations
 
 import ctypes
+import gc
 import json
 import os
 import resource
@@ -174,7 +176,8 @@ def _prepare(limits: dict, disk_bytes: int) -> None:
     os.close(out)
 
 
-def _child(job_fd: int, obs_fd: int, setup_fd: int, limits: dict, disk_bytes: int, shell, snapshot, convert):
+def _child(job_fd: int, obs_fd: int, hidden_fd: int, setup_fd: int, limits: dict, disk_bytes: int, shell,
+           snapshot, convert):
     try:
         _prepare(limits, disk_bytes)
     except BaseException as error:  # noqa: BLE001 - the zygote reports it as the grader's trouble
@@ -189,7 +192,7 @@ def _child(job_fd: int, obs_fd: int, setup_fd: int, limits: dict, disk_bytes: in
     channel = harness.Channel(obs_fd)
     try:
         job = harness.read_job(job_fd)
-        harness.run_job(job, channel, shell, snapshot, convert)
+        harness.run_job(job, channel, shell, snapshot, convert, hidden_fd)
     except BaseException as error:  # noqa: BLE001 - the host learns why, the child still exits
         try:
             channel.send(t="harness_error", error=harness._message(error))
@@ -218,34 +221,43 @@ def main(argv: list[str]) -> int:
     disk_bytes = next(int(a.split("=", 1)[1]) for a in argv if a.startswith("--disk-bytes="))
     _wipe_writable()
     if with_torch:
+        import numpy  # noqa: F401 - imported once here, inherited by every child
         import torch
         torch.set_num_threads(1)
     else:
-        sys.modules["torch"] = None  # `import torch` raises ModuleNotFoundError
-    if with_torch:
-        import numpy  # noqa: F401 - imported once here, inherited by every child
+        from autograder import forbidden
+        forbidden.install()  # `import torch` gives a stand-in that fails on use, naming the rule
     from autograder import harness, observe
 
+    harness.warm_up(with_torch)
     shell = harness.make_shell()
+    from autograder import structure
+    structure.capture([shell.user_ns])   # library classes and modules as they are before any notebook
     snapshot = harness.Snapshot()
     convert = observe.Converter()
     _set_not_dumpable()
+    # Everything imported so far is permanent: the collector never walks it again, so a
+    # notebook that makes many cycles pays for its own objects only (not torch's million), and
+    # children leave these pages shared.
+    gc.collect()
+    gc.freeze()
     baseline = _listing()
     control.sendall(b'{"t": "ready"}\n')
     while True:
-        message, fds, _, _ = socket.recv_fds(control, 65536, 2)
-        if not message or len(fds) != 2:
+        message, fds, _, _ = socket.recv_fds(control, 65536, 3)
+        if not message or len(fds) != 3:
             return 0
         limits = json.loads(message)
-        job_fd, obs_fd = fds
+        job_fd, obs_fd, hidden_fd = fds
         setup_r, setup_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             control.close()
             os.close(setup_r)
-            _child(job_fd, obs_fd, setup_w, limits, disk_bytes, shell, snapshot, convert)
+            _child(job_fd, obs_fd, hidden_fd, setup_w, limits, disk_bytes, shell, snapshot, convert)
         os.close(job_fd)
         os.close(obs_fd)
+        os.close(hidden_fd)
         os.close(setup_w)
         pidfd = os.pidfd_open(pid)
         ready, _, _ = select.select([pidfd], [], [], float(limits["wall_seconds"]))

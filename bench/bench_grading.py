@@ -2,9 +2,13 @@
 
 Both grade the same submissions of a released assignment in the same run, each in its
 own copy of a throw-away course (own gradebook), from the command line, start-up
-included. Prints wall times, the throughput ratio, and whether the two agree on scores.
+included. `course grade` runs twice: a first batch, which runs the instructor's reference
+notebook, and a later one (``--force``, same submissions), which reuses the reference run
+kept from the first, as every batch after an assignment's first does. Prints wall times,
+the throughput ratios, and whether stock and ours agree on scores. Stock nbgrader's own
+failures (a cell over its 30 s timeout on a busy machine) are counted, not fatal.
 
-    .venv/bin/python bench/bench_grading.py [--submissions 40] [--assignment 01_tensors] [--workers N]
+    .venv/bin/python bench/bench_grading.py [--submissions 20] [--assignment 03_autograd] [--workers N]
 """
 from __future__ import annotations
 
@@ -35,19 +39,19 @@ def _scores(root: Path, assignment: str) -> dict[str, float]:
     return {student: float(score) for student, score in rows}
 
 
-def _timed(command: list[str], cwd: Path) -> float:
+def _timed(command: list[str], cwd: Path, may_fail: bool = False) -> tuple[float, str]:
     started = time.perf_counter()
     result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
-    if result.returncode != 0:
+    if result.returncode != 0 and not may_fail:
         raise SystemExit(f"{' '.join(command)} failed:\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}")
-    return elapsed
+    return elapsed, result.stdout + result.stderr
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--submissions", type=int, default=40)
-    parser.add_argument("--assignment", default="01_tensors")
+    parser.add_argument("--submissions", type=int, default=20)
+    parser.add_argument("--assignment", default="03_autograd")
     parser.add_argument("--workers", type=int, default=os.cpu_count())
     args = parser.parse_args()
 
@@ -67,20 +71,25 @@ def main() -> int:
         nbgrader = [str(Path(sys.executable).parent / "nbgrader"), "autograde", args.assignment]
         os.environ["PATH"] = str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", "")
         os.environ["JUPYTER_CONFIG_PATH"] = str(stock / "course")
-        stock_seconds = _timed(nbgrader, stock)
+        stock_seconds, stock_log = _timed(nbgrader, stock, may_fail=True)
+        stock_errors = stock_log.count("There was an error processing assignment")
         course = [sys.executable, "-m", "course.cli", "grade", args.assignment, "--root", str(ours),
                   "--workers", str(args.workers)]
-        our_seconds = _timed(course, REPO)
+        first_seconds, _ = _timed(course, REPO)
+        later_seconds, _ = _timed(course + ["--force"], REPO)
 
         stock_scores, our_scores = _scores(stock, args.assignment), _scores(ours, args.assignment)
         agree = sum(1 for s in stock_scores if stock_scores[s] == our_scores.get(s))
         n = args.submissions
         print(f"assignment {args.assignment}, {n} submissions, {os.cpu_count()} cores, "
               f"course grade --workers {args.workers} (bubblewrap sandbox on)")
-        print(f"stock nbgrader autograde: {stock_seconds:7.1f} s  ({n / stock_seconds:.2f} notebooks/s)")
-        print(f"course grade:             {our_seconds:7.1f} s  ({n / our_seconds:.2f} notebooks/s)")
-        print(f"throughput ratio (course grade / nbgrader autograde): {stock_seconds / our_seconds:.1f}x")
-        print(f"same total score for {agree}/{len(stock_scores)} submissions")
+        print(f"stock nbgrader autograde: {stock_seconds:7.1f} s  ({n / stock_seconds:.2f} notebooks/s)"
+              + (f", {stock_errors} submission(s) it failed to grade" if stock_errors else ""))
+        print(f"course grade, first batch: {first_seconds:6.1f} s  ({n / first_seconds:.2f} notebooks/s), "
+              f"ratio {stock_seconds / first_seconds:.1f}x")
+        print(f"course grade, later batch: {later_seconds:6.1f} s  ({n / later_seconds:.2f} notebooks/s), "
+              f"ratio {stock_seconds / later_seconds:.1f}x (reference run kept)")
+        print(f"same total score for {agree}/{len(stock_scores)} submissions graded by both")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0

@@ -1,18 +1,27 @@
-"""The student's self-check: run a notebook with nbgrader's Validator and report each test.
+"""The student's self-check: `course validate` judges a notebook the way `course grade` does.
+
+Where the grader is installed (``autograder/`` and bubblewrap), the notebook goes through the
+grader's own code (:mod:`autograder.validate`): the same runs, with and without torch, in
+the same sandboxes, and the same verdict, message for message, on the checks the notebook
+can see; hidden checks are the only difference. Elsewhere (the student kit, which ships no
+grader) it falls back to nbgrader's Validator in a Jupyter kernel, and says so.
 
 Stock `nbgrader validate` prints failures but always exits 0; `course validate` prints one
 line per graded test cell and exits 1 when any of them fails, so scripts and CI can rely on it.
 """
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import json
+import shutil
 import sys
 from pathlib import Path
 
 from course import nbgrader_course
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
+_validator = None
 
 
 def _recording_validator(config):
@@ -70,12 +79,84 @@ def _old_form_cells(notebook) -> list[str]:
     return [str(OldFormTestCell(grade_id)) for grade_id in old_form_test_cells({"cells": kept})]
 
 
+def grader_available() -> bool:
+    return importlib.util.find_spec("autograder") is not None and shutil.which("bwrap") is not None
+
+
+def _shared_validator():
+    """One validator per process: `course validate a b c` starts its sandboxes once."""
+    global _validator
+    if _validator is None:
+        from autograder.validate import NotebookValidator
+        _validator = NotebookValidator()
+        atexit.register(_validator.close)
+    return _validator
+
+
 def validate_notebook(path: str | Path, out=None) -> int:
     """Validate one notebook, print a report to ``out`` (standard output at call time, not
     whichever stream was standard output when this module was imported), return the exit status."""
-    from nbgrader import utils
-
     out = out or sys.stdout
+    path = Path(path)
+    shown = nbgrader_course.relative(path)
+    if not path.is_file():
+        print(f"course validate: no such notebook: {shown}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    try:
+        json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        print(f"course validate: {shown} is not a notebook (invalid JSON: {error})", file=sys.stderr)
+        return EXIT_UNUSABLE
+    if grader_available():
+        return _validate_as_graded(path, shown, out)
+    print(f"course validate: the grader is not installed here: {shown} runs in a Jupyter kernel, "
+          "with torch for every exercise (grading runs some without it)", file=out)
+    return _validate_in_kernel(path, out)
+
+
+def _validate_as_graded(path: Path, shown: str, out) -> int:
+    from autograder.probes import ProbeFormError
+    from autograder.validate import ValidationError
+
+    print(f"Validating {shown} with the grader's own checks (the visible ones; each exercise with "
+          "or without torch, as graded); this takes a few seconds", file=out, flush=True)
+    try:
+        validation = _shared_validator().validate(path)
+    except (ValidationError, ProbeFormError) as error:
+        print(f"course validate: {shown}: {error}", file=sys.stderr)
+        return EXIT_UNUSABLE
+    result = validation.result
+    width = max(len(test.grade_id) for test in result.tests)
+    passed = 0
+    for test in result.tests:
+        verdict = "PASS" if test.passed else "FAIL"
+        passed += test.passed
+        line = f"  {verdict}  {test.grade_id:<{width}}  {test.points:g}/{test.max_points:g}"
+        if not test.passed:
+            line += f"  {test.message}"
+        elif test.grade_id in validation.form_only:
+            line += "  (the form only: grading compares your answers with the right ones)"
+        print(line, file=out)
+        if test.hint and not test.passed:
+            print(f"  {'':4}  {'':<{width}}  hint: {test.hint}", file=out)
+    for grade_id in validation.edited:
+        print(f"  EDIT  {grade_id}: this read-only cell was edited; Validate and the grader run the original",
+              file=out)
+    for grade_id in validation.todo:
+        print(f"  TODO  answer cell {grade_id} is not written yet", file=out)
+    if result.message != "ok":
+        print(f"Run: {result.message}", file=out)
+    print(f"{passed} of {len(result.tests)} tests passed, {result.score:g} of {result.max_score:g} points.",
+          file=out)
+    if passed == len(result.tests) and not validation.edited:
+        print("Success! Your notebook passes all the visible tests.", file=out)
+        return EXIT_PASSED
+    return EXIT_FAILED
+
+
+def _validate_in_kernel(path: Path, out) -> int:
+    """nbgrader's Validator in a Jupyter kernel (where the grader is not installed)."""
+    from nbgrader import utils
 
     path = Path(path)
     shown = nbgrader_course.relative(path)

@@ -1,4 +1,4 @@
-"""API that lessons, assignments and the official tutorials use and reftorch lacked (issue 20),
+"""API that lessons, exercises and the official tutorials use and reftorch lacked (issue 20),
 against torch 2.13: creation (torch.Tensor, new_*, size=, out=), reductions (cumsum,
 logsumexp), scatter/gather family, einsum, tril/triu, dtype limits, printing, hooks,
 checkpoint_sequential, data utilities, optimizers and schedules, clipping, initialisers."""

@@ -1,10 +1,11 @@
 """Every released assignment, graded in the sandbox: the instructor's answers earn full marks
-(also with torch's global settings changed), the blank release earns nothing."""
+(also with torch's global settings changed), the blank release earns nothing, and `course
+validate` gives those notebooks the grader's verdict, message for message."""
 from __future__ import annotations
 
 import pytest
 
-from attacks import inject
+from attacks import inject, same_judgement
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("grading_assignments")]
 
@@ -32,3 +33,4 @@ def test_honest_full_marks_blank_none(tmp_path, assignment):
         failed = [(t["grade_id"], t["message"]) for t in rows[student].tests if not t["passed"]]
         assert rows[student].score == maximum, failed
     assert rows["blank"].score == 0
+    assert not same_judgement.differences(rows, root, assignment, workers=1)

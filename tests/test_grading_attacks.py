@@ -1,23 +1,32 @@
 """The attack corpus (tests/attacks/) against a real released assignment, graded in one batch.
 
 Every attack is injected into a submission; it must score no more than the same
-submission without it. Honest submissions that warn, change torch's global settings or
-compute in float64 keep full marks. The gradebook, the other students' files, the host's
+submission without it. Honest variants (unused imports of torch and numpy in an exercise
+graded without them, a syntax slip fixed in a later cell, prints, warnings, helpers, another
+class design, magics, extra random draws, float64, changed torch settings, stderr, a scratch
+cell) keep full marks. `course validate` gives every notebook of the batch the same verdict,
+message for message, as grading gives its visible checks. Nothing of a hidden case reaches
+a feedback page; student data the host cannot use is a final, explained status; the host's
+cost per submission is bounded. The gradebook, the other students' files, the host's
 network and file system come out untouched, and no process outlives the batch.
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import html
+import json
 import pickle
+import resource
 import socket
 import sqlite3
 import threading
 from pathlib import Path
 
+import nbformat
 import pytest
 
-from attacks import inject
+from attacks import inject, same_judgement
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("grading_attacks")]
 
@@ -25,14 +34,16 @@ ASSIGNMENT = "03_autograd"
 CODE_ATTACKS = [
     "patch_comparisons", "patch_builtins", "patch_check_helpers_late", "tensor_subclass_liar", "shadow_modules",
     "object_liar", "leak_hidden_tests", "ipython_hooks", "displayhook_tricks", "read_solutions", "write_gradebook", "network",
-    "frame_expected", "shadow_helpers", "seed_in_feedback",
+    "frame_expected", "shadow_helpers", "seed_in_feedback", "leak_hidden_arguments", "unconvertible_results",
 ]
 CRASH_ATTACKS = [
     "exit_os", "exit_sys", "segfault", "loop_ignoring_sigint", "memory_bomb", "fork_bomb",
     "output_flood", "disk_fill", "detached_child", "malicious_pickle",
 ]
 CRASH_ATTACKS += ["observation_flood"]   # isolation round 2 (cross-student ones: test_grading_isolation.py)
-HONEST_VARIANTS = ["honest_stderr", "honest_torch_settings", "honest_float64"]
+HONEST_VARIANTS = ["honest_stderr", "honest_torch_settings", "honest_float64", "honest_unused_imports",
+                   "honest_syntax_slip", "honest_prints", "honest_warnings", "honest_random_draws", "honest_helpers",
+                   "honest_class_hierarchy", "honest_magics", "honest_scratch"]
 STRUCTURAL = ["duplicated_tests", "deleted_tests", "edited_tests", "stripped_metadata_tests"]
 
 
@@ -114,6 +125,20 @@ def batch(tmp_path_factory):
     linked.unlink()
     linked.symlink_to(root / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb")
     expected["symlink_to_solution"] = ("==", "blank")
+    # The issue's slip: a syntax error in the backward answer, never fixed.
+    slip = copy.deepcopy(honest)
+    cell = next(c for c in slip.cells if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "value_backward")
+    cell.source = cell.source.replace("def value_backward(self, retain_graph=False):",
+                                      "def value_backward(self, retain_graph=False)", 1)
+    inject.submit(root, ASSIGNMENT, "syntax_error", slip)
+    expected["syntax_error"] = ("<=", "honest")
+    source, _ = inject.attack_source("markdown_table")
+    builder: dict = {}
+    exec(source, builder)  # noqa: S102 - our own attack file
+    table = copy.deepcopy(honest)
+    table.cells.append(nbformat.v4.new_markdown_cell(builder["markdown_table_cell"]()))
+    inject.submit(root, ASSIGNMENT, "markdown_table", table)
+    expected["markdown_table"] = ("max", None)
     inject.submit(root, ASSIGNMENT, "invalid_json", raw=b'{"cells": [')
     inject.submit(root, ASSIGNMENT, "empty_file", raw=b"")
     expected["invalid_json"] = expected["empty_file"] = ("==", "blank")
@@ -156,10 +181,17 @@ def test_attack_scores_no_more_than_without_it(batch, name):
         assert got == base, f"{name}: {got} != {baseline} {base}: {rows[name].message}"
 
 
-@pytest.mark.parametrize("name", HONEST_VARIANTS)
+@pytest.mark.parametrize("name", HONEST_VARIANTS + ["markdown_table"])
 def test_honest_variants_keep_full_marks(batch, name):
     row = batch["rows"][name]
     assert row.score == row.max_score, [t for t in row.tests if not t["passed"]]
+
+
+def test_validate_and_grading_are_one_judgement(batch):
+    """Same status and, test by test, the same points and message, except where grading's
+    verdict rests on hidden checks (Validate cannot see them: there it passes)."""
+    differ = same_judgement.differences(batch["rows"], batch["root"], ASSIGNMENT, batch["grader"].limits)
+    assert not differ, differ   # so the honest variants' full marks hold in Validate too
 
 
 @pytest.mark.parametrize("name", ["exit_os", "segfault", "loop_ignoring_sigint", "memory_bomb", "fork_bomb",
@@ -242,3 +274,58 @@ def test_feedback_never_shows_hidden_test_source(batch):
         text = html.unescape(page.read_text())
         shown = [line for line in hidden if line in " ".join(text.split())]
         assert not shown, f"{page.parent.parent.name}: {shown[:2]}"
+
+
+def test_hidden_arguments_never_reach_feedback(batch):
+    """The leak attack raises every probe argument it finds in memory: the visible cases'
+    arguments show up in its messages, no hidden case's does (not even in other messages)."""
+    from autograder.course import Course
+    from autograder.feedback import write_feedback
+    from autograder.judge import RunView
+
+    _, reference = batch["grader"].reference(None)
+    view = RunView.of(reference)
+    calls = [call for cells in view.calls.values() for call in cells]
+    visible = {json.dumps(call["args"]) for call in calls if not call["hidden"]}
+    hidden = {json.dumps(call["args"]) for call in calls if call["hidden"]} - visible
+    hidden = {text for text in hidden if len(text) >= 12 and not any(text in seen for seen in visible)}
+    assert len(hidden) > 50
+    leak = " ".join(t["message"] for t in batch["rows"]["leak_hidden_arguments"].tests)
+    assert "LEAK [" in leak and any(text[:20] in leak for text in visible), "the leak ran on visible cases"
+    pages = write_feedback(Course.load(batch["root"]), ASSIGNMENT, release=False)
+    for page in pages:
+        text = html.unescape(page.read_text())
+        shown = [args for args in hidden if args in text]
+        assert not shown, f"{page.parent.parent.name}: {shown[:2]}"
+
+
+def test_student_data_the_host_cannot_use_is_a_final_explained_status(batch):
+    row = batch["rows"]["unconvertible_results"]
+    assert not row.grader_fault and row.final, row.message
+    messages = [t["message"] for t in row.tests]
+    assert all("returned an unusable value" in m for m in messages), messages
+    # A void scalar of 1.5 GB used to be built on the host: the grading process stays far below.
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 1536 * 1024
+
+
+def test_large_student_markdown_is_shown_as_text(batch):
+    row = batch["rows"]["markdown_table"]
+    assert "markdown or raw cell(s) shown as plain text" in row.message
+    notebook = nbformat.read(str(batch["root"] / "course" / "autograded" / "markdown_table" / ASSIGNMENT
+                                 / f"{ASSIGNMENT}.ipynb"), as_version=4)
+    last = notebook.cells[-1].source
+    assert last.startswith('<div class="student-markdown"><pre>') and "<table>" not in last
+
+
+def test_feedback_names_the_first_real_cause_and_the_limits(batch):
+    syntax = {t["grade_id"]: t for t in batch["rows"]["syntax_error"].tests}
+    message = syntax["test_backward_values"]["message"]
+    assert "AttributeError: 'Value' object has no attribute 'backward'" in message, message
+    assert "answer cell value_backward raised SyntaxError: expected ':' (line 1)" in message, message
+    assert "answer cell value_backward raised SyntaxError" in batch["rows"]["syntax_error"].message
+    assert syntax["test_value_kinks"]["passed"], "the kinks do not need backward()"
+    assert syntax["test_sum_to_shape"]["passed"], "the torch part does not need Value"
+    loop = batch["rows"]["loop_ignoring_sigint"]
+    assert "ran longer than its 10 s time limit" in loop.message, loop.message
+    never = [t for t in loop.tests if t["message"].startswith("not run")]
+    assert never and all("Compare your result" not in t["hint"] for t in never), never

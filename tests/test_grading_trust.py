@@ -16,12 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from attacks import inject
+from attacks import inject, same_judgement
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("grading_trust")]
 
 # Attacks on 01_tensors that work wherever the test code runs with the student's code.
 STOCK_BEATEN = ["delegate_to_torch", "delegate_to_numpy", "frame_expected", "shadow_helpers"]
+# Attacks on the blank 01 release: the course's own engine answers the stride questions.
+ON_BLANK = ["reftorch_storage"]
 
 
 def _grade(root: Path, assignment: str) -> dict:
@@ -29,6 +31,11 @@ def _grade(root: Path, assignment: str) -> dict:
     from autograder.grade import Grader
 
     return {row.student: row for row in Grader(Course.load(root), assignment, workers=2).run()}
+
+
+def _validate_differences(root: Path, assignment: str, rows: dict) -> list:
+    """Where `course validate` and `course grade` disagree on these notebooks (see same_judgement)."""
+    return same_judgement.differences(rows, root, assignment)
 
 
 def _stock_scores(root: Path, assignment: str) -> dict[str, float]:
@@ -55,11 +62,18 @@ def tensors(tmp_path_factory):
     for name in STOCK_BEATEN:
         source, place = inject.attack_source(name)
         inject.submit(root, assignment, name, inject.insert(partial, source, place))
+    blank = inject.released(root, assignment)
+    inject.submit(root, assignment, "blank", blank)
+    for name in ON_BLANK:
+        source, place = inject.attack_source(name)
+        inject.submit(root, assignment, name, inject.insert(blank, source, place))
     stock_root = tmp_path_factory.mktemp("trust01_stock") / "course"
     import shutil
     shutil.copytree(root, stock_root)
     (stock_root / "course" / "submitted" / "honest").rename(stock_root / "honest_not_graded")
-    return {"rows": _grade(root, assignment), "stock": _stock_scores(stock_root, assignment)}
+    rows = _grade(root, assignment)
+    return {"rows": rows, "stock": _stock_scores(stock_root, assignment),
+            "validate": _validate_differences(root, assignment, rows)}
 
 
 @pytest.mark.parametrize("name", STOCK_BEATEN)
@@ -75,12 +89,27 @@ def test_attack_gains_nothing_with_probes(tensors, name):
     assert rows[name].score <= rows["partial"].score, [t["message"] for t in rows[name].tests if not t["passed"]]
 
 
+@pytest.mark.parametrize("name", ON_BLANK)
+def test_ready_implementations_answer_on_stock_nbgrader_not_here(tensors, name):
+    """reftorch.storage answers the stride questions where it can be imported (stock
+    nbgrader: the control); the no-torch runs have neither reftorch nor numpy."""
+    stock, rows = tensors["stock"], tensors["rows"]
+    assert stock[name] > stock["blank"], f"{name}: {stock[name]} vs blank {stock['blank']} on stock nbgrader"
+    assert rows[name].score <= rows["blank"].score == 0, [t["message"] for t in rows[name].tests if t["points"]]
+    strides = next(t for t in rows[name].tests if t["grade_id"] == "test_is_contiguous")
+    assert "reftorch is not available in this exercise" in strides["message"], strides["message"]
+
+
 def test_mechanism_exercises_run_without_torch(tensors):
     """Delegating to torch fails: the strided exercises of 01 run where torch cannot be
     imported, and the puzzles' rule check names the torch function used."""
     tests = {t["grade_id"]: t["message"] for t in tensors["rows"]["delegate_to_torch"].tests}
     assert "strided_zip" in tests["test_strided_zip"] and "NameError" not in tests["test_strided_zip"]
     assert "take breaks the puzzle rule: uses `take`" in tests["test_take"], tests["test_take"]
+
+
+# 08 attacks on structure facts, each with the submission it starts from (those answers blank).
+STRUCTURE_ATTACKS = {"batchnorm_forged_structure": ("batchnorm2d",), "optimizer_in_globals": ("rmsprop", "adagrad")}
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +122,31 @@ def training(tmp_path_factory):
     for name, base in (("honest_float64_init", honest), ("memorise_labels", partial)):
         source, place = inject.attack_source(name)
         inject.submit(root, assignment, name, inject.insert(base, source, place))
-    return _grade(root, assignment)
+    for name, blanked in STRUCTURE_ATTACKS.items():
+        base = inject.blank(honest, root, assignment, *blanked)
+        inject.submit(root, assignment, f"{name}__baseline", base)
+        source, place = inject.attack_source(name)
+        inject.submit(root, assignment, name, inject.insert(base, source, place))
+    rows = _grade(root, assignment)
+    rows["validate"] = _validate_differences(root, assignment, rows)
+    return rows
+
+
+@pytest.mark.parametrize("fixture", ["tensors", "training"])
+def test_validate_gives_the_graders_verdict(request, fixture):
+    assert request.getfixturevalue(fixture)["validate"] == []
+
+
+@pytest.mark.parametrize("name", STRUCTURE_ATTACKS)
+def test_structure_is_read_by_the_grader_not_from_the_student_objects(training, name):
+    """A forged __mro__ and a .clone() on torch's batch norm, real optimizers in a global
+    dict: the previous design's probes believed them (README); the grader's readings do not."""
+    attack, baseline = training[name], training[f"{name}__baseline"]
+    assert attack.score <= baseline.score, [(t["grade_id"], t["message"]) for t in attack.tests if t["passed"]]
+    facts = {"batchnorm_forged_structure": ("torch classes in the class chain", "output made by a batch-norm kernel"),
+             "optimizer_in_globals": ("a torch.optim.Optimizer reachable",)}[name]
+    messages = " ".join(t["message"] for t in attack.tests)
+    assert any(fact in messages for fact in facts), messages
 
 
 def test_float64_init_and_extra_random_draws_keep_full_marks(training):
@@ -104,7 +157,8 @@ def test_float64_init_and_extra_random_draws_keep_full_marks(training):
 def test_memorised_test_labels_earn_nothing(training):
     assert training["memorise_labels"].score <= training["partial"].score
     train = next(t for t in training["memorise_labels"].tests if t["grade_id"] == "test_train")
-    assert not train["passed"] and "new points" in train["message"], train["message"]
+    # It fails on the hidden check (new points), which says nothing of those points.
+    assert not train["passed"] and train["hidden"] and "not every hidden check" in train["message"], train["message"]
 
 
 def test_lying_prediction_dicts_and_shadowed_helpers_earn_nothing(tmp_path):

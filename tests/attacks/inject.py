@@ -3,7 +3,9 @@
 Each attack in this folder is a code cell (``<name>.py``); its first line says where it
 goes: ``after_tools`` (right after the locked grading-tools cell, before any answer),
 ``middle`` (after the first half of the test cells), ``end``, or ``before_each_test`` (a copy
-right before every test cell, so it takes effect whatever cell a test calls).
+right before every test cell, so it takes effect whatever cell a test calls). Honest variants
+also change one answer cell: ``into:<grade_id>`` (put at its top), ``replace:<grade_id>``,
+``before:<grade_id>`` and ``after:<grade_id>`` (a new cell next to it).
 """
 from __future__ import annotations
 
@@ -62,6 +64,16 @@ def honest(root: Path, assignment: str, keep: float = 1.0) -> nbformat.NotebookN
     return notebook
 
 
+def blank(notebook: nbformat.NotebookNode, root: Path, assignment: str, *grade_ids: str) -> nbformat.NotebookNode:
+    """The notebook with these answer cells back as the release has them (unanswered)."""
+    notebook = copy.deepcopy(notebook)
+    stubs = {_grade_id(c): c.source for c in released(root, assignment).cells if _grade_id(c) in grade_ids}
+    for cell in notebook.cells:
+        if _grade_id(cell) in stubs:
+            cell.source = stubs[_grade_id(cell)]
+    return notebook
+
+
 def wrong(root: Path, assignment: str) -> nbformat.NotebookNode:
     """Half the answers right; the other half return wrong values instead of raising
     (stubs' ``raise NotImplementedError()`` become ``pass``): checks fail on values."""
@@ -79,13 +91,23 @@ def test_points(root: Path, assignment: str) -> list[tuple[str, float]]:
 
 def attack_source(name: str) -> tuple[str, str]:
     text = (ATTACKS / f"{name}.py").read_text()
-    place = re.match(r"# place: (\w+)", text).group(1)
+    place = re.match(r"# place: ([\w:]+)", text).group(1)
     return text, place
 
 
 def insert(notebook: nbformat.NotebookNode, source: str, place: str) -> nbformat.NotebookNode:
     notebook = copy.deepcopy(notebook)
     cells = notebook.cells
+    if ":" in place:
+        how, grade_id = place.split(":", 1)
+        position = next(i for i, c in enumerate(cells) if _grade_id(c) == grade_id)
+        if how == "into":
+            cells[position].source = source + "\n" + cells[position].source
+        elif how == "replace":
+            cells[position].source = source
+        else:
+            cells.insert(position + (how == "after"), nbformat.v4.new_code_cell(source))
+        return notebook
     if place == "before_each_test":
         for position in reversed([i for i, c in enumerate(cells) if _is_test(c)]):
             cells.insert(position, nbformat.v4.new_code_cell(source))

@@ -1,0 +1,114 @@
+"""The runs one notebook needs, and their verdict: shared by `course grade` and `course validate`.
+
+A notebook is run once per kind its test cells need (with torch, without), each in a fresh
+child of that kind's sandbox. Each run gets its test cells' visible cases in the job; the
+hidden cases follow, through their own pipe, only once the run has said that its visible
+part is over (see :meth:`autograder.sandbox.Sandbox.run`). A run that stopped before then
+(a crash, a timeout, an exit) gets a second, hidden-only run up to the last test cell whose
+visible part it finished, so points earned before a crash are kept. Then
+:func:`autograder.judge.judge_notebook` decides, on the host.
+"""
+from __future__ import annotations
+
+import json
+
+from .judge import NotebookResult, RunView, judge_notebook
+from .plan import AssignmentSpec, Plan
+from .sandbox import Limits, RunOutcome, Sandbox, SandboxError
+
+
+class NotebookRuns:
+    def __init__(self, spec: AssignmentSpec, with_torch: bool, tools, limits: Limits):
+        """``tools``: the instructor's grading tools (a dict), or a function that loads them
+        when first needed (they import torch on the host: seconds)."""
+        self.spec, self.with_torch, self._tools, self.limits = spec, with_torch, tools, limits
+        # The student runs a notebook needs: with torch (True) and/or without (False).
+        self.kinds = sorted({self.kind(c.grade_id) for c in spec.tests}, reverse=True) or [with_torch]
+        self._cases_of = None
+
+    @property
+    def tools(self) -> dict:
+        if callable(self._tools):
+            self._tools = self._tools()
+        return self._tools
+
+    def kind(self, grade_id: str) -> bool:
+        cell = next(c for c in self.spec.tests if c.grade_id == grade_id)
+        return cell.probes.torch and self.with_torch  # forbid_torch covers the whole assignment
+
+    def cases(self, reference) -> dict[str, tuple[list, list]]:
+        """grade_id -> (visible calls, hidden calls), each as [n, probe, arguments]."""
+        ref_plan, ref_outcome = reference
+        if self._cases_of is not None and self._cases_of[0] is ref_outcome:
+            return self._cases_of[1]
+        ref_view = RunView.of(ref_outcome)
+        cases = {}
+        for grade_id, index in ref_plan.test_index.items():
+            calls = ref_view.calls.get(index, [])
+            cases[grade_id] = ([[c.get("n"), c.get("probe"), c.get("args")] for c in calls if c.get("hidden") is not True],
+                               [[c.get("n"), c.get("probe"), c.get("args")] for c in calls if c.get("hidden") is True])
+        self._cases_of = (ref_outcome, cases)
+        return cases
+
+    def variants(self, plan: Plan, reference) -> list[tuple[bool, Plan, bytes]]:
+        """One plan per student run: its kind's test cells with their visible cases filled in
+        from the reference, and the hidden cases to send once the visible part is over."""
+        cases = self.cases(reference)
+        trusted = {c.grade_id: c for c in self.spec.tests}
+        variants = []
+        for kind in self.kinds:
+            cells, index, hidden = [], {}, []
+            for cell in plan.cells:
+                grade_id = cell.get("grade_id")
+                if grade_id in plan.test_index and self.kind(grade_id) != kind:
+                    continue
+                if cell["kind"] == "probe":
+                    visible_calls, hidden_calls = cases.get(grade_id, ([], []))
+                    cell = {**cell, "calls": visible_calls}
+                    index[grade_id] = cell["index"]
+                    if hidden_calls:
+                        hidden.append({"index": cell["index"], "grade_id": grade_id, "calls": hidden_calls,
+                                       "source": trusted[grade_id].probes.all_source})
+                elif grade_id in plan.test_index:
+                    index[grade_id] = cell["index"]
+                cells.append(cell)
+            variants.append((kind, Plan(cells, plan.notes, index), json.dumps({"cells": hidden}).encode()))
+        return variants
+
+    @staticmethod
+    def hidden_only_job(variant: Plan, hidden: bytes, outcome: RunOutcome, files) -> dict | None:
+        """When a run stopped before its hidden cases, the test cells whose visible part had
+        finished still get theirs: in a second run that stops after the last of them and
+        whose every message counts as hidden."""
+        view = RunView.of(outcome)
+        if view.visible_done or outcome.end is None:
+            return None
+        payload = {item["index"]: item for item in json.loads(hidden)["cells"]}
+        finished = [index for index in payload if view.ended.get(index, (False, ""))[0]]
+        if not finished:
+            return None
+        cells = []
+        for cell in variant.cells:
+            if cell["index"] in payload:
+                item = payload[cell["index"]]
+                cell = {**cell, "source": item["source"], "calls": item["calls"]}
+            cells.append(cell)
+        return {"cells": cells, "files": files, "hidden_only": True, "stop_after": max(finished)}
+
+    def run(self, sandboxes: dict[bool, Sandbox], plan: Plan, files, reference) -> tuple[NotebookResult, list]:
+        """(the verdict, the runs as (variant, outcome[, hidden-only outcome]))."""
+        runs = []
+        for kind, variant, hidden in self.variants(plan, reference):
+            try:
+                outcome = sandboxes[kind].run({"cells": variant.cells, "files": files}, hidden)
+                again = self.hidden_only_job(variant, hidden, outcome, files)
+                runs.append((variant, outcome, sandboxes[kind].run(again)) if again else (variant, outcome))
+            except SandboxError as error:
+                runs.append((variant, RunOutcome(end=None, grader_fault=str(error))))
+                plan.notes.append(str(error))
+        ref_plan, ref_outcome = reference
+        return judge_notebook(self.spec, plan, runs, ref_plan, ref_outcome, self.tools, self.limits), runs
+
+
+def outcomes(runs) -> list[RunOutcome]:
+    return [run[i] for run in runs for i in range(1, len(run))]

@@ -1,0 +1,217 @@
+"""`course validate`: a notebook judged exactly as `course grade` judges it, on the checks it can see.
+
+The same code does both: the notebook's plan (locked and test cells put back from a
+trusted copy), the same runs (with torch, and without it for the exercises graded without
+it, in the same sandboxes), the same verdict on the host (:mod:`autograder.judge`), message
+for message. What differs is only what the checks know:
+
+- grading's reference run is the instructor's notebook, hidden tests included;
+- Validate's reference run is the trusted copy of the notebook's test and locked cells
+  (the release in ``assignments/``, or the instructor's source when that is what is being
+  validated), *without any answer cell*: a check with ``expect=`` gets its expected value
+  from the test code alone, and one without checks the form only, as a visible check does
+  in grading too. So a test cell passes Validate exactly when its visible checks pass in
+  grading; hidden checks can only take points away after that.
+
+The trusted copy is found by the notebook's name (``<course>/assignments/<a>/<a>.ipynb``). A
+notebook of no known assignment is its own copy: its test and locked cells are trusted only
+where nbgrader's checksum says they are unchanged, and its grading tools only when they are
+the course's own (they run on this machine, outside any sandbox).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from .grade import _extra_files, load_tools
+from .judge import NotebookResult
+from .notebook_runs import NotebookRuns
+from .plan import AssignmentSpec, Plan, UnreadableNotebook, build_plan, read_submission, spec_of
+from .sandbox import REPO, Limits, Sandbox, SandboxError
+
+TOOLS_ID = "grading_tools"
+
+
+class ValidationError(Exception):
+    """The notebook cannot be validated; the message says why."""
+
+
+@dataclass
+class Validation:
+    result: NotebookResult
+    spec_path: Path
+    edited: list[str] = field(default_factory=list)        # test or locked cells: grade_id
+    form_only: set[str] = field(default_factory=set)       # test cells whose checks only check the form
+    todo: list[str] = field(default_factory=list)          # answer cells still raising NotImplementedError
+
+
+def trusted_copy(path: Path, root: Path = REPO) -> Path:
+    """The notebook whose test and locked cells are trusted for ``path``."""
+    notebook = path.resolve()
+    stem = notebook.stem
+    source = (root / "solutions" / stem / f"{stem}.ipynb").resolve()
+    release = root / "assignments" / stem / f"{stem}.ipynb"
+    if notebook == source:
+        return notebook   # the instructor validating a source notebook: its hidden tests too
+    return release.resolve() if release.is_file() else notebook
+
+
+def _course_tools(root: Path = REPO) -> set[str]:
+    """The grading-tools cells the course ships (the same in every assignment)."""
+    found = set()
+    for folder in ("assignments", "solutions"):
+        for path in sorted((root / folder).glob("*/*.ipynb")):
+            try:
+                notebook = nbformat.read(str(path), as_version=4)
+            except Exception:  # noqa: BLE001 - a broken file is simply not a reference
+                continue
+            for cell in notebook.cells:
+                if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == TOOLS_ID:
+                    found.add(cell.source.strip())
+    return found
+
+
+def _unchanged(cell) -> bool:
+    from nbgrader import utils
+
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    checksum = meta.get("checksum") if isinstance(meta, dict) else None
+    try:
+        return checksum is None or checksum == utils.compute_checksum(cell)
+    except Exception:  # noqa: BLE001 - metadata nbgrader cannot read: not trusted
+        return False
+
+
+def _own_copy(notebook: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, list[str]]:
+    """A notebook as its own trusted copy: cells whose checksum shows an edit lose their
+    test or locked role (they run as the student's cells), and are named."""
+    edited = []
+    for cell in notebook.cells:
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if cell.get("cell_type") != "code" or not isinstance(meta, dict) or meta.get("solution"):
+            continue
+        if (meta.get("grade") or meta.get("locked")) and not _unchanged(cell):
+            edited.append(str(meta.get("grade_id")))
+            cell.metadata["nbgrader"] = {}
+    return notebook, edited
+
+
+class NotebookValidator:
+    """Validates notebooks, keeping its sandboxes and reference runs between them."""
+
+    def __init__(self, limits: Limits | None = None, root: Path = REPO):
+        self.limits = limits or Limits()
+        self.root = root
+        self.boxes: dict[bool, Sandbox] = {}
+        self.references: dict[str, tuple[Plan, object]] = {}
+        self._tools: set[str] | None = None
+
+    def _box(self, kind: bool) -> Sandbox:
+        if kind not in self.boxes:
+            self.boxes[kind] = Sandbox(self.limits, kind)
+        return self.boxes[kind]
+
+    def _start(self, kinds) -> None:
+        """Start the sandboxes this notebook needs, together (importing torch takes seconds)."""
+        waiting = []
+        for kind in kinds:
+            box = self._box(kind)
+            if not box.alive:
+                box.launch()
+                waiting.append(box)
+        for box in waiting:
+            box.wait_ready()
+
+    def close(self) -> None:
+        for box in self.boxes.values():
+            box.close()
+        self.boxes.clear()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def validate(self, path: Path) -> Validation:
+        """Raises :class:`ValidationError` (and ``ProbeFormError`` for an old-form test cell)."""
+        path = Path(path)
+        try:
+            submission = read_submission(path)
+        except UnreadableNotebook as error:
+            raise ValidationError(str(error)) from None
+        spec_path = trusted_copy(path, self.root)
+        try:
+            source = nbformat.read(str(spec_path), as_version=4)
+        except Exception as error:  # noqa: BLE001 - the student's own file, as its own copy
+            raise ValidationError(f"unreadable notebook: {type(error).__name__}: {error}"[:300]) from None
+        edited: list[str] = []
+        if spec_path == path.resolve():
+            source, edited = _own_copy(source)
+        spec = spec_of(spec_path.stem, spec_path.stem, source)
+        if not spec.tests:
+            raise ValidationError("no graded test cells to check")
+        self._check_tools(spec)
+        tools = load_tools(spec)
+        with_torch = not bool(source.metadata.get("course", {}).get("forbid_torch", False))
+        runs = NotebookRuns(spec, with_torch, tools, self.limits)
+        self._start(set(runs.kinds) | {True})
+        reference = self._reference(spec, spec_path)
+        plan = build_plan(spec, submission)
+        edited += [note.split()[2] for note in plan.notes if " edited: " in note]
+        try:
+            result, run_list = runs.run(self.boxes, plan, _extra_files(path.parent, path.name), reference)
+        except SandboxError as error:
+            raise ValidationError(f"the sandbox failed: {error}") from None
+        return Validation(result, spec_path, edited, _form_only(spec, reference), _todo(run_list))
+
+    def _check_tools(self, spec: AssignmentSpec) -> None:
+        """The comparison runs here, outside the sandbox: only the course's own tools."""
+        if self._tools is None:
+            self._tools = _course_tools(self.root)
+        tools = [c.source.strip() for c in spec.cells if c.grade_id == TOOLS_ID]
+        if not tools or tools[0] not in self._tools:
+            raise ValidationError(f"its {TOOLS_ID} cell is not one of this course's, so its checks "
+                                  "cannot be trusted here")
+
+    def _reference(self, spec: AssignmentSpec, spec_path: Path):
+        """The trusted copy's test and locked cells, run without any answer: the cases and
+        the expected values its checks compute."""
+        plan = build_plan(spec, None)
+        locked = {c.grade_id for c in spec.cells if c.role == "locked"}
+        cells = [cell for cell in plan.cells if cell["kind"] == "reference_test" or cell.get("grade_id") in locked]
+        for index, cell in enumerate(cells):
+            cell["index"] = index
+        plan = Plan(cells, [], {c["grade_id"]: c["index"] for c in cells if c["kind"] == "reference_test"})
+        job = {"cells": cells, "files": _extra_files(spec_path.parent, spec_path.name), "reference": True,
+               "validate": True}
+        key = json.dumps(job, sort_keys=True)
+        if key not in self.references:
+            outcome = self._box(True).run(json.loads(key))
+            self.references[key] = (plan, outcome)
+        return self.references[key]
+
+
+def _form_only(spec: AssignmentSpec, reference) -> set[str]:
+    from .judge import RunView
+    plan, outcome = reference
+    view = RunView.of(outcome)
+    return {grade_id for grade_id, index in plan.test_index.items()
+            if view.calls.get(index) and all(call.get("form_only") for call in view.calls[index])}
+
+
+def _todo(runs) -> list[str]:
+    from .judge import RunView
+    found = []
+    for run in runs:
+        variant, outcome = run[0], run[1]
+        view = RunView.of(outcome)
+        for cell in variant.cells:
+            ok, error = view.ended.get(cell["index"], (True, ""))
+            if cell["kind"] == "code" and cell.get("grade_id") and not ok and error.startswith("NotImplementedError"):
+                if cell["grade_id"] not in found:
+                    found.append(cell["grade_id"])
+    return found
