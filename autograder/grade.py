@@ -9,7 +9,6 @@ killed batch resumes where it stopped and nothing is counted twice.
 """
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import os
@@ -22,16 +21,15 @@ from pathlib import Path
 
 from .course import Course
 from .judge import NotebookResult, TestResult
-from .notebook_runs import NotebookRuns, outcomes
+from .notebook_runs import STATE_FILE, NotebookRuns, load_tools, outcomes
+from .notebook_runs import extra_files as _extra_files
 from .plan import AssignmentSpec, Plan, UnreadableNotebook, build_plan, load_spec, read_submission
 from .probes import ProbeFormError
 from .progress import ProgressBar
 from .sandbox import Limits, RunOutcome, Sandbox, close_early, reap_namespaces, take_early
 
-STATE_FILE = "grading.json"
 # The grader's code a reference run depends on: a change to any of them runs it again.
 REFERENCE_CODE = ("harness.py", "observe.py", "plan.py", "probes.py", "zygote.py", "forbidden.py", "structure.py")
-MAX_EXTRA_FILES_BYTES = 64 * 1024**2
 GRADER_VERSION = "1"
 
 
@@ -63,35 +61,6 @@ def _digest(*parts: bytes) -> str:
     for part in parts:
         hasher.update(hashlib.sha256(part).digest())
     return hasher.hexdigest()
-
-
-def _extra_files(folder: Path, notebook_name: str) -> list[list[str]]:
-    files, total = [], 0
-    try:
-        entries = sorted(folder.rglob("*"))
-    except OSError:   # a folder the grader cannot list: the notebook runs without its files
-        entries = []
-    for path in entries:
-        relative = path.relative_to(folder).as_posix()
-        if not path.is_file() or path.is_symlink() or relative == notebook_name \
-                or ".ipynb_checkpoints" in relative or relative in (STATE_FILE, "timestamp.txt"):
-            continue
-        try:
-            total += path.stat().st_size
-            if total > MAX_EXTRA_FILES_BYTES:
-                break
-            files.append([relative, base64.b64encode(path.read_bytes()).decode()])
-        except OSError:
-            continue  # a file the grader cannot read is not the notebook's to use
-    return files
-
-
-def load_tools(spec: AssignmentSpec) -> dict:
-    """The instructor's grading-tools cell (its ``mismatch``), defined on the host."""
-    namespace: dict = {"__name__": "course_grading_tools"}
-    if spec.tools_source:
-        exec(compile(spec.tools_source, f"<{spec.name} grading tools>", "exec"), namespace)  # noqa: S102 - instructor code
-    return namespace
 
 
 class Grader:

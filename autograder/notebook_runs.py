@@ -10,11 +10,47 @@ visible part it finished, so points earned before a crash are kept. Then
 """
 from __future__ import annotations
 
+import base64
 import json
+from pathlib import Path
 
 from .judge import NotebookResult, RunView, judge_notebook
 from .plan import AssignmentSpec, Plan
 from .sandbox import Limits, RunOutcome, Sandbox, SandboxError
+
+STATE_FILE = "grading.json"   # the grader's record beside a submission: never one of its files
+MAX_EXTRA_FILES_BYTES = 64 * 1024**2
+
+
+def extra_files(folder: Path, notebook_name: str) -> list[list[str]]:
+    """The files beside a notebook that its run gets (written into its working folder), up
+    to MAX_EXTRA_FILES_BYTES in all."""
+    files, total = [], 0
+    try:
+        entries = sorted(folder.rglob("*"))
+    except OSError:   # a folder the grader cannot list: the notebook runs without its files
+        entries = []
+    for path in entries:
+        relative = path.relative_to(folder).as_posix()
+        if not path.is_file() or path.is_symlink() or relative == notebook_name \
+                or ".ipynb_checkpoints" in relative or relative in (STATE_FILE, "timestamp.txt"):
+            continue
+        try:
+            total += path.stat().st_size
+            if total > MAX_EXTRA_FILES_BYTES:
+                break
+            files.append([relative, base64.b64encode(path.read_bytes()).decode()])
+        except OSError:
+            continue  # a file the grader cannot read is not the notebook's to use
+    return files
+
+
+def load_tools(spec: AssignmentSpec) -> dict:
+    """The instructor's grading-tools cell (its ``mismatch``), defined on the host."""
+    namespace: dict = {"__name__": "course_grading_tools"}
+    if spec.tools_source:
+        exec(compile(spec.tools_source, f"<{spec.name} grading tools>", "exec"), namespace)  # noqa: S102 - instructor code
+    return namespace
 
 
 class NotebookRuns:

@@ -482,6 +482,58 @@ class Sandbox:
         self.close()
 
 
+class Unsandboxed(Sandbox):
+    """The same zygote, protocol and limits, as an ordinary child process of this one: no
+    bubblewrap, no namespaces, no seccomp filter, nothing hidden from the file system.
+
+    For a student's `course validate` on a machine without bubblewrap: their own notebook,
+    on their own machine, judged by the grader's own code. What it still does as a sandbox
+    does: a fresh forked child per notebook, with the wall-time, CPU, memory and file-size
+    limits; runs without torch get the same stand-ins (:mod:`autograder.forbidden`), so the
+    rule is enforced by the finder alone (a notebook could remove it; grading's sandbox also
+    hides the packages' folders). Each child works in a folder of its own under a private
+    temporary folder, removed when this closes; no child may outlive the zygote."""
+
+    def __init__(self, limits: Limits | None = None, with_torch: bool = True):
+        super().__init__(limits, with_torch)
+        self.scratch: str | None = None
+
+    def launch(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._stderr = tempfile.TemporaryFile()
+        self.scratch = tempfile.mkdtemp(prefix="course-validate-")
+        environment = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": self.scratch, "TMPDIR": self.scratch,
+            "LANG": "C.UTF-8", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+            "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0",
+            "NBGRADER_EXECUTION": "autograde", "COURSE_GRADER_PATH": str(REPO), "COURSE_SITE_PACKAGES": "",
+        }
+        command = [sys.executable, "-s", "-B", str(REPO / "autograder" / "zygote.py"), str(theirs.fileno()),
+                   f"--disk-bytes={self.limits.disk_bytes}", f"--plain={self.scratch}"]
+        if not self.with_torch:
+            command.append("--no-torch")
+        try:
+            self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()], cwd=self.scratch, env=environment,
+                                            stdin=subprocess.DEVNULL, stdout=self._stderr, stderr=self._stderr,
+                                            start_new_session=True)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.control = ours
+        self._buffer = b""
+
+    def _pid_namespace(self) -> str:
+        return ""   # the host's own: nothing of it is this sandbox's to reap
+
+    def close(self, reap: bool = True) -> None:
+        super().close(reap=False)
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self.scratch = None
+
+
 def reap_namespaces(namespaces: set[str], patience: float = 3.0) -> None:
     """Killing bwrap kills its PID namespace; wait for the kernel to finish, force if needed."""
     namespaces = set(namespaces) - {""}

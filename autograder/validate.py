@@ -17,6 +17,12 @@ The trusted copy is found by the notebook's name (``<course>/assignments/<a>/<a>
 notebook of no known assignment is its own copy: its test and locked cells are trusted only
 where nbgrader's checksum says they are unchanged, and its grading tools only when they are
 the course's own (they run on this machine, outside any sandbox).
+
+Where bubblewrap is missing (a student's laptop, the student kit), ``plain=True`` runs the
+same zygote as an ordinary process (:class:`autograder.sandbox.Unsandboxed`): the same plan,
+runs, stand-ins for the packages an exercise is graded without, limits and judge, so the
+same verdict and messages, but nothing around the notebook but its own process. That is
+fine for a student checking their own work; grading always uses the sandbox.
 """
 from __future__ import annotations
 
@@ -26,11 +32,11 @@ from pathlib import Path
 
 import nbformat
 
-from .grade import _extra_files, load_tools
 from .judge import NotebookResult
-from .notebook_runs import NotebookRuns
+from .notebook_runs import NotebookRuns, load_tools
+from .notebook_runs import extra_files as _extra_files
 from .plan import AssignmentSpec, Plan, UnreadableNotebook, build_plan, read_submission, spec_of
-from .sandbox import REPO, Limits, Sandbox, SandboxError
+from .sandbox import REPO, Limits, Sandbox, SandboxError, Unsandboxed, bwrap_available
 
 TOOLS_ID = "grading_tools"
 
@@ -102,16 +108,18 @@ def _own_copy(notebook: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, l
 class NotebookValidator:
     """Validates notebooks, keeping its sandboxes and reference runs between them."""
 
-    def __init__(self, limits: Limits | None = None, root: Path = REPO):
+    def __init__(self, limits: Limits | None = None, root: Path = REPO, plain: bool | None = None):
+        """``plain``: run notebooks without a sandbox (default: only where bubblewrap is missing)."""
         self.limits = limits or Limits()
         self.root = root
+        self.plain = not bwrap_available() if plain is None else plain
         self.boxes: dict[bool, Sandbox] = {}
         self.references: dict[str, tuple[Plan, object]] = {}
         self._tools: set[str] | None = None
 
     def _box(self, kind: bool) -> Sandbox:
         if kind not in self.boxes:
-            self.boxes[kind] = Sandbox(self.limits, kind)
+            self.boxes[kind] = (Unsandboxed if self.plain else Sandbox)(self.limits, kind)
         return self.boxes[kind]
 
     def _start(self, kinds) -> None:

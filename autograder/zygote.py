@@ -19,6 +19,12 @@ After each child the zygote enforces the wall-clock limit, kills every process l
 the sandbox's PID namespace, checks that its own ``/tmp``, ``/dev/shm`` and IPC space
 are as it left them, and reports how the child ended (asking for a restart if anything
 was left).
+
+With ``--plain=FOLDER`` (:class:`autograder.sandbox.Unsandboxed`: a student's Validate where
+bubblewrap is missing) there is no sandbox around the zygote: nothing of the above that
+needs one (namespaces, capabilities, killing every process it can see, wiping ``/tmp``)
+is done. Each child gets a folder of its own under FOLDER instead, and the same limits;
+the zygote is a subreaper, and after each child it kills what the child left running.
 """
 from __future__ import annotations
 
@@ -149,18 +155,44 @@ def _ipc_left() -> bool:
     return False
 
 
-def _prepare(limits: dict, disk_bytes: int) -> None:
-    """Fresh namespaces, no capabilities, limits, stdio: everything before the job is read."""
+def _own_folder(folder: str, zygote: int) -> str:
+    """Without a sandbox: the child dies with the zygote and works in ``folder`` (its home,
+    temporary files and the notebook's files). Returns where its output goes."""
+    PR_SET_PDEATHSIG = 1
+    _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "die with the zygote")
+    if os.getppid() != zygote:
+        raise SetupError(0, "the zygote ended before the child started")
+    import tempfile
+
+    from autograder import harness
+    for name in ("home", "cache"):
+        os.makedirs(os.path.join(folder, name))
+    os.chdir(folder)
+    os.environ.update(HOME=os.path.join(folder, "home"), TMPDIR=folder, MPLCONFIGDIR=os.path.join(folder, "cache"),
+                      IPYTHONDIR=os.path.join(folder, "cache", "ipython"))
+    tempfile.tempdir = folder
+    harness.WORK_DIR = os.path.join(folder, "work")
+    return os.path.join(folder, "output.txt")
+
+
+def _prepare(limits: dict, disk_bytes: int, folder: str | None = None, zygote: int = 0) -> None:
+    """Fresh namespaces, no capabilities, limits, stdio: everything before the job is read.
+    With ``folder`` (no sandbox), that folder instead of fresh namespaces."""
     os.setsid()
-    _fresh_state(disk_bytes)
-    _drop_capabilities()
+    if folder is None:
+        _fresh_state(disk_bytes)
+        _drop_capabilities()
+        output = "/tmp/output.txt"
+    else:
+        output = _own_folder(folder, zygote)
     mem = int(limits["memory_bytes"])
     with open("/proc/self/status") as handle:
         vm = next(int(line.split()[1]) * 1024 for line in handle if line.startswith("VmSize:"))
     resource.setrlimit(resource.RLIMIT_AS, (vm + mem, vm + mem))
     cpu = int(limits["cpu_seconds"])
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    resource.setrlimit(resource.RLIMIT_NPROC, (int(limits["processes"]),) * 2)
+    if folder is None:   # outside a sandbox it would count every process of the user
+        resource.setrlimit(resource.RLIMIT_NPROC, (int(limits["processes"]),) * 2)
     resource.setrlimit(resource.RLIMIT_FSIZE, (int(limits["file_bytes"]),) * 2)
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -170,16 +202,16 @@ def _prepare(limits: dict, disk_bytes: int) -> None:
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
-    out = os.open("/tmp/output.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    out = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(out, 1)
     os.dup2(out, 2)
     os.close(out)
 
 
 def _child(job_fd: int, obs_fd: int, hidden_fd: int, setup_fd: int, limits: dict, disk_bytes: int, shell,
-           snapshot, convert):
+           snapshot, convert, folder: str | None = None, zygote: int = 0):
     try:
-        _prepare(limits, disk_bytes)
+        _prepare(limits, disk_bytes, folder, zygote)
     except BaseException as error:  # noqa: BLE001 - the zygote reports it as the grader's trouble
         try:
             os.write(2, f"sandbox setup failed: {error}\n".encode(errors="replace"))
@@ -201,6 +233,43 @@ def _child(job_fd: int, obs_fd: int, hidden_fd: int, setup_fd: int, limits: dict
     os._exit(0)
 
 
+def _end_what_is_left(child: int) -> bool:
+    """Without a sandbox: kill what the child left (its process group, and any process that
+    was reparented to the zygote, a subreaper), and reap it. Whether nothing was left."""
+    me = os.getpid()
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(child, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        left = []
+        for entry in filter(str.isdigit, os.listdir("/proc")):
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+                if int(fields[1]) == me:   # our child (the 4th field: the parent's PID)
+                    left.append(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+        for pid in left:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return True
+            if pid == 0:
+                break
+        if not left:
+            return True
+        time.sleep(0.005)
+    return False
+
+
 def _describe(status: int, timed_out: bool, rusage) -> dict:
     result = {"cpu_seconds": round(rusage.ru_utime + rusage.ru_stime, 3),
               "max_rss_kib": rusage.ru_maxrss}
@@ -219,7 +288,12 @@ def main(argv: list[str]) -> int:
     control = socket.socket(fileno=int(argv[0]))
     with_torch = "--no-torch" not in argv
     disk_bytes = next(int(a.split("=", 1)[1]) for a in argv if a.startswith("--disk-bytes="))
-    _wipe_writable()
+    plain = next((a.split("=", 1)[1] for a in argv if a.startswith("--plain=")), None)
+    if plain is None:
+        _wipe_writable()
+    else:
+        PR_SET_CHILD_SUBREAPER = 36
+        _check(_libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "become a subreaper")
     if with_torch:
         import numpy  # noqa: F401 - imported once here, inherited by every child
         import torch
@@ -241,7 +315,8 @@ def main(argv: list[str]) -> int:
     # children leave these pages shared.
     gc.collect()
     gc.freeze()
-    baseline = _listing()
+    baseline = _listing() if plain is None else set()
+    runs = 0
     control.sendall(b'{"t": "ready"}\n')
     while True:
         message, fds, _, _ = socket.recv_fds(control, 65536, 3)
@@ -250,11 +325,14 @@ def main(argv: list[str]) -> int:
         limits = json.loads(message)
         job_fd, obs_fd, hidden_fd = fds
         setup_r, setup_w = os.pipe()
+        runs += 1
+        folder = None if plain is None else os.path.join(plain, f"run-{runs}")
+        zygote = os.getpid()
         pid = os.fork()
         if pid == 0:
             control.close()
             os.close(setup_r)
-            _child(job_fd, obs_fd, hidden_fd, setup_w, limits, disk_bytes, shell, snapshot, convert)
+            _child(job_fd, obs_fd, hidden_fd, setup_w, limits, disk_bytes, shell, snapshot, convert, folder, zygote)
         os.close(job_fd)
         os.close(obs_fd)
         os.close(hidden_fd)
@@ -269,8 +347,12 @@ def main(argv: list[str]) -> int:
         result = _describe(status, timed_out, rusage)
         result["setup"] = os.read(setup_r, 1) == b"1"
         os.close(setup_r)
-        clean = _kill_everything_else()
-        left = _leftovers(baseline)
+        if plain is None:
+            clean = _kill_everything_else()
+            left = _leftovers(baseline)
+        else:
+            clean, left = _end_what_is_left(pid), []
+            shutil.rmtree(folder, ignore_errors=True)
         result["restart"] = not (clean and result["setup"]) or bool(left)
         if left:
             result["left"] = left[:5]

@@ -1,10 +1,14 @@
 """The student's self-check: `course validate` judges a notebook the way `course grade` does.
 
-Where the grader is installed (``autograder/`` and bubblewrap), the notebook goes through the
-grader's own code (:mod:`autograder.validate`): the same runs, with and without torch, in
-the same sandboxes, and the same verdict, message for message, on the checks the notebook
-can see; hidden checks are the only difference. Elsewhere (the student kit, which ships no
-grader) it falls back to nbgrader's Validator in a Jupyter kernel, and says so.
+The notebook goes through the grader's own code (:mod:`autograder.validate`, which the
+course repository and the student kit both hold): the same runs, with and without torch,
+and the same verdict, message for message, on the checks the notebook can see; hidden
+checks are the only difference. Where bubblewrap is installed the runs happen in the
+grader's sandboxes; where it is missing, or cannot start (a student's laptop), they happen
+in ordinary processes with the same stand-ins for the packages an exercise is graded
+without, and the report says that the notebook was not sandboxed. Only where the grader's
+code cannot run at all (no ``autograder/``, or not Linux) does it fall back to nbgrader's
+Validator in a Jupyter kernel, and say so.
 
 Stock `nbgrader validate` prints failures but always exits 0; `course validate` prints one
 line per graded test cell and exits 1 when any of them fails, so scripts and CI can rely on it.
@@ -14,7 +18,6 @@ from __future__ import annotations
 import atexit
 import importlib.util
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -57,8 +60,7 @@ def _old_form_cells(notebook) -> list[str]:
 
     A test cell the student edited is not the instructor's form: it is left out here (its
     nbgrader checksum no longer matches) and reported as EDIT after the run. Only where the
-    grader is installed: the student kit ships no autograder/, and its released notebooks
-    went through `course release`, which refuses the same cells."""
+    grader's code is here (the course repository, the student kit)."""
     if importlib.util.find_spec("autograder") is None:
         return []
     import nbformat
@@ -80,17 +82,30 @@ def _old_form_cells(notebook) -> list[str]:
 
 
 def grader_available() -> bool:
-    return importlib.util.find_spec("autograder") is not None and shutil.which("bwrap") is not None
+    """The grader's own code can judge here (with or without a sandbox): it needs Linux."""
+    return importlib.util.find_spec("autograder") is not None and sys.platform.startswith("linux")
 
 
-def _shared_validator():
-    """One validator per process: `course validate a b c` starts its sandboxes once."""
+def _shared_validator(plain: bool | None = None):
+    """One validator per process: `course validate a b c` starts its sandboxes once.
+    ``plain``: without a sandbox (default: where bubblewrap is missing)."""
     global _validator
+    if _validator is not None and plain is not None and _validator.plain != plain:
+        _validator.close()
+        _validator = None
     if _validator is None:
         from autograder.validate import NotebookValidator
-        _validator = NotebookValidator()
+        _validator = NotebookValidator(plain=plain)
         atexit.register(_validator.close)
     return _validator
+
+
+def _announce(shown: str, plain: bool, out) -> None:
+    where = ("not sandboxed: bubblewrap is missing or cannot start here, so the notebook runs as an "
+             "ordinary process of yours (fine for checking your own work; grading runs it in a sandbox)"
+             if plain else "in the grader's sandbox")
+    print(f"Validating {shown} with the grader's own checks (the visible ones; each exercise with "
+          f"or without torch, as graded), {where}; this takes a few seconds", file=out, flush=True)
 
 
 def validate_notebook(path: str | Path, out=None) -> int:
@@ -109,20 +124,31 @@ def validate_notebook(path: str | Path, out=None) -> int:
         return EXIT_UNUSABLE
     if grader_available():
         return _validate_as_graded(path, shown, out)
-    print(f"course validate: the grader is not installed here: {shown} runs in a Jupyter kernel, "
-          "with torch for every exercise (grading runs some without it)", file=out)
+    print(f"course validate: the grader's code cannot run here (it needs Linux and autograder/): {shown} "
+          "runs in a Jupyter kernel, with torch for every exercise (grading runs some without it)", file=out)
     return _validate_in_kernel(path, out)
 
 
 def _validate_as_graded(path: Path, shown: str, out) -> int:
     from autograder.probes import ProbeFormError
+    from autograder.sandbox import SandboxError
     from autograder.validate import ValidationError
 
-    print(f"Validating {shown} with the grader's own checks (the visible ones; each exercise with "
-          "or without torch, as graded); this takes a few seconds", file=out, flush=True)
+    validator = _shared_validator()
+    _announce(shown, validator.plain, out)
     try:
-        validation = _shared_validator().validate(path)
-    except (ValidationError, ProbeFormError) as error:
+        try:
+            validation = validator.validate(path)
+        except SandboxError as error:
+            if validator.plain:
+                raise ValidationError(f"the grader's process failed: {error}") from None
+            # bwrap is installed but cannot start here (user namespaces switched off...)
+            print(f"course validate: the sandbox cannot start here ({str(error).splitlines()[0][:200]})",
+                  file=out)
+            validator = _shared_validator(plain=True)
+            _announce(shown, True, out)
+            validation = validator.validate(path)
+    except (ValidationError, ProbeFormError, SandboxError) as error:
         print(f"course validate: {shown}: {error}", file=sys.stderr)
         return EXIT_UNUSABLE
     result = validation.result
@@ -155,7 +181,7 @@ def _validate_as_graded(path: Path, shown: str, out) -> int:
 
 
 def _validate_in_kernel(path: Path, out) -> int:
-    """nbgrader's Validator in a Jupyter kernel (where the grader is not installed)."""
+    """nbgrader's Validator in a Jupyter kernel (where the grader's code cannot run)."""
     from nbgrader import utils
 
     path = Path(path)

@@ -9,11 +9,14 @@ It holds what a student reads and runs: the lessons with their stored outputs
 (lessons/*.ipynb), the released assignments (assignments/*/), reftorch, the tests of
 reftorch against torch (every tests/test_*.py that imports nothing but reftorch, torch and
 the other student packages), the parts of course/ behind `course validate` and
-`course lessons`, a `course` command listing only those, and a Makefile, README, pyproject,
-lock and environment.yml of its own (course/kit/ holds the fixed ones; the README's lesson
-list and the dependency files are derived from the repository's). It holds nothing of
-solutions/, autograder/, the grading tests, the gradebook or the instructor's nbgrader
-settings.
+`course lessons`, the grader modules behind `course validate` (autograder/validate.py and
+what it and the zygote import: the same judgement as grading, run without a sandbox where
+bubblewrap is missing; the grader's code is not secret, the tests and solutions are), a
+`course` command listing only those, and a Makefile, README, pyproject, lock and
+environment.yml of its own (course/kit/ holds the fixed ones; the README's lesson list and
+the dependency files are derived from the repository's). It holds nothing of solutions/,
+the rest of autograder/ (grading, gradebook, collection, feedback), the grading tests, the
+gradebook or the instructor's nbgrader settings.
 
 The kit is written to a scratch folder beside DEST, audited, and only then renamed to
 DEST, so a failed build leaves nothing behind. The audit (also ``--audit``) fails on:
@@ -24,10 +27,11 @@ DEST, so a failed build leaves nothing behind. The audit (also ``--audit``) fail
   (1) trivial lines: fewer than 8 characters or no letter (``pass``, ``else:``, ``)``), and
   (2) lines the course shows students anyway: a line of a lesson notebook, of reftorch/, of
   reftorch's own tests that the kit ships, or of a released notebook in assignments/ (the
-  lessons teach what the assignments ask).
+  lessons teach what the assignments ask), or of the grader modules the kit ships.
   A kit file's lines are its text lines, stripped, and for .ipynb/.json files also every
   line of every string in the JSON (cell sources, outputs, metadata);
-- an instructor-only path: solutions/, autograder/, bench/, nbgrader's source, submitted,
+- an instructor-only path: solutions/, autograder/ (but the modules behind `course
+  validate`), bench/, nbgrader's source, submitted,
   autograded, feedback or exchange folders, a database, an old grader's seed file;
 - instructor settings in the kit's nbgrader or Jupyter config: a gradebook URL, nbgrader's
   instructor folders, the formgrader extension switched on.
@@ -53,13 +57,16 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # The repository parts a kit is built from, exported from git HEAD (solutions/ only to
 # know what must not leak; course/kit/ holds the kit's own fixed files).
-KIT_SOURCES = ("lessons", "assignments", "reftorch", "course", "tests", "solutions",
+KIT_SOURCES = ("lessons", "assignments", "reftorch", "course", "autograder", "tests", "solutions",
                "pyproject.toml", "requirements.lock", "environment.yml")
 COPIED_TREES = ("lessons", "assignments", "reftorch")
 # course/ modules behind `course validate` and `course lessons`; the kit's own course/cli.py
 # (course/kit/cli.py) offers exactly those two commands.
 COURSE_FILES = ("__init__.py", "release.py", "release_audit.py", "nbgrader_course.py",
                 "self_check.py", "lessons.py", "lab/overrides.json")
+# Where `course validate` starts in autograder/: the validator, and the zygote it runs as a
+# script (in the sandbox, or as a plain process where bubblewrap is missing).
+GRADER_ENTRY_POINTS = ("__init__.py", "validate.py", "zygote.py")
 # What a shipped test may import besides the standard library: reftorch against torch, no
 # assignment or grading code (those tests run solutions/ and hidden tests).
 STUDENT_TEST_IMPORTS = {"reftorch", "torch", "numpy", "ml_dtypes", "hypothesis", "pytest",
@@ -136,6 +143,45 @@ def student_tests(root: Path) -> list[str]:
     return sorted(chosen)
 
 
+# -- which grader modules ship ----------------------------------------------------------------
+
+def _grader_imports(path: Path) -> set[str]:
+    """The autograder modules a module of autograder/ imports (relative or by name)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 1:
+                inner = node.module
+            elif node.level == 0 and (node.module or "").split(".")[0] == "autograder":
+                inner = node.module.partition(".")[2]
+            else:
+                continue
+            if inner:   # from .judge import X / from autograder.judge import X
+                found.add(inner.split(".")[0])
+            else:       # from . import harness / from autograder import harness
+                found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[1] for alias in node.names
+                         if alias.name.startswith("autograder."))
+    return found
+
+
+def grader_files(root: Path) -> list[str]:
+    """autograder/ files the kit ships: the entry points of `course validate` and every
+    autograder module they import, at any depth (no gradebook, collection or feedback code)."""
+    folder = root / "autograder"
+    chosen, queue = set(), list(GRADER_ENTRY_POINTS)
+    while queue:
+        name = queue.pop()
+        if name in chosen:
+            continue
+        if not (folder / name).is_file():
+            raise KitError(f"`course validate` needs autograder/{name}, which is missing")
+        chosen.add(name)
+        queue += [f"{module}.py" for module in _grader_imports(folder / name) if (folder / f"{module}.py").is_file()]
+    return sorted(chosen)
+
+
 # -- what must not leak ---------------------------------------------------------------------
 
 def _cell_source(cell: dict) -> str:
@@ -171,7 +217,9 @@ def public_lines(root: Path) -> set[str]:
     for notebook in [*(root / "lessons").glob("*.ipynb"), *(root / "assignments").glob("*/*.ipynb")]:
         for cell in json.loads(notebook.read_text(encoding="utf-8")).get("cells", []):
             lines.update(line.strip() for line in _cell_source(cell).splitlines())
-    for module in [*(root / "reftorch").rglob("*.py"), *(root / "tests" / name for name in student_tests(root))]:
+    grader = grader_files(root) if (root / "autograder").is_dir() else []
+    for module in [*(root / "reftorch").rglob("*.py"), *(root / "tests" / name for name in student_tests(root)),
+                   *(root / "autograder" / name for name in grader)]:
         lines.update(line.strip() for line in module.read_text(encoding="utf-8").splitlines())
     return lines
 
@@ -251,9 +299,12 @@ def audit_files(folder: Path, root: Path = REPO_ROOT, secrets: dict[str, Secret]
     if not secrets:
         return [f"no secret lines found under {root / 'solutions'}: nothing to check the kit against"]
     problems = []
+    shipped_grader = {("autograder", name) for name in grader_files(root)} if (root / "autograder").is_dir() else set()
     for path in kit_files(folder):
         relative = path.relative_to(folder)
-        if INSTRUCTOR_FOLDERS & set(relative.parts[:-1]) or INSTRUCTOR_FILE.search(relative.name):
+        if relative.parts in shipped_grader:
+            pass   # the grader code behind `course validate`: its lines are scanned below
+        elif INSTRUCTOR_FOLDERS & set(relative.parts[:-1]) or INSTRUCTOR_FILE.search(relative.name):
             problems.append(f"{relative}: instructor-only file")
         for line in sorted(file_lines(path) & secrets.keys()):
             problems.append(f"{relative}: holds a line of {secrets[line].origin}: {line!r}")
@@ -339,7 +390,7 @@ dependencies = [
 course = "course.cli:main"
 
 [tool.setuptools.packages.find]
-include = ["reftorch*", "course*"]
+include = ["reftorch*", "course*", "autograder*"]
 
 [tool.pytest.ini_options]
 testpaths = ["tests"]
@@ -469,6 +520,9 @@ def _fill(kit: Path, root: Path) -> None:
         (kit / "course" / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / "course" / name, kit / "course" / name)
     shutil.copy2(templates / "cli.py", kit / "course" / "cli.py")
+    (kit / "autograder").mkdir()
+    for name in grader_files(root):
+        shutil.copy2(root / "autograder" / name, kit / "autograder" / name)
     (kit / "tests").mkdir()
     for name in student_tests(root):
         shutil.copy2(root / "tests" / name, kit / "tests" / name)

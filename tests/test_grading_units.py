@@ -218,6 +218,32 @@ def test_exercises_that_forbid_torch_run_without_it():
 
 
 @pytest.mark.slow
+def test_validate_without_bubblewrap_runs_the_same_zygote_as_plain_processes(tmp_path, monkeypatch):
+    """Unsandboxed (a student's Validate where bwrap is missing): the same stand-ins and
+    messages without torch, each notebook in a folder of its own with its files, a fresh child
+    per notebook, and nothing the notebook started outlives it; its folders go on close."""
+    from autograder.sandbox import Limits, Unsandboxed
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    source = ("import os, subprocess, numpy as np\n"
+              "def use(f):\n    try:\n        f(); return 'used'\n    except ImportError as error:\n        return str(error)\n"
+              "sleeper = subprocess.Popen(['sleep', '60'], start_new_session=True)\n"
+              "seen = [use(lambda: np.zeros(2)), open('data/x.txt').read(), os.path.basename(os.getcwd()), sleeper.pid]")
+    box = Unsandboxed(Limits(wall_seconds=20, cpu_seconds=20), with_torch=False)
+    try:
+        outcome, value = _run(box, source, torch_allowed=False)
+        error, text, folder, sleeper = value["items"]
+        assert error.startswith("numpy.zeros: numpy is not available in this exercise"), error
+        assert (text, folder) == ("hi", "work")
+        assert not os.path.exists(f"/proc/{sleeper}"), "a process the notebook started outlived it"
+        outcome, value = _run(box, "seen = ['sleeper' in globals(), 'np' in globals()]", torch_allowed=False)
+        assert value["items"] == [False, False]
+        assert box.alive and not outcome.end.get("restart")
+    finally:
+        box.close()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
 def test_a_run_without_torch_finds_no_numpy_in_any_package_folder():
     # The interpreter's own site-packages (pyenv's holds numpy here) and Debian's dist-packages
     # are covered: appending them to sys.path finds nothing, and each looks empty. The notebook

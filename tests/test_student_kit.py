@@ -76,7 +76,12 @@ def test_the_secret_lines_cover_every_solution_and_hidden_test(secrets):
 def test_the_kit_holds_no_secret_line_instructor_file_or_setting(kit, secrets):
     assert student_kit.audit_kit(kit, REPO, secrets) == []
     names = {path.relative_to(kit).as_posix() for path in student_kit.kit_files(kit)}
-    assert not any(name.startswith(("solutions/", "autograder/", "bench/")) for name in names)
+    assert not any(name.startswith(("solutions/", "bench/")) for name in names)
+    # the grader's code behind `course validate`, and none of grading's own (gradebook, collection...)
+    shipped = sorted(name.split("/", 1)[1] for name in names if name.startswith("autograder/"))
+    assert shipped == student_kit.grader_files(REPO)
+    assert {"validate.py", "zygote.py", "judge.py", "forbidden.py"} <= set(shipped)
+    assert not {"grade.py", "collect.py", "gradebook_writer.py", "feedback.py", "export.py"} & set(shipped)
     for wanted in ("Makefile", "README.md", "environment.yml", "pyproject.toml", "requirements.lock",
                    "course/nbgrader_config.py", "course/jupyter_server_config.py", "reftorch/tensor.py",
                    "lessons/01_tensors.ipynb", "assignments/01_tensors/01_tensors.ipynb"):
@@ -260,3 +265,68 @@ def test_make_test_passes_in_a_fresh_clone_of_the_kit(kit, tmp_path):
                            capture_output=True, text=True, timeout=300)
     assert check.returncode == 1, check.stdout + check.stderr
     assert "TODO  answer cell" in check.stdout and "Success" not in check.stdout
+
+
+def _validate_report(stdout: str) -> dict[str, dict]:
+    """`course validate a b`'s report: per notebook, how it was run and each test's line."""
+    import re
+    reports, current = {}, None
+    for line in stdout.splitlines():
+        if line.startswith("Validating "):   # a second one after a fallback: the last counts
+            current = reports.setdefault(line.split()[1], {"tests": {}})
+            current["header"] = line
+        elif current is not None and (found := re.match(r"  (PASS|FAIL)  (\S+)\s+([\d.]+)/[\d.]+(?:  (.*))?$", line)):
+            verdict, grade_id, points, message = found.groups()
+            current["tests"][grade_id] = (verdict == "PASS", float(points), message or "")
+    return reports
+
+
+@pytest.mark.slow
+def test_the_kits_validate_gives_the_graders_verdict_without_a_sandbox(kit, tmp_path):
+    """The kit's own `course validate` where bubblewrap cannot start (a `bwrap` that fails,
+    and no setpriv or unshare on the PATH): it says so and falls back to the grader's code run
+    as plain processes, which gives an honest and a blank notebook the points and messages
+    `course grade` gives them in its sandbox (a test decided by a hidden check passes
+    Validate), says it did not sandbox them, and leaves nothing behind."""
+    from attacks import inject
+
+    from autograder.course import Course
+    from autograder.grade import Grader
+
+    assignment = "02_devices"   # graded with and without torch
+    root = inject.make_course(tmp_path / "course", assignment)
+    paths = {"honest": inject.submit(root, assignment, "honest", inject.honest(root, assignment)),
+             "blank": inject.submit(root, assignment, "blank", inject.released(root, assignment))}
+    rows = {row.student: row for row in Grader(Course.load(root), assignment, workers=2).run()}
+    assert rows["honest"].score == rows["honest"].max_score > 0 and rows["blank"].score == 0
+
+    scratch, tools = tmp_path / "scratch", tmp_path / "bin"
+    scratch.mkdir()
+    tools.mkdir()
+    (tools / "bwrap").write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    (tools / "bwrap").chmod(0o755)
+    command = ("import sys, pathlib; sys.path.insert(0, '.'); import autograder\n"
+               "assert pathlib.Path(autograder.__file__).resolve().is_relative_to(pathlib.Path.cwd()), autograder.__file__\n"
+               "from course.cli import main; sys.exit(main(sys.argv[1:]))")   # the kit's own grader code
+    done = subprocess.run([sys.executable, "-I", "-c", command, "validate", str(paths["honest"]), str(paths["blank"])],
+                          cwd=kit, capture_output=True, text=True, timeout=600,
+                          env={"PATH": f"{Path(sys.executable).parent}:{tools}", "HOME": str(tmp_path),
+                               "LANG": "C.UTF-8", "TMPDIR": str(scratch)})
+    assert done.returncode == 1, done.stdout + done.stderr   # the blank one fails
+    assert done.stdout.count("course validate: the sandbox cannot start here") == 1, done.stdout
+    reports = _validate_report(done.stdout)
+    assert len(reports) == 2, done.stdout
+    for student, path in paths.items():
+        report = next(r for shown, r in reports.items() if f"/{student}/" in shown)
+        assert "not sandboxed" in report["header"], report["header"]
+        graded = {t["grade_id"]: t for t in rows[student].tests}
+        assert set(report["tests"]) == set(graded), done.stdout
+        for grade_id, (passed, points, message) in report["tests"].items():
+            test = graded[grade_id]
+            if test["hidden"]:
+                assert passed, (student, grade_id, message)
+            else:
+                assert (passed, points) == (test["passed"], test["points"]), (student, grade_id, message, test)
+                assert passed or message == test["message"], (student, grade_id, message, test["message"])
+    assert list(scratch.iterdir()) == []   # the validator's folders are gone
+
