@@ -12,7 +12,19 @@ sent to the student's process; they are the only instructor code that runs there
 from __future__ import annotations
 
 import ast
+import threading
 from dataclasses import dataclass
+
+# CPython 3.11 before 3.11.8 keeps the AST constructor's recursion depth in state shared by
+# threads, so two ast.parse calls at once in the grader's worker threads can fail with
+# "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905): one at a time.
+_PARSING = threading.Lock()
+
+
+def _parse(source: str) -> ast.Module:
+    with _PARSING:
+        return ast.parse(source)
+
 
 PROBE = "probe"
 
@@ -70,7 +82,7 @@ def _defines_probes(tree: ast.Module) -> bool:
 def require_probe_form(grade_id: str, source: str) -> None:
     """Raise :class:`OldFormTestCell` for a test cell the grader refuses (no ``@probe``)."""
     try:
-        tree = ast.parse(strip_magics(source))
+        tree = _parse(strip_magics(source))
     except SyntaxError as error:
         raise ProbeFormError(f"test cell {grade_id!r} is not valid Python "
                              f"({error.msg}, line {error.lineno})") from None
@@ -90,7 +102,7 @@ def old_form_test_cells(notebook) -> list[str]:
             source = cell.get("source", "")
             source = "".join(source) if isinstance(source, list) else source
             try:
-                tree = ast.parse(strip_magics(source))
+                tree = _parse(strip_magics(source))
             except SyntaxError:
                 continue  # not a form question: running the cell reports it
             if not _defines_probes(tree):
@@ -101,7 +113,7 @@ def old_form_test_cells(notebook) -> list[str]:
 def split_test_cell(source: str, hidden_lines: set[int] = frozenset()) -> ProbeCell:
     """``hidden_lines``: the cell's hidden-tests region (line numbers); a probe defined there
     is sent to the student's process only with the hidden cases."""
-    tree = ast.parse(strip_magics(source))
+    tree = _parse(strip_magics(source))
     probes, names, kinds, visible = [], [], set(), []
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef):
