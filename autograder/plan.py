@@ -58,11 +58,6 @@ class AssignmentSpec:
         return [c for c in self.cells if c.role == "test"]
 
     @property
-    def probe_kinds(self) -> set[bool]:
-        """Student runs a submission needs: True with torch, False without."""
-        return {c.probes.torch for c in self.tests}
-
-    @property
     def max_score(self) -> float:
         return sum(c.points for c in self.tests)
 
