@@ -4,7 +4,7 @@ The grading itself is the single-machine path: each Dask worker builds the same 
 from the course folder, keeps its sandboxes (and the instructor's reference run) per worker
 thread, and calls ``Grader.grade_one_safely`` for each student it is handed. A task
 returns the plain ``SubmissionRow``; the client alone writes to the gradebook, one
-transaction per submission as it arrives (``Grader.commit``), so PostgreSQL sees one
+transaction per submission as it arrives (``GradebookWriter.commit``), so PostgreSQL sees one
 writer and a killed batch resumes like any other (state files, digests).
 
 What the workers need: the same course folder at the same path (a shared volume: the
@@ -19,7 +19,8 @@ import threading
 import uuid
 from dataclasses import dataclass
 
-from .course import Course
+from course.model import Course
+
 from .grade import Grader, GradingError, SubmissionRow, _cap_own_memory
 from .progress import ProgressBar
 from .sandbox import Limits, Sandbox
@@ -44,7 +45,7 @@ class DaskGrader(Grader):
     def run(self, progress_stream=None) -> list[SubmissionRow]:
         from distributed import as_completed
 
-        from .gradebook_writer import GradebookWriter
+        from .results import GradebookWriter
 
         students = self.submissions()
         writer = GradebookWriter(self.course, self.assignment, self.spec)
@@ -60,7 +61,7 @@ class DaskGrader(Grader):
                 try:
                     for future in as_completed(futures):
                         row = future.result()  # a GradingError on a worker stops the batch here
-                        self.commit(writer, row)
+                        writer.commit(row)
                         rows[row.student] = row
                         bar.advance(row)
                 finally:

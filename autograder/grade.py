@@ -3,9 +3,9 @@
 Worker threads each own a sandbox; the main thread alone talks to the gradebook, one
 submission at a time, so SQLite and PostgreSQL see one writer and every submission is
 either fully recorded or not at all. After a submission's grades are committed a small
-state file (``autograded/<student>/<a>/grading.json``) records its status and the
-digest of what was graded; a re-run skips submissions whose digest is unchanged, so a
-killed batch resumes where it stopped and nothing is counted twice.
+state file (autograder/results.py) records its status and the digest of what was graded;
+a re-run skips submissions whose digest is unchanged, so a killed batch resumes where it
+stopped and nothing is counted twice.
 """
 from __future__ import annotations
 
@@ -17,41 +17,22 @@ import queue
 import resource
 import sys
 import threading
-from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from .course import Course
+from course.model import Course
+
 from .judge import NotebookResult, TestResult
 from .notebook_runs import NotebookRuns, outcomes
 from .plan import AssignmentSpec, Plan, UnreadableNotebook, build_plan, load_spec, read_submission
 from .probes import ProbeFormError
 from .progress import ProgressBar
+from .results import STATE_FILE, SubmissionRow, final_digest, load_row
 from .sandbox import Limits, RunOutcome, Sandbox, close_early, reap_namespaces, take_early
 
-STATE_FILE = "grading.json"
 # The grader's code a reference run depends on: a change to any of them runs it again.
 REFERENCE_CODE = ("harness.py", "observe.py", "plan.py", "probes.py", "zygote.py", "forbidden.py", "structure.py")
 MAX_EXTRA_FILES_BYTES = 64 * 1024**2
 GRADER_VERSION = "1"
-
-
-@dataclass
-class SubmissionRow:
-    student: str
-    score: float
-    max_score: float
-    status: str
-    message: str
-    tests: list[dict]
-    digest: str = ""
-    final: bool = True
-    # Why this result may be the grader's trouble rather than the notebook's (sandbox died or
-    # could not be prepared, grader exception, gradebook write failed); "" when it is not.
-    # Such a result is tried once more on a fresh sandbox, and is never final: the next
-    # `course grade` grades it again.
-    grader_fault: str = ""
-    # The notebook formgrader will show, built in the worker; not part of the saved state.
-    autograded: object = field(default=None, repr=False, compare=False, metadata={"state": False})
 
 
 class GradingError(RuntimeError):
@@ -237,22 +218,21 @@ class Grader:
 
     def _row(self, student, result: NotebookResult, digest) -> SubmissionRow:
         return SubmissionRow(student, result.score, result.max_score, result.status, result.message,
-                             [asdict(t) for t in result.tests], digest)
+                             result.tests, digest)
 
     def _done_already(self, student: str) -> bool:
         if self.force:
             return False
-        state = self.course.autograded_root / student / self.assignment / STATE_FILE
+        recorded = final_digest(self.course, self.assignment, student)
         path = self.course.submitted_root / student / self.assignment / f"{self.spec.notebook}.ipynb"
         try:
-            recorded = json.loads(state.read_text())
             raw = path.read_bytes() if path.is_file() else b""
-        except (OSError, ValueError):
+        except OSError:
             return False
-        return recorded.get("final", True) and recorded.get("digest") == _digest(raw, self.spec_digest.encode())
+        return recorded is not None and recorded == _digest(raw, self.spec_digest.encode())
 
     def run(self, progress_stream=None) -> list[SubmissionRow]:
-        from .gradebook_writer import GradebookWriter
+        from .results import GradebookWriter
 
         students = self.submissions()
         if not students:
@@ -300,7 +280,7 @@ class Grader:
                 thread.start()
             for _ in pending:
                 row = results.get()
-                self.commit(writer, row)
+                writer.commit(row)
                 rows[row.student] = row
                 bar.advance(row)
             for thread in threads:
@@ -329,19 +309,6 @@ class Grader:
         pending = [s for s in students if not (self._done_already(s) and writer.has_submission(s))]
         rows = {s: load_row(self.course, self.assignment, s) for s in students if s not in pending}
         return pending, rows
-
-    def commit(self, writer, row: SubmissionRow) -> None:
-        """One submission's grades into the gradebook (one transaction), then its state file."""
-        try:
-            if row.autograded is not None:  # None: a grader error, nothing to record
-                writer.record(row, row.autograded)
-        except Exception as error:  # noqa: BLE001 - reported; no state file, so a re-run retries
-            row.status = row.message = f"gradebook write failed: {type(error).__name__}: {error}"[:300]
-            row.grader_fault, row.final = row.status, False
-        else:
-            # Trouble that may be the grader's own is recorded but tried again next run.
-            row.final = not row.grader_fault
-            self._save_state(row)
 
     def _check_reference(self, reference) -> None:
         plan, outcome = reference
@@ -380,17 +347,10 @@ class Grader:
         try:
             return self.grade_one(sandboxes, student, reference)
         except Exception as error:  # noqa: BLE001 - one bad submission never stops the batch
-            zero = [asdict(TestResult(c.grade_id, 0.0, c.points, False, "internal grader error"))
-                    for c in self.spec.tests]
+            zero = [TestResult(c.grade_id, 0.0, c.points, False, "internal grader error") for c in self.spec.tests]
             why = f"grader error: {type(error).__name__}: {error}"[:300]
             return SubmissionRow(student, 0.0, self.spec.max_score, why, why, zero, grader_fault=why)
 
-    def _save_state(self, row: SubmissionRow) -> None:
-        folder = self.course.autograded_root / row.student / self.assignment
-        folder.mkdir(parents=True, exist_ok=True)
-        temporary = folder / (STATE_FILE + ".tmp")
-        temporary.write_text(json.dumps(_state(row), indent=1))
-        os.replace(temporary, folder / STATE_FILE)
 
 
 def _start_all(boxes: list[Sandbox]) -> list[tuple[threading.Thread, list, Sandbox]]:
@@ -420,10 +380,6 @@ def _finish_starting(starting) -> None:
             raise errors[0]
 
 
-def _state(row: SubmissionRow) -> dict:
-    return {f.name: getattr(row, f.name) for f in fields(row) if f.metadata.get("state", True)}
-
-
 def _cap_own_memory(headroom: int = 8 * 1024**3) -> tuple[int, int]:
     """Judging recomputes checks on values the runs sent; a value built to blow up (a huge
     outer product) must fail that check with a MemoryError, not take the host down.
@@ -438,7 +394,3 @@ def _cap_own_memory(headroom: int = 8 * 1024**3) -> tuple[int, int]:
         resource.setrlimit(resource.RLIMIT_AS, (soft, previous[1]))
     return previous
 
-
-def load_row(course: Course, assignment: str, student: str) -> SubmissionRow:
-    state = course.autograded_root / student / assignment / STATE_FILE
-    return SubmissionRow(**json.loads(state.read_text()))

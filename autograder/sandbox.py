@@ -28,9 +28,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from course.model import REPO
+
 from .syscall_filter import keyring_filter
 
-REPO = Path(__file__).resolve().parent.parent
 GRADER_MOUNT = "/opt/course"
 SITE_MOUNT = "/opt/site-packages"
 NOBODY = 65534

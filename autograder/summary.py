@@ -28,7 +28,7 @@ def run_kind(row) -> str:
             return kind
     if status != "ok":
         return "crashed"
-    if any(not t.get("passed") and _RAISED.search(t.get("message", "")) for t in row.tests):
+    if any(not t.passed and _RAISED.search(t.message) for t in row.tests):
         return "ok, errors raised"
     return "ok"
 

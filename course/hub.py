@@ -41,9 +41,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from .hub_install import DEFAULT_CLASS_DIR, folder_barring, folder_shutting_out
+from .model import REPO, load_config
 from .roster import STUDENTS_GROUP
 
-REPO = Path(__file__).resolve().parent.parent
 # `make hub-proxy` installs configurable-http-proxy here from course/hub/package-lock.json.
 LOCAL_PROXY = REPO / "course" / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
 DEFAULT_STATE = Path("/srv/nbgrader/hub")
@@ -158,12 +158,6 @@ def _port_in_use(ip: str, port: int) -> bool:
     return False
 
 
-def _course_id(course_root: Path) -> str:
-    from traitlets.config import PyFileConfigLoader
-    config = PyFileConfigLoader("nbgrader_config.py", str(course_root / "course")).load_config()
-    return config.CourseDirectory.course_id
-
-
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -272,7 +266,7 @@ def start(settings: HubSettings, timeout: float = 60.0, say=lambda line: None) -
     settings.environment, settings.kit = str(install.environment), str(install.kit)
     settings.student_config, settings.deliver_script = (str(install.student_config),
                                                         str(install.deliver_script))
-    settings.course_id = _course_id(Path(settings.course_root))
+    settings.course_id = load_config(settings.course_root).CourseDirectory.course_id
     settings.hub_port, settings.proxy_api_port = _free_port(), _free_port()
     state = Path(settings.state_dir)
     state.mkdir(parents=True, exist_ok=True)

@@ -50,7 +50,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from course.model import REPO, load_config
+
 # The repository parts a kit is built from, exported from git HEAD (solutions/ only to
 # know what must not leak; course/kit/ holds the kit's own fixed files).
 KIT_SOURCES = ("lessons", "assignments", "reftorch", "course", "tests", "solutions",
@@ -58,7 +59,7 @@ KIT_SOURCES = ("lessons", "assignments", "reftorch", "course", "tests", "solutio
 COPIED_TREES = ("lessons", "assignments", "reftorch")
 # course/ modules behind `course validate` and `course lessons`; the kit's own course/cli.py
 # (course/kit/cli.py) offers exactly those two commands.
-COURSE_FILES = ("__init__.py", "release.py", "release_audit.py", "nbgrader_course.py",
+COURSE_FILES = ("__init__.py", "model.py", "release.py", "release_audit.py", "nbgrader_course.py",
                 "self_check.py", "lessons.py", "lab/overrides.json")
 # What a shipped test may import besides the standard library: reftorch against torch, no
 # assignment or grading code (those tests run solutions/ and hidden tests).
@@ -176,7 +177,7 @@ def public_lines(root: Path) -> set[str]:
     return lines
 
 
-def secret_lines(root: Path = REPO_ROOT) -> dict[str, Secret]:
+def secret_lines(root: Path = REPO) -> dict[str, Secret]:
     """The lines the kit must not contain (see the module docstring for the rule)."""
     shown = public_lines(root)
     return {line: secret for line, secret in marked_lines(root).items()
@@ -244,7 +245,7 @@ def _config_problems(kit: Path) -> list[str]:
     return problems
 
 
-def audit_files(folder: Path, root: Path = REPO_ROOT, secrets: dict[str, Secret] | None = None) -> list[str]:
+def audit_files(folder: Path, root: Path = REPO, secrets: dict[str, Secret] | None = None) -> list[str]:
     """Every file under ``folder`` that is instructor-only or holds a secret line (empty when
     none does). Also audits the course website (course/site/build.py)."""
     secrets = secret_lines(root) if secrets is None else secrets
@@ -260,7 +261,7 @@ def audit_files(folder: Path, root: Path = REPO_ROOT, secrets: dict[str, Secret]
     return problems
 
 
-def audit_kit(kit: Path, root: Path = REPO_ROOT, secrets: dict[str, Secret] | None = None) -> list[str]:
+def audit_kit(kit: Path, root: Path = REPO, secrets: dict[str, Secret] | None = None) -> list[str]:
     """Every way ``kit`` leaks what only the instructor may see (empty when it does not)."""
     secrets = secret_lines(root) if secrets is None else secrets
     if not secrets:
@@ -423,12 +424,6 @@ def _ignore(_folder, names):
     return [n for n in names if n in SKIPPED_NAMES or n.endswith(".pyc")]
 
 
-def _course_id(root: Path) -> str:
-    from traitlets.config import PyFileConfigLoader
-    config = PyFileConfigLoader("nbgrader_config.py", str(root / "course")).load_config()
-    return config.CourseDirectory.course_id
-
-
 NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
                 "ten", "eleven", "twelve")
 
@@ -472,7 +467,7 @@ def _fill(kit: Path, root: Path) -> None:
     (kit / "tests").mkdir()
     for name in student_tests(root):
         shutil.copy2(root / "tests" / name, kit / "tests" / name)
-    config = (templates / "nbgrader_config.py").read_text().replace("@COURSE_ID@", _course_id(root))
+    config = (templates / "nbgrader_config.py").read_text().replace("@COURSE_ID@", load_config(root).CourseDirectory.course_id)
     (kit / "course" / "nbgrader_config.py").write_text(config)
     shutil.copy2(templates / "jupyter_server_config.py", kit / "course" / "jupyter_server_config.py")
     (kit / "course" / "labconfig").mkdir()
@@ -491,7 +486,7 @@ class Kit:
     head: Head
 
 
-def build_kit(dest: Path | str, root: Path | str = REPO_ROOT) -> Kit:
+def build_kit(dest: Path | str, root: Path | str = REPO) -> Kit:
     """Write the student kit of ``root``'s git HEAD to ``dest`` (new or empty). Raises KitError."""
     dest, root = Path(dest).resolve(), Path(root).resolve()
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
@@ -546,7 +541,7 @@ def register(subparsers) -> None:
 
 
 def run_student_kit(args) -> int:
-    root = Path(args.root or REPO_ROOT)
+    root = Path(args.root or REPO)
     if args.audit:
         if not Path(args.dest).is_dir():
             print(f"course student-kit: no kit at {args.dest}", file=sys.stderr)

@@ -63,7 +63,7 @@ def _wrong_metadata_notebook(root):
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
-    from autograder.course import Course
+    from course.model import Course
     from autograder.grade import Grader
     from autograder.sandbox import Limits
 
@@ -205,7 +205,7 @@ def test_feedback_escapes_what_the_student_wrote(batch):
     from autograder.feedback import render
 
     row = batch["rows"]["a0_markup"]
-    row.tests[0]["message"] = PAYLOADS[0]
+    row.tests[0].message = PAYLOADS[0]
     row.message = PAYLOADS[4]
     assert _active_payloads(render(row, ASSIGNMENT)) == []
 
