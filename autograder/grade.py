@@ -19,6 +19,7 @@ import sys
 import threading
 from pathlib import Path
 
+from course import markers
 from course.model import Course
 
 from .judge import NotebookResult, TestResult
@@ -88,7 +89,7 @@ class Grader:
         if not source.is_file():
             raise GradingError(f"No source notebook for assignment {assignment!r} at {source}")
         try:
-            self.spec = load_spec(assignment, source.stem, source)
+            self.spec = load_spec(assignment, source.stem, source, course.markers)
         except ProbeFormError as error:  # e.g. a test cell in the old assert form: refused, not guessed
             raise GradingError(f"cannot grade {assignment}: {error}") from None
         self.spec_digest = _digest(source.read_bytes(), GRADER_VERSION.encode())
@@ -143,7 +144,8 @@ class Grader:
         that runs it and the versions of the libraries that draw and compute the cases."""
         from importlib.metadata import version
 
-        code = b"".join((Path(__file__).parent / name).read_bytes() for name in REFERENCE_CODE)
+        code = b"".join((Path(__file__).parent / name).read_bytes() for name in REFERENCE_CODE) + \
+            Path(markers.__file__).read_bytes()   # which lines of a test cell are hidden
         versions = " ".join(f"{name}={version(name)}" for name in ("torch", "numpy", "hypothesis"))
         return _digest(self.course.source_notebook(self.assignment).read_bytes(), json.dumps(files).encode(),
                        code, versions.encode(), sys.version.encode(), GRADER_VERSION.encode())

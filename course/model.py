@@ -19,6 +19,7 @@ the grading commands' module by string (tests/test_module_map.py holds the rule)
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from dataclasses import dataclass
@@ -99,6 +100,12 @@ class Course:
 
     def reports_root(self) -> Path:
         return self.root / "course" / "reports"
+
+    @functools.cached_property
+    def markers(self):
+        """nbgrader's region markers as this course configures them (course/markers.py)."""
+        from course.markers import Markers
+        return Markers.of(self.config)
 
     @staticmethod
     def put_scripts_on_path() -> None:

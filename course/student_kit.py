@@ -50,6 +50,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from course.markers import course_markers
 from course.model import REPO, load_config
 
 # The repository parts a kit is built from, exported from git HEAD (solutions/ only to
@@ -59,7 +60,7 @@ KIT_SOURCES = ("lessons", "assignments", "reftorch", "course", "tests", "solutio
 COPIED_TREES = ("lessons", "assignments", "reftorch")
 # course/ modules behind `course validate` and `course lessons`; the kit's own course/cli.py
 # (course/kit/cli.py) offers exactly those two commands.
-COURSE_FILES = ("__init__.py", "model.py", "release.py", "release_audit.py", "nbgrader_course.py",
+COURSE_FILES = ("__init__.py", "model.py", "markers.py", "release.py", "release_audit.py", "nbgrader_course.py",
                 "self_check.py", "lessons.py", "lab/overrides.json")
 # What a shipped test may import besides the standard library: reftorch against torch, no
 # assignment or grading code (those tests run solutions/ and hidden tests).
@@ -82,7 +83,6 @@ INSTRUCTOR_FOLDERS = {"solutions", "autograder", "bench", "source", "submitted",
 INSTRUCTOR_FILE = re.compile(r"(\.db|\.sqlite3?)$|^\.seed-|^gradebook")
 INSTRUCTOR_COURSE_TRAITS = {"db_url", "source_directory", "submitted_directory", "autograded_directory",
                             "feedback_directory", "solution_directory", "source_with_tests_directory"}
-MARKERS = {"### BEGIN SOLUTION": "### END SOLUTION", "### BEGIN HIDDEN TESTS": "### END HIDDEN TESTS"}
 
 
 class KitError(Exception):
@@ -149,19 +149,16 @@ def _is_trivial(line: str) -> bool:
 
 
 def marked_lines(root: Path) -> dict[str, Secret]:
-    """Every stripped line inside a solution or hidden-test region of solutions/*/*.ipynb."""
+    """Every stripped line inside a solution or hidden-test region of solutions/*/*.ipynb
+    (regions as nbgrader reads them with the course's settings: course/markers.py)."""
+    markers = course_markers(root)
     found: dict[str, Secret] = {}
     for notebook in sorted((root / "solutions").glob("*/*.ipynb")):
         for cell in json.loads(notebook.read_text(encoding="utf-8")).get("cells", []):
-            closing = None
-            for raw in _cell_source(cell).splitlines():
-                line = raw.strip()
-                if closing is None and line in MARKERS:
-                    closing, kind = MARKERS[line], ("solution" if "SOLUTION" in line else "hidden tests")
-                elif line == closing:
-                    closing = None
-                elif closing is not None and line:
-                    found.setdefault(line, Secret(line, f"{notebook.relative_to(root)}, {kind}"))
+            for marked in markers.lines(_cell_source(cell)):
+                line = marked.text.strip()
+                if marked.region is not None and not marked.marker and line:
+                    found.setdefault(line, Secret(line, f"{notebook.relative_to(root)}, {marked.region}"))
     return found
 
 

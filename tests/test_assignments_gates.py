@@ -30,6 +30,7 @@ import pytest
 from sqlalchemy.exc import SAWarning
 
 from course import nbgrader_course, release_audit
+from course.markers import course_markers
 from course.model import CONFIG_RELATIVE_PATH, REPO
 
 # nbgrader's gradebook queries warn about its own session handling; not ours to fix.
@@ -82,7 +83,7 @@ def _answered(release: dict, solution: dict, leave_blank: str | None = None) -> 
             continue
         lines = _source(solution_cells[grade_id]).splitlines(keepends=True)
         cell["source"] = "".join(line for line in lines
-                                 if line.strip() not in release_audit.SOLUTION_REGION)
+                                 if not course_markers().marker_lines(line))
     if leave_blank is not None:
         assert leave_blank in _cells_by_id(answered), f"no answer cell {leave_blank}"
         assert _cells_by_id(answered)[leave_blank]["metadata"]["nbgrader"]["solution"]
