@@ -386,10 +386,10 @@ def _cap_own_memory(headroom: int = 8 * 1024**3) -> tuple[int, int]:
     """Judging recomputes checks on values the runs sent; a value built to blow up (a huge
     outer product) must fail that check with a MemoryError, not take the host down.
     Only the soft limit is lowered, so the sandboxes can still set their own."""
+    import psutil
+
     previous = resource.getrlimit(resource.RLIMIT_AS)
-    with open("/proc/self/status") as handle:
-        size = next(int(line.split()[1]) * 1024 for line in handle if line.startswith("VmSize:"))
-    soft = size + headroom
+    soft = psutil.Process().memory_info().vms + headroom
     if previous[1] != resource.RLIM_INFINITY:
         soft = min(soft, previous[1])
     if previous[0] == resource.RLIM_INFINITY or previous[0] > soft:

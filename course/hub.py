@@ -136,16 +136,15 @@ def find_proxy(explicit: str = "") -> str:
 
 def running_pid(settings: HubSettings) -> int | None:
     """The pid in the state folder if that process is still a running JupyterHub."""
-    pid_file = _state(settings, PID_FILE)
+    import psutil
+
     try:
-        pid = int(pid_file.read_text().strip())
-    except (OSError, ValueError):
+        process = psutil.Process(int(_state(settings, PID_FILE).read_text().strip()))
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return None
+        return process.pid if any("jupyterhub" in part for part in process.cmdline()) else None
+    except (OSError, ValueError, psutil.Error):  # no pid file, no such process, or not ours to read
         return None
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
-    except OSError:
-        return None
-    return pid if b"jupyterhub" in cmdline else None  # a zombie's cmdline is empty
 
 
 def _port_in_use(ip: str, port: int) -> bool:
