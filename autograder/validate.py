@@ -27,7 +27,7 @@ from pathlib import Path
 import nbformat
 
 from .grade import _extra_files, load_tools
-from .judge import NotebookResult
+from .judge import NotebookResult, Reference
 from .notebook_runs import NotebookRuns
 from .plan import AssignmentSpec, Plan, UnreadableNotebook, build_plan, read_submission, spec_of
 from .sandbox import REPO, Limits, Sandbox, SandboxError
@@ -106,7 +106,7 @@ class NotebookValidator:
         self.limits = limits or Limits()
         self.root = root
         self.boxes: dict[bool, Sandbox] = {}
-        self.references: dict[str, tuple[Plan, object]] = {}
+        self.references: dict[str, Reference] = {}
         self._tools: set[str] | None = None
 
     def _box(self, kind: bool) -> Sandbox:
@@ -191,15 +191,13 @@ class NotebookValidator:
         key = json.dumps(job, sort_keys=True)
         if key not in self.references:
             outcome = self._box(True).run(json.loads(key))
-            self.references[key] = (plan, outcome)
+            self.references[key] = Reference.of(plan, outcome)
         return self.references[key]
 
 
-def _form_only(spec: AssignmentSpec, reference) -> set[str]:
-    from .judge import RunView
-    plan, outcome = reference
-    view = RunView.of(outcome)
-    return {grade_id for grade_id, index in plan.test_index.items()
+def _form_only(spec: AssignmentSpec, reference: Reference) -> set[str]:
+    view = reference.view
+    return {grade_id for grade_id, index in reference.plan.test_index.items()
             if view.calls.get(index) and all(call.get("form_only") for call in view.calls[index])}
 
 

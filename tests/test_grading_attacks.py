@@ -281,10 +281,7 @@ def test_hidden_arguments_never_reach_feedback(batch):
     arguments show up in its messages, no hidden case's does (not even in other messages)."""
     from course.model import Course
     from autograder.feedback import write_feedback
-    from autograder.judge import RunView
-
-    _, reference = batch["grader"].reference(None)
-    view = RunView.of(reference)
+    view = batch["grader"].reference(None).view
     calls = [call for cells in view.calls.values() for call in cells]
     visible = {json.dumps(call["args"]) for call in calls if not call["hidden"]}
     hidden = {json.dumps(call["args"]) for call in calls if call["hidden"]} - visible
