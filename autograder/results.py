@@ -251,6 +251,7 @@ def read_results(course: Course, assignment: str) -> list[GradedSubmission]:
                 status, message, tests = row.status, row.message, row.tests
             else:
                 status, message, tests = "not graded", "not graded by `course grade`", []
+            # A test cell the gradebook has no grade for (the writer skips those) keeps the grader's points.
             tests = [TestResult(test.grade_id, *scores.get(test.grade_id, (test.points, test.max_points)),
                                 test.passed, test.message, test.hint, test.hidden) for test in tests]
             results.append(GradedSubmission(
