@@ -36,8 +36,10 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from zoneinfo import ZoneInfo
 
-from .course import Course
+from course.model import Course
+
 from .lms_names import Claim, namings
+from .results import graded_score
 
 MAX_FILE_BYTES = 64 * 1024**2
 MAX_TOTAL_BYTES = 1024**3
@@ -341,16 +343,6 @@ def load_records(course: Course, assignment: str) -> dict[str, dict]:
         return {}
 
 
-def _graded(course: Course, assignment: str, student: str) -> str:
-    """"graded 17/17" when `course grade` recorded this student's submission, else ""."""
-    state = course.autograded_root / student / assignment / "grading.json"
-    try:
-        row = json.loads(state.read_text())
-        return f"graded {row['score']:g}/{row['max_score']:g}"
-    except (OSError, ValueError, KeyError, TypeError):
-        return ""
-
-
 def _keep(kept: Path, name: str, data: bytes) -> None:
     target = kept / name
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -484,7 +476,7 @@ def _place(course: Course, assignment: str, chosen: _Candidate, extras: list[tup
             report.add(student, NOT_PLACED, chosen.entry.name, chosen.when,
                        f"older than the submission in place ({records[student].get('file')}); kept that one")
             return
-        graded = _graded(course, assignment, student)
+        graded = graded_score(course, assignment, student)
         if graded and not replace_graded:
             report.add(student, NOT_PLACED, chosen.entry.name, chosen.when,
                        f"differs from the submission in place, {graded}: kept that one; "
@@ -555,7 +547,7 @@ def collect_exchange(course: Course, assignment: str) -> CollectReport:
         if student in before and before[student] == after.get(student):
             report.add(student, UNCHANGED, f"exchange {name}", when, "nbgrader exchange")
         elif student in before:
-            graded = _graded(course, assignment, student)
+            graded = graded_score(course, assignment, student)
             report.add(student, REPLACED, f"exchange {name}", when,
                        f"a newer submission; the previous one ({graded or 'not graded'}) is still in the exchange"
                        + ("; `course grade` grades this one" if graded else ""))

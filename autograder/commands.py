@@ -21,10 +21,10 @@ class Refused(Exception):
 
 
 def _course(args):
-    from .course import Course
+    from course.model import Course, CourseError
     try:
         return Course.load(getattr(args, "root", None), getattr(args, "db_url", None))
-    except FileNotFoundError as error:
+    except CourseError as error:
         raise Refused(f"{error}; give the course folder with --root") from None
 
 

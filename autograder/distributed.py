@@ -1,11 +1,12 @@
 """`course grade <a> --dask ADDRESS | --dask-local N`: one Dask task per submission.
 
-The grading itself is the single-machine path: each Dask worker builds the same ``Grader``
-from the course folder, keeps its sandboxes (and the instructor's reference run) per worker
-thread, and calls ``Grader.grade_one_safely`` for each student it is handed. A task
-returns the plain ``SubmissionRow``; the client alone writes to the gradebook, one
-transaction per submission as it arrives (``Grader.commit``), so PostgreSQL sees one
-writer and a killed batch resumes like any other (state files, digests).
+The batch is the single-machine one (``Grader.grade_batch``) on Dask's executor instead of
+local threads. Each Dask worker builds the same ``Grader`` from the course folder, keeps its
+sandboxes (and the instructor's reference run) per worker thread, and calls
+``Grader.grade_one_safely`` for each student it is handed. A task returns the plain
+``SubmissionRow``; the client alone writes to the gradebook, one transaction per submission
+as it arrives (``GradebookWriter.commit``), so PostgreSQL sees one writer and a killed batch
+resumes like any other (state files, digests).
 
 What the workers need: the same course folder at the same path (a shared volume: the
 submissions and solutions/), the same Python
@@ -15,13 +16,13 @@ gradebook. See docs/deploy.md.
 from __future__ import annotations
 
 import atexit
+import functools
 import threading
-import uuid
 from dataclasses import dataclass
 
-from .course import Course
+from course.model import Course
+
 from .grade import Grader, GradingError, SubmissionRow, _cap_own_memory
-from .progress import ProgressBar
 from .sandbox import Limits, Sandbox
 
 
@@ -42,9 +43,7 @@ class DaskGrader(Grader):
         self.client = client
 
     def run(self, progress_stream=None) -> list[SubmissionRow]:
-        from distributed import as_completed
-
-        from .gradebook_writer import GradebookWriter
+        from .results import GradebookWriter
 
         students = self.submissions()
         writer = GradebookWriter(self.course, self.assignment, self.spec)
@@ -52,20 +51,13 @@ class DaskGrader(Grader):
             pending, rows = self.split_done(writer, students)
             if pending:
                 job = WorkerJob(str(self.course.root), self.assignment, self.limits, self.spec_digest)
-                batch = uuid.uuid4().hex[:8]  # task keys show in the scheduler: no secrets in them
-                futures = [self.client.submit(grade_on_worker, job, student, pure=False,
-                                              key=f"grade-{self.assignment}-{student}-{batch}")
-                           for student in pending]
-                bar = ProgressBar(len(pending), f"grading {self.assignment} on Dask", progress_stream)
+                # Task keys (shown in the scheduler) are the function's name and a random id.
+                executor = self.client.get_executor(pure=False)
                 try:
-                    for future in as_completed(futures):
-                        row = future.result()  # a GradingError on a worker stops the batch here
-                        self.commit(writer, row)
-                        rows[row.student] = row
-                        bar.advance(row)
+                    self.grade_batch(writer, pending, rows, executor, functools.partial(grade_on_worker, job),
+                                     f"grading {self.assignment} on Dask", progress_stream)
                 finally:
-                    for future in futures:
-                        future.cancel()
+                    executor.shutdown(wait=False)
                     # the batch is over: every worker closes its sandboxes for it
                     self.client.run(release_job, job, on_error="ignore")
         finally:

@@ -21,11 +21,11 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import ExportPlugin
 
-from .course import Course
-from .grade import STATE_FILE, load_row
+from course.model import Course
+
+from .results import graded_students, read_results
 
 COLUMNS = ["student", "score", "max_score", "status", "message", "raw_score", "late_penalty",
            "due", "submitted", "late_by", "lms_late"]
@@ -46,13 +46,13 @@ def _time(moment) -> str:
 
 def check_graded(course: Course, assignment: str) -> None:
     """NothingGraded unless `course grade` has graded at least one submission."""
-    if not any(course.autograded_root.glob(f"*/{assignment}/{STATE_FILE}")):
+    if not graded_students(course, assignment):
         raise nothing_graded(assignment)
 
 
 def rows_for(course: Course, assignment: str) -> list[dict]:
-    """One dict per graded submission: scores as the gradebook holds them (manual grades
-    included) less the late penalty, status from the grader, names from the gradebook."""
+    """One dict per submission in the gradebook: its score there (manual grades included)
+    less the late penalty, status from the grader, names from the gradebook or the roster."""
     from .collect import load_records
     from .late import apply_late_penalties
 
@@ -63,32 +63,20 @@ def rows_for(course: Course, assignment: str) -> list[dict]:
     roster = roster_index(course.root)  # names and LMS ids the gradebook may lack
     listed = roster.students if roster else {}
     rows = []
-    with Gradebook(course.db_url, course.course_id) as gradebook:
-        try:
-            submissions = gradebook.assignment_submissions(assignment)
-        except MissingEntry:
-            submissions = []
-        for submission in sorted(submissions, key=lambda s: s.student_id):
-            student = submission.student
-            state = course.autograded_root / submission.student_id / assignment / STATE_FILE
-            if state.is_file():
-                graded = load_row(course, assignment, submission.student_id)
-                status, message = graded.status, graded.message
-            else:
-                status, message = "not graded", "not graded by `course grade`"
-            late = lateness.get(submission.student_id)
-            known = listed.get(submission.student_id)
-            rows.append({
-                "student": submission.student_id, "score": late.score if late else submission.score,
-                "max_score": submission.max_score, "status": status, "message": message,
-                "raw_score": submission.score, "late_penalty": late.penalty if late else 0.0,
-                "due": _time(late.due if late else None), "submitted": _time(submission.timestamp),
-                "late_by": late.late_by if late else "",
-                "lms_late": "LATE" if records.get(submission.student_id, {}).get("late") else "",
-                "first_name": student.first_name or (known.first_name if known else ""),
-                "last_name": student.last_name or (known.last_name if known else ""),
-                "email": student.email or (known.email if known else ""),
-                "lms_id": student.lms_user_id or (known.lms_id if known else "")})
+    for result in read_results(course, assignment):
+        late = lateness.get(result.student)
+        known = listed.get(result.student)
+        rows.append({
+            "student": result.student, "score": late.score if late else result.score,
+            "max_score": result.max_score, "status": result.status, "message": result.message,
+            "raw_score": result.score, "late_penalty": late.penalty if late else 0.0,
+            "due": _time(late.due if late else None), "submitted": _time(result.timestamp),
+            "late_by": late.late_by if late else "",
+            "lms_late": "LATE" if records.get(result.student, {}).get("late") else "",
+            "first_name": result.first_name or (known.first_name if known else ""),
+            "last_name": result.last_name or (known.last_name if known else ""),
+            "email": result.email or (known.email if known else ""),
+            "lms_id": result.lms_id or (known.lms_id if known else "")})
     return rows
 
 

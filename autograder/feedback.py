@@ -1,50 +1,37 @@
 """`course feedback <a>`: one HTML page per submission: points, message and hint per test.
 
-Built from the grader's results, never from the notebook: hidden test source cannot
-appear, not even in a traceback, because no test source or traceback is ever copied in.
+Built from the results (autograder/results.py: the gradebook's scores, so a manual grade
+from Formgrader shows, with the grader's messages), never from the notebook: hidden test
+source cannot appear, not even in a traceback, because no test source or traceback is ever
+copied in. The page is a Jinja2 template (templates/feedback.html.j2) with autoescape on.
 The pages go where nbgrader keeps feedback (``feedback/<student>/<a>/<nb>.html``) and,
 when the submission came through the exchange, are released there with nbgrader's own
 ``ExchangeReleaseFeedback`` so students can fetch them from JupyterLab.
 """
 from __future__ import annotations
 
-import html
+import functools
 import shutil
 from pathlib import Path
 
-from .course import Course
-from .grade import STATE_FILE, SubmissionRow, load_row
+from course.model import Course
 
-_STYLE = """
-body { font-family: sans-serif; max-width: 60em; margin: 2em auto; }
-table { border-collapse: collapse; width: 100%; }
-th, td { border: 1px solid #ccc; padding: .4em; text-align: left; vertical-align: top; }
-.pass { color: #176317; } .fail { color: #a11; }
-"""
+from .results import GradedSubmission, read_results
 
 
-def _points(value: float) -> str:
-    return f"{value:g}"
+@functools.cache
+def _template():
+    import jinja2
+
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+                                     autoescape=True, undefined=jinja2.StrictUndefined)
+    environment.filters["points"] = lambda value: f"{value:g}"
+    return environment.get_template("feedback.html.j2")
 
 
-def render(row: SubmissionRow, assignment: str, lateness=None) -> str:
-    escape = html.escape
-    lines = [
-        "<!DOCTYPE html>", "<html><head><meta charset='utf-8'>",
-        f"<title>Feedback: {escape(assignment)}</title><style>{_STYLE}</style></head><body>",
-        f"<h1>{escape(assignment)}: {_points(row.score)} / {_points(row.max_score)} points</h1>",
-        f"<p>Run: {escape(row.message)}</p>",
-        *([f"<p>{escape(lateness.sentence(row.max_score))}</p>"] if lateness is not None and lateness.due else []),
-        "<table><tr><th>Test</th><th>Points</th><th>Result</th><th>Hint</th></tr>",
-    ]
-    for test in row.tests:
-        css = "pass" if test["passed"] else "fail"
-        lines.append(
-            f"<tr><td>{escape(test['grade_id'])}</td>"
-            f"<td>{_points(test['points'])} / {_points(test['max_points'])}</td>"
-            f"<td class='{css}'>{escape(test['message'])}</td><td>{escape(test.get('hint', ''))}</td></tr>")
-    lines += ["</table>", "</body></html>"]
-    return "\n".join(lines)
+def render(result: GradedSubmission, assignment: str, lateness=None) -> str:
+    """One student's page; everything from the submission is escaped (autoescape)."""
+    return _template().render(result=result, assignment=assignment, lateness=lateness)
 
 
 def write_feedback(course: Course, assignment: str, release: bool = True) -> list[Path]:
@@ -52,14 +39,14 @@ def write_feedback(course: Course, assignment: str, release: bool = True) -> lis
     written = []
     notebook = assignment
     lateness = apply_late_penalties(course, assignment)
-    for state in sorted(course.autograded_root.glob(f"*/{assignment}/{STATE_FILE}")):
-        student = state.parent.parent.name
-        row = load_row(course, assignment, student)
-        folder = course.feedback_root / student / assignment
+    for result in read_results(course, assignment):
+        if not result.graded:
+            continue
+        folder = course.feedback_root / result.student / assignment
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{notebook}.html"
-        path.write_text(render(row, assignment, lateness.get(student)), encoding="utf-8")
-        submitted = course.submitted_root / student / assignment
+        path.write_text(render(result, assignment, lateness.get(result.student)), encoding="utf-8")
+        submitted = course.submitted_root / result.student / assignment
         for name in ("timestamp.txt", "submission_secret.txt"):
             if (submitted / name).is_file():
                 shutil.copy(submitted / name, folder / name)

@@ -3,12 +3,14 @@
 Worker threads each own a sandbox; the main thread alone talks to the gradebook, one
 submission at a time, so SQLite and PostgreSQL see one writer and every submission is
 either fully recorded or not at all. After a submission's grades are committed a small
-state file (``autograded/<student>/<a>/grading.json``) records its status and the
-digest of what was graded; a re-run skips submissions whose digest is unchanged, so a
-killed batch resumes where it stopped and nothing is counted twice.
+state file (autograder/results.py) records its status and the digest of what was graded;
+a re-run skips submissions whose digest is unchanged, so a killed batch resumes where it
+stopped and nothing is counted twice.
 """
 from __future__ import annotations
 
+import concurrent.futures
+import functools
 import hashlib
 import json
 import os
@@ -16,40 +18,23 @@ import queue
 import resource
 import sys
 import threading
-from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from .course import Course
-from .judge import NotebookResult, TestResult
-from .notebook_runs import STATE_FILE, NotebookRuns, load_tools, outcomes
+from course import markers
+from course.model import Course
+
+from .judge import NotebookResult, Reference, TestResult, describe_end
+from .notebook_runs import NotebookRuns, load_tools, outcomes
 from .notebook_runs import extra_files as _extra_files
-from .plan import AssignmentSpec, Plan, UnreadableNotebook, build_plan, load_spec, read_submission
+from .plan import AssignmentSpec, UnreadableNotebook, build_plan, load_spec, read_submission
 from .probes import ProbeFormError
 from .progress import ProgressBar
+from .results import STATE_FILE, SubmissionRow, final_digest, load_row
 from .sandbox import Limits, RunOutcome, Sandbox, close_early, reap_namespaces, take_early
 
 # The grader's code a reference run depends on: a change to any of them runs it again.
 REFERENCE_CODE = ("harness.py", "observe.py", "plan.py", "probes.py", "zygote.py", "forbidden.py", "structure.py")
 GRADER_VERSION = "1"
-
-
-@dataclass
-class SubmissionRow:
-    student: str
-    score: float
-    max_score: float
-    status: str
-    message: str
-    tests: list[dict]
-    digest: str = ""
-    final: bool = True
-    # Why this result may be the grader's trouble rather than the notebook's (sandbox died or
-    # could not be prepared, grader exception, gradebook write failed); "" when it is not.
-    # Such a result is tried once more on a fresh sandbox, and is never final: the next
-    # `course grade` grades it again.
-    grader_fault: str = ""
-    # The notebook formgrader will show, built in the worker; not part of the saved state.
-    autograded: object = field(default=None, repr=False, compare=False, metadata={"state": False})
 
 
 class GradingError(RuntimeError):
@@ -76,7 +61,7 @@ class Grader:
         if not source.is_file():
             raise GradingError(f"No source notebook for assignment {assignment!r} at {source}")
         try:
-            self.spec = load_spec(assignment, source.stem, source)
+            self.spec = load_spec(assignment, source.stem, source, course.markers)
         except ProbeFormError as error:  # e.g. a test cell in the old assert form: refused, not guessed
             raise GradingError(f"cannot grade {assignment}: {error}") from None
         self.spec_digest = _digest(source.read_bytes(), GRADER_VERSION.encode())
@@ -88,6 +73,9 @@ class Grader:
         # they are killed either way). The command line has nothing to wait for.
         self.wait_for_teardown = True
         self._progress = None  # the batch's ProgressBar, told when a worker starts a student
+        self._lock = threading.Lock()
+        self._begun = 0           # tasks of the local batch that took their sandboxes
+        self._stopping = threading.Event()   # the batch is over (or interrupted): no more retries
 
     def submissions(self) -> list[str]:
         students = []
@@ -104,17 +92,17 @@ class Grader:
             job["reference"] = True
         return job
 
-    def reference(self, sandbox: Sandbox | None):
-        """The instructor's notebook, run once: every case with its expected value (which
-        never goes into a student's process). Kept across batches in the autograded folder
-        while nothing it depends on changed (see :meth:`_reference_key`); ``sandbox`` may be
-        None when that copy is there."""
+    def reference(self, sandbox: Sandbox | None) -> Reference:
+        """The instructor's notebook, run once per batch: every case with its expected value
+        (which never goes into a student's process). Kept across batches in the autograded
+        folder while nothing it depends on changed (see :meth:`_reference_key`); ``sandbox``
+        may be None when that copy is there."""
         plan = build_plan(self.spec, None)
         files = self._reference_files()
         key = self._reference_key(files)
         cached = self._cached_reference(key)
         if cached is not None:
-            return plan, cached
+            return Reference.of(plan, cached)
         if sandbox is None:
             sandbox = Sandbox(self.limits, True)
             try:
@@ -123,15 +111,17 @@ class Grader:
                 sandbox.close()
         else:
             outcome = sandbox.run(self._job(plan, files, reference=True))
-        self._store_reference(key, outcome, plan)
-        return plan, outcome
+        reference = Reference.of(plan, outcome)
+        self._store_reference(key, reference)
+        return reference
 
     def _reference_key(self, files) -> str:
         """What the reference run depends on: the instructor's notebook and files, the code
         that runs it and the versions of the libraries that draw and compute the cases."""
         from importlib.metadata import version
 
-        code = b"".join((Path(__file__).parent / name).read_bytes() for name in REFERENCE_CODE)
+        code = b"".join((Path(__file__).parent / name).read_bytes() for name in REFERENCE_CODE) + \
+            Path(markers.__file__).read_bytes()   # which lines of a test cell are hidden
         versions = " ".join(f"{name}={version(name)}" for name in ("torch", "numpy", "hypothesis"))
         return _digest(self.course.source_notebook(self.assignment).read_bytes(), json.dumps(files).encode(),
                        code, versions.encode(), sys.version.encode(), GRADER_VERSION.encode())
@@ -148,9 +138,9 @@ class Grader:
             return None
         return RunOutcome(messages=saved["messages"], end=saved["end"])
 
-    def _store_reference(self, key: str, outcome: RunOutcome, plan: Plan) -> None:
-        from .judge import RunView, describe_end
-        if describe_end(outcome, RunView.of(outcome), plan, self.limits) != "ok" or outcome.grader_fault:
+    def _store_reference(self, key: str, reference: Reference) -> None:
+        outcome = reference.outcome
+        if describe_end(outcome, reference.view, reference.plan, self.limits) != "ok" or outcome.grader_fault:
             return  # only a clean run is worth keeping
         path = self._reference_path()
         try:
@@ -161,11 +151,7 @@ class Grader:
         except OSError:
             pass  # no copy kept: the next batch runs it again
 
-    @property
-    def tools(self) -> dict:
-        return self.runs.tools
-
-    def grade_one(self, sandboxes: dict[bool, Sandbox], student: str, reference) -> SubmissionRow:
+    def grade_one(self, sandboxes: dict[bool, Sandbox], student: str, reference: Reference) -> SubmissionRow:
         from . import autograded_notebook   # nbconvert and bleach: imported while the sandboxes start
         folder = self.course.submitted_root / student / self.assignment
         path = folder / f"{self.spec.notebook}.ipynb"
@@ -206,26 +192,26 @@ class Grader:
 
     def _row(self, student, result: NotebookResult, digest) -> SubmissionRow:
         return SubmissionRow(student, result.score, result.max_score, result.status, result.message,
-                             [asdict(t) for t in result.tests], digest)
+                             result.tests, digest)
 
     def _done_already(self, student: str) -> bool:
         if self.force:
             return False
-        state = self.course.autograded_root / student / self.assignment / STATE_FILE
+        recorded = final_digest(self.course, self.assignment, student)
         path = self.course.submitted_root / student / self.assignment / f"{self.spec.notebook}.ipynb"
         try:
-            recorded = json.loads(state.read_text())
             raw = path.read_bytes() if path.is_file() else b""
-        except (OSError, ValueError):
+        except OSError:
             return False
-        return recorded.get("final", True) and recorded.get("digest") == _digest(raw, self.spec_digest.encode())
+        return recorded is not None and recorded == _digest(raw, self.spec_digest.encode())
 
     def run(self, progress_stream=None) -> list[SubmissionRow]:
-        from .gradebook_writer import GradebookWriter
+        from .results import GradebookWriter
 
         students = self.submissions()
         if not students:
             return []
+        self._stopping.clear()
         # Sandboxes are launched first (importing torch in them is most of a batch's fixed
         # cost), for every student; those not needed once the finished ones are known are
         # closed again.
@@ -237,7 +223,7 @@ class Grader:
             ([] if True in sandboxes[0] else [reference_box])
         previous_limit = _cap_own_memory()
         starting: list = []
-        writer = None
+        writer = pool = None
         rows: dict[str, SubmissionRow] = {}
         try:
             starting = _start_all(everything)
@@ -258,25 +244,19 @@ class Grader:
             reference = self.reference(None if cached is not None else reference_box)
             self._check_reference(reference)
             _finish_starting(starting)
-            jobs: queue.Queue = queue.Queue()
-            for student in pending:
-                jobs.put(student)
-            results: queue.Queue = queue.Queue()
-            self._progress = bar = ProgressBar(len(pending), f"grading {self.assignment}", progress_stream)
-            threads = [threading.Thread(target=self._work, args=(box, jobs, results, reference), daemon=True)
-                       for box in sandboxes]
-            for thread in threads:
-                thread.start()
-            for _ in pending:
-                row = results.get()
-                self.commit(writer, row)
-                rows[row.student] = row
-                bar.advance(row)
-            for thread in threads:
-                thread.join()
+            pool = concurrent.futures.ThreadPoolExecutor(len(sandboxes), thread_name_prefix="grade")
+            free: queue.SimpleQueue = queue.SimpleQueue()   # each task takes a worker's sandboxes
+            for boxes in sandboxes:
+                free.put(boxes)
+            self._begun = 0
+            grade = functools.partial(self._grade_on_free_sandboxes, free, len(pending), reference)
+            self.grade_batch(writer, pending, rows, pool, grade, f"grading {self.assignment}", progress_stream)
         finally:
-            for box in everything:   # a sandbox still starting fails fast once killed
-                box.close(reap=False)
+            self._stopping.set()
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+            for box in everything:   # a sandbox still starting, or running a notebook, fails fast once killed
+                box.close(reap=False, retire=True)
             for thread, _, _ in starting:
                 thread.join()
             for box in everything:
@@ -285,10 +265,29 @@ class Grader:
             self.pid_namespaces |= close_early() - {""}
             if self.wait_for_teardown:
                 reap_namespaces(self.pid_namespaces)   # all at once: each takes the kernel a second or two
+            if pool is not None:
+                pool.shutdown(wait=True)
             if writer is not None:
                 writer.close()
             resource.setrlimit(resource.RLIMIT_AS, previous_limit)
         return [rows[s] for s in students]
+
+    def grade_batch(self, writer, pending: list[str], rows: dict[str, SubmissionRow], executor, grade,
+                    label: str, progress_stream=None) -> None:
+        """The one loop of a batch, here or on Dask: ``grade(student)`` for every pending
+        student on ``executor`` (threads with a sandbox each here; Dask's executor on a
+        cluster), each row committed by this thread alone as it finishes, and shown."""
+        self._progress = bar = ProgressBar(len(pending), label, progress_stream)
+        futures = [executor.submit(grade, student) for student in pending]
+        try:
+            for future in concurrent.futures.as_completed(futures):
+                row = future.result()  # a GradingError on a Dask worker stops the batch here
+                writer.commit(row)
+                rows[row.student] = row
+                bar.advance(row)
+        finally:
+            for future in futures:
+                future.cancel()
 
     def _reference_files(self):
         return _extra_files(self.course.source_notebook(self.assignment).parent, self.spec.notebook + ".ipynb")
@@ -299,67 +298,52 @@ class Grader:
         rows = {s: load_row(self.course, self.assignment, s) for s in students if s not in pending}
         return pending, rows
 
-    def commit(self, writer, row: SubmissionRow) -> None:
-        """One submission's grades into the gradebook (one transaction), then its state file."""
-        try:
-            if row.autograded is not None:  # None: a grader error, nothing to record
-                writer.record(row, row.autograded)
-        except Exception as error:  # noqa: BLE001 - reported; no state file, so a re-run retries
-            row.status = row.message = f"gradebook write failed: {type(error).__name__}: {error}"[:300]
-            row.grader_fault, row.final = row.status, False
-        else:
-            # Trouble that may be the grader's own is recorded but tried again next run.
-            row.final = not row.grader_fault
-            self._save_state(row)
-
-    def _check_reference(self, reference) -> None:
-        plan, outcome = reference
-        from .judge import RunView, describe_end
-        view = RunView.of(outcome)
-        status = describe_end(outcome, view, plan)
+    def _check_reference(self, reference: Reference) -> None:
+        status = describe_end(reference.outcome, reference.view, reference.plan)
         if status != "ok":
             raise GradingError(f"the instructor's solution for {self.assignment} does not run cleanly "
                                f"in the sandbox: {status}")
 
-    def _work(self, sandboxes: dict[bool, Sandbox], jobs: queue.Queue, results: queue.Queue, reference) -> None:
-        while True:
-            try:
-                student = jobs.get_nowait()
-            except queue.Empty:
-                break
-            if self._progress is not None:
-                self._progress.start(student)
-            results.put(self.grade_one_safely(sandboxes, student, reference))
-        for box in sandboxes.values():   # no more work: the kernel tears it down while the last rows are written
-            box.close(reap=False)
+    def _grade_on_free_sandboxes(self, free: queue.SimpleQueue, total: int, reference: Reference,
+                                 student: str) -> SubmissionRow:
+        """One task of the local batch: as many run at once as there are workers, so a set of
+        sandboxes is always free."""
+        sandboxes = free.get()
+        with self._lock:
+            self._begun += 1
+        if self._progress is not None:
+            self._progress.start(student)
+        try:
+            return self.grade_one_safely(sandboxes, student, reference)
+        finally:
+            with self._lock:
+                done_with_them = self._begun == total
+            if done_with_them:   # no more work: the kernel tears them down while the last rows are written
+                for box in sandboxes.values():
+                    box.close(reap=False)
+            else:
+                free.put(sandboxes)
 
-    def grade_one_safely(self, sandboxes: dict[bool, Sandbox], student: str, reference) -> SubmissionRow:
+    def grade_one_safely(self, sandboxes: dict[bool, Sandbox], student: str, reference: Reference) -> SubmissionRow:
         """grade_one, with the grader's own failure turned into a row, tried once more on fresh
         sandboxes when it may be the grader's fault: one bad submission never stops the batch
         (threads here, Dask workers in autograder/distributed.py)."""
         row = self._grade_guarded(sandboxes, student, reference)
-        if row.grader_fault:
+        if row.grader_fault and not self._stopping.is_set():
             # Perhaps the sandbox's trouble, not the notebook's: once more, on a fresh one.
             for box in sandboxes.values():
                 box.close(reap=False)
             row = self._grade_guarded(sandboxes, student, reference)
         return row
 
-    def _grade_guarded(self, sandboxes: dict[bool, Sandbox], student: str, reference) -> SubmissionRow:
+    def _grade_guarded(self, sandboxes: dict[bool, Sandbox], student: str, reference: Reference) -> SubmissionRow:
         try:
             return self.grade_one(sandboxes, student, reference)
         except Exception as error:  # noqa: BLE001 - one bad submission never stops the batch
-            zero = [asdict(TestResult(c.grade_id, 0.0, c.points, False, "internal grader error"))
-                    for c in self.spec.tests]
+            zero = [TestResult(c.grade_id, 0.0, c.points, False, "internal grader error") for c in self.spec.tests]
             why = f"grader error: {type(error).__name__}: {error}"[:300]
             return SubmissionRow(student, 0.0, self.spec.max_score, why, why, zero, grader_fault=why)
 
-    def _save_state(self, row: SubmissionRow) -> None:
-        folder = self.course.autograded_root / row.student / self.assignment
-        folder.mkdir(parents=True, exist_ok=True)
-        temporary = folder / (STATE_FILE + ".tmp")
-        temporary.write_text(json.dumps(_state(row), indent=1))
-        os.replace(temporary, folder / STATE_FILE)
 
 
 def _start_all(boxes: list[Sandbox]) -> list[tuple[threading.Thread, list, Sandbox]]:
@@ -389,25 +373,17 @@ def _finish_starting(starting) -> None:
             raise errors[0]
 
 
-def _state(row: SubmissionRow) -> dict:
-    return {f.name: getattr(row, f.name) for f in fields(row) if f.metadata.get("state", True)}
-
-
 def _cap_own_memory(headroom: int = 8 * 1024**3) -> tuple[int, int]:
     """Judging recomputes checks on values the runs sent; a value built to blow up (a huge
     outer product) must fail that check with a MemoryError, not take the host down.
     Only the soft limit is lowered, so the sandboxes can still set their own."""
+    import psutil
+
     previous = resource.getrlimit(resource.RLIMIT_AS)
-    with open("/proc/self/status") as handle:
-        size = next(int(line.split()[1]) * 1024 for line in handle if line.startswith("VmSize:"))
-    soft = size + headroom
+    soft = psutil.Process().memory_info().vms + headroom
     if previous[1] != resource.RLIM_INFINITY:
         soft = min(soft, previous[1])
     if previous[0] == resource.RLIM_INFINITY or previous[0] > soft:
         resource.setrlimit(resource.RLIMIT_AS, (soft, previous[1]))
     return previous
 
-
-def load_row(course: Course, assignment: str, student: str) -> SubmissionRow:
-    state = course.autograded_root / student / assignment / STATE_FILE
-    return SubmissionRow(**json.loads(state.read_text()))

@@ -113,6 +113,29 @@ class RunView:
         return view
 
 
+@dataclass(frozen=True)
+class Reference:
+    """The instructor's notebook run once per batch (autograder/grade.py) or per trusted copy
+    (autograder/validate.py): its plan, how it ran, and what every student run and verdict
+    reads from it, derived here once."""
+    plan: Plan
+    outcome: RunOutcome
+    view: RunView
+    # grade_id -> (visible cases, hidden cases), each as [n, probe, arguments]
+    cases: dict[str, tuple[list, list]]
+
+    @classmethod
+    def of(cls, plan: Plan, outcome: RunOutcome) -> "Reference":
+        view = RunView.of(outcome)
+        cases = {}
+        for grade_id, index in plan.test_index.items():
+            calls = view.calls.get(index, [])
+            cases[grade_id] = tuple([[call.get("n"), call.get("probe"), call.get("args")]
+                                     for call in calls if (call.get("hidden") is True) == hidden]
+                                    for hidden in (False, True))
+        return cls(plan, outcome, view, cases)
+
+
 def _mib(size: int) -> str:
     return f"{size / 1024**2:g} MiB"
 
@@ -198,12 +221,12 @@ def student_cell_errors(view: RunView, plan: Plan, before: int | None = None) ->
     return found
 
 
-def judge_notebook(spec: AssignmentSpec, plan: Plan, runs: list, reference_plan: Plan, reference: RunOutcome,
+def judge_notebook(spec: AssignmentSpec, plan: Plan, runs: list, reference: Reference,
                    tools: dict, limits: Limits | None = None) -> NotebookResult:
     """``runs``: the student's runs, one per kind (with torch, without), each as
     ``(variant of plan, outcome)`` or ``(variant, outcome, hidden-only outcome)``; every test
     cell is in exactly one of them."""
-    ref_view = RunView.of(reference)
+    ref_view = reference.view
     views, statuses, errors = {}, [], None
     for run in runs:
         variant, outcome = run[0], run[1]
@@ -221,7 +244,7 @@ def judge_notebook(spec: AssignmentSpec, plan: Plan, runs: list, reference_plan:
     status = "; ".join(failures) if failures else "ok"
     tests = []
     for cell in spec.tests:
-        index, ref_index = plan.test_index[cell.grade_id], reference_plan.test_index[cell.grade_id]
+        index, ref_index = plan.test_index[cell.grade_id], reference.plan.test_index[cell.grade_id]
         view, run_status, variant = views.get(cell.grade_id, (RunView(), "not run", plan))
         try:
             verdict = judge_cell(index, view, ref_index, ref_view, tools, run_status)

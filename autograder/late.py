@@ -26,7 +26,7 @@ from nbgrader.plugins import LateSubmissionPlugin
 from traitlets import Dict, Float
 from traitlets.config import Configurable
 
-from .course import Course
+from course.model import Course
 
 
 class DeadlineError(ValueError):

@@ -14,7 +14,7 @@ import base64
 import json
 from pathlib import Path
 
-from .judge import NotebookResult, RunView, judge_notebook
+from .judge import NotebookResult, Reference, RunView, judge_notebook
 from .plan import AssignmentSpec, Plan
 from .sandbox import Limits, RunOutcome, Sandbox, SandboxError
 
@@ -60,7 +60,6 @@ class NotebookRuns:
         self.spec, self.with_torch, self._tools, self.limits = spec, with_torch, tools, limits
         # The student runs a notebook needs: with torch (True) and/or without (False).
         self.kinds = sorted({self.kind(c.grade_id) for c in spec.tests}, reverse=True) or [with_torch]
-        self._cases_of = None
 
     @property
     def tools(self) -> dict:
@@ -72,24 +71,10 @@ class NotebookRuns:
         cell = next(c for c in self.spec.tests if c.grade_id == grade_id)
         return cell.probes.torch and self.with_torch  # forbid_torch covers the whole assignment
 
-    def cases(self, reference) -> dict[str, tuple[list, list]]:
-        """grade_id -> (visible calls, hidden calls), each as [n, probe, arguments]."""
-        ref_plan, ref_outcome = reference
-        if self._cases_of is not None and self._cases_of[0] is ref_outcome:
-            return self._cases_of[1]
-        ref_view = RunView.of(ref_outcome)
-        cases = {}
-        for grade_id, index in ref_plan.test_index.items():
-            calls = ref_view.calls.get(index, [])
-            cases[grade_id] = ([[c.get("n"), c.get("probe"), c.get("args")] for c in calls if c.get("hidden") is not True],
-                               [[c.get("n"), c.get("probe"), c.get("args")] for c in calls if c.get("hidden") is True])
-        self._cases_of = (ref_outcome, cases)
-        return cases
-
-    def variants(self, plan: Plan, reference) -> list[tuple[bool, Plan, bytes]]:
+    def variants(self, plan: Plan, reference: Reference) -> list[tuple[bool, Plan, bytes]]:
         """One plan per student run: its kind's test cells with their visible cases filled in
         from the reference, and the hidden cases to send once the visible part is over."""
-        cases = self.cases(reference)
+        cases = reference.cases
         trusted = {c.grade_id: c for c in self.spec.tests}
         variants = []
         for kind in self.kinds:
@@ -131,7 +116,7 @@ class NotebookRuns:
             cells.append(cell)
         return {"cells": cells, "files": files, "hidden_only": True, "stop_after": max(finished)}
 
-    def run(self, sandboxes: dict[bool, Sandbox], plan: Plan, files, reference) -> tuple[NotebookResult, list]:
+    def run(self, sandboxes: dict[bool, Sandbox], plan: Plan, files, reference: Reference) -> tuple[NotebookResult, list]:
         """(the verdict, the runs as (variant, outcome[, hidden-only outcome]))."""
         runs = []
         for kind, variant, hidden in self.variants(plan, reference):
@@ -142,8 +127,7 @@ class NotebookRuns:
             except SandboxError as error:
                 runs.append((variant, RunOutcome(end=None, grader_fault=str(error))))
                 plan.notes.append(str(error))
-        ref_plan, ref_outcome = reference
-        return judge_notebook(self.spec, plan, runs, ref_plan, ref_outcome, self.tools, self.limits), runs
+        return judge_notebook(self.spec, plan, runs, reference, self.tools, self.limits), runs
 
 
 def outcomes(runs) -> list[RunOutcome]:

@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from dataclasses import dataclass, field
 
 import nbformat
+
+from course.markers import HIDDEN, Markers, course_markers
 
 from .probes import ProbeCell, require_probe_form, split_test_cell, strip_magics
 
 
 MAX_NOTEBOOK_BYTES = 64 * 1024**2
-HIDDEN_BEGIN = re.compile(r"^\s*###\s*BEGIN HIDDEN TESTS")
-HIDDEN_END = re.compile(r"^\s*###\s*END HIDDEN TESTS")
 
 
 class UnreadableNotebook(ValueError):
@@ -36,7 +35,11 @@ class TrustedCell:
     points: float = 0.0
     position: int = 0  # order in the source notebook
     probes: ProbeCell | None = None   # test cells only: the cell's probes (see probes.py)
-    hidden_lines: list[str] = field(default_factory=list)  # test cells: to redact from messages
+    # Test cells only: hidden source lines long enough to recognise (redacted from messages),
+    # the hidden lines' numbers (markers included) and the cell as released (without them).
+    hidden_lines: list[str] = field(default_factory=list)
+    hidden_line_numbers: list[int] = field(default_factory=list)
+    visible_source: str = ""
 
 
 @dataclass
@@ -56,11 +59,6 @@ class AssignmentSpec:
     @property
     def tests(self) -> list[TrustedCell]:
         return [c for c in self.cells if c.role == "test"]
-
-    @property
-    def probe_kinds(self) -> set[bool]:
-        """Student runs a submission needs: True with torch, False without."""
-        return {c.probes.torch for c in self.tests}
 
     @property
     def max_score(self) -> float:
@@ -87,14 +85,17 @@ def _source(cell) -> str:
     return source if isinstance(source, str) else ""
 
 
-def load_spec(name: str, notebook: str, source_path) -> AssignmentSpec:
+def load_spec(name: str, notebook: str, source_path, markers: Markers | None = None) -> AssignmentSpec:
     """Raises :class:`~autograder.probes.ProbeFormError` (``OldFormTestCell`` for a test cell
     without ``@probe``) when a test cell cannot be graded."""
-    return spec_of(name, notebook, nbformat.read(str(source_path), as_version=4))
+    return spec_of(name, notebook, nbformat.read(str(source_path), as_version=4), markers)
 
 
-def spec_of(name: str, notebook: str, source_notebook: nbformat.NotebookNode) -> AssignmentSpec:
-    """The trusted cells of an instructor's (or release) notebook, as :func:`load_spec`."""
+def spec_of(name: str, notebook: str, source_notebook: nbformat.NotebookNode,
+            markers: Markers | None = None) -> AssignmentSpec:
+    """The trusted cells of an instructor's (or release) notebook, as :func:`load_spec`.
+    ``markers``: nbgrader's, as the course configures them (default: this repository's)."""
+    markers = markers or course_markers()
     cells, tools = [], []
     for position, cell in enumerate(source_notebook.cells):
         meta = _nbgrader(cell)
@@ -112,34 +113,17 @@ def spec_of(name: str, notebook: str, source_notebook: nbformat.NotebookNode) ->
         trusted = TrustedCell(grade_id, role, _source(cell), float(meta.get("points") or 0), position)
         if role == "test":
             require_probe_form(grade_id, trusted.source)
-            trusted.probes = split_test_cell(trusted.source, hidden_line_numbers(strip_magics(trusted.source)))
-            trusted.hidden_lines = _hidden_lines(trusted.source)
+            stripped = strip_magics(trusted.source)
+            trusted.probes = split_test_cell(trusted.source, markers.hidden_line_numbers(stripped))
+            trusted.hidden_lines = [line.strip() for line in markers.inside(stripped, HIDDEN) if len(line.strip()) >= 6]
+            trusted.hidden_line_numbers = sorted(markers.hidden_line_numbers(stripped))
+            trusted.visible_source = "\n".join(markers.outside(trusted.source, HIDDEN))
         cells.append(trusted)
     return AssignmentSpec(name, notebook, cells, source_notebook, tools_source="\n\n".join(tools))
 
 
 def _defines_mismatch(source: str) -> bool:
     return "def mismatch(" in source
-
-
-def hidden_line_numbers(source: str) -> set[int]:
-    hidden, inside = set(), False
-    for number, line in enumerate(source.splitlines(), start=1):
-        if HIDDEN_BEGIN.match(line):
-            inside = True
-        if inside:
-            hidden.add(number)
-        if HIDDEN_END.match(line):
-            inside = False
-    return hidden
-
-
-def _hidden_lines(source: str) -> list[str]:
-    """Hidden source lines long enough to recognise, to redact them from messages."""
-    lines = strip_magics(source).splitlines()
-    return [lines[n - 1].strip() for n in sorted(hidden_line_numbers("\n".join(lines)))
-            if len(lines[n - 1].strip()) >= 6 and not HIDDEN_BEGIN.match(lines[n - 1])
-            and not HIDDEN_END.match(lines[n - 1])]
 
 
 def read_submission(path) -> nbformat.NotebookNode:
@@ -190,7 +174,7 @@ def build_plan(spec: AssignmentSpec, submission: nbformat.NotebookNode | None) -
                     and known.role == "locked":
                 notes.append(f"locked cell {grade_id} edited: restored from the instructor's version")
             elif submission is not None and known.role == "test" and \
-                    _normalized(_source(cell)) != _normalized(_strip_hidden(known.source)) and \
+                    _normalized(_source(cell)) != _normalized(known.visible_source) and \
                     _normalized(_source(cell)) != _normalized(known.source):
                 notes.append(f"test cell {grade_id} edited: restored from the instructor's version")
             last_position = known.position
@@ -222,23 +206,11 @@ def _role(cell: TrustedCell) -> str:
 def _job_cell(cell: TrustedCell, reference: bool) -> dict:
     if cell.role == "test":
         if reference:  # the instructor's run: the whole cell, expectations and hidden cases included
-            source = strip_magics(cell.source)
-            return {"kind": "reference_test", "grade_id": cell.grade_id, "source": source,
-                    "hidden_lines": sorted(hidden_line_numbers(source))}
+            return {"kind": "reference_test", "grade_id": cell.grade_id, "source": strip_magics(cell.source),
+                    "hidden_lines": cell.hidden_line_numbers}
         # The student's run: the visible probe functions only; the cases are filled in from
         # the reference run (the hidden ones, and probes written among them, come later).
         return {"kind": "probe", "grade_id": cell.grade_id, "source": cell.probes.source,
                 "names": cell.probes.names, "torch": cell.probes.torch, "calls": []}
     return {"kind": "code", "grade_id": cell.grade_id, "source": cell.source, "locked": True}
 
-
-def _strip_hidden(source: str) -> str:
-    kept, inside = [], False
-    for line in source.splitlines():
-        if HIDDEN_BEGIN.match(line):
-            inside = True
-        if not inside:
-            kept.append(line)
-        if HIDDEN_END.match(line):
-            inside = False
-    return "\n".join(kept)

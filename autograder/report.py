@@ -6,9 +6,9 @@ import csv
 import statistics
 from collections import Counter
 
-from .course import Course
-from .export import rows_for
-from .grade import STATE_FILE, load_row
+from course.model import Course
+
+from .results import read_results
 
 
 def write_report(course: Course, assignment: str) -> str:
@@ -19,20 +19,22 @@ def write_report(course: Course, assignment: str) -> str:
 
     folder = course.reports_root() / assignment
     folder.mkdir(parents=True, exist_ok=True)
-    graded = [load_row(course, assignment, p.parent.parent.name)
-              for p in sorted(course.autograded_root.glob(f"*/{assignment}/{STATE_FILE}"))]
+    from .late import apply_late_penalties
+
+    graded = [result for result in read_results(course, assignment) if result.graded]
     if not graded:
         from .export import nothing_graded
         raise nothing_graded(assignment)
-    questions = [t["grade_id"] for t in graded[0].tests]
-    maxima = {t["grade_id"]: t["max_points"] for t in graded[0].tests}
-    totals = {row["student"]: row for row in rows_for(course, assignment)}
+    questions = [t.grade_id for t in graded[0].tests]
+    maxima = {t.grade_id: t.max_points for t in graded[0].tests}
+    lateness = apply_late_penalties(course, assignment)
     with (folder / "questions.csv").open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(["student", *questions, "score", "max_score", "status"])
         for row in graded:
-            points = {t["grade_id"]: t["points"] for t in row.tests}
-            total = totals.get(row.student, {}).get("score", row.score)
+            points = {t.grade_id: t.points for t in row.tests}
+            late = lateness.get(row.student)
+            total = late.score if late else row.score
             writer.writerow([row.student, *(f"{points.get(q, 0):g}" for q in questions),
                              f"{total:g}", f"{row.max_score:g}", row.status])
 
@@ -40,7 +42,7 @@ def write_report(course: Course, assignment: str) -> str:
     rows_of_plots = (len(questions) + columns - 1) // columns
     figure, axes = plt.subplots(rows_of_plots, columns, figsize=(4 * columns, 3 * rows_of_plots), squeeze=False)
     for axis, question in zip(axes.flat, questions):
-        values = [next(t["points"] for t in row.tests if t["grade_id"] == question) for row in graded]
+        values = [next(t.points for t in row.tests if t.grade_id == question) for row in graded]
         bins = [x - 0.5 for x in range(int(maxima[question]) + 2)] if maxima[question] <= 20 else 10
         axis.hist(values, bins=bins, color="#4a7dbf", edgecolor="white")
         axis.set_title(f"{question} (max {maxima[question]:g})", fontsize=9)
@@ -62,7 +64,7 @@ def write_report(course: Course, assignment: str) -> str:
         f"score: mean {statistics.mean(scores):.2f}, median {statistics.median(scores):g}, "
         f"min {min(scores):g}, max {max(scores):g}",
         "per question (full marks / submissions): " + ", ".join(
-            f"{q} {sum(1 for r in graded if any(t['grade_id'] == q and t['passed'] for t in r.tests))}/{len(graded)}"
+            f"{q} {sum(1 for r in graded if any(t.grade_id == q and t.points >= t.max_points for t in r.tests))}/{len(graded)}"
             for q in questions),
         "runs: " + ", ".join(f"{status} {count}" for status, count in statuses.most_common()),
         f"files: {folder / 'questions.csv'}, {folder / 'distribution.png'}",

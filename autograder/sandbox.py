@@ -28,9 +28,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from course.model import REPO
+
 from .syscall_filter import keyring_filter
 
-REPO = Path(__file__).resolve().parent.parent
 GRADER_MOUNT = "/opt/course"
 SITE_MOUNT = "/opt/site-packages"
 NOBODY = 65534
@@ -299,6 +300,7 @@ class Sandbox:
         self._buffer = b""
         self._stderr = None
         self.pid_namespaces: set[str] = set()
+        self.retired = False   # closed for good: its batch is over, nothing may start it again
 
     def start(self, timeout: float = 120.0) -> None:
         self.launch()
@@ -375,6 +377,8 @@ class Sandbox:
         the child only once its observations have said ``visible_done``: nothing the child
         sent before that can depend on them."""
         if not self.alive:
+            if self.retired:
+                raise SandboxError("the batch is over: its sandboxes are closed")
             self.start()
         payload = json.dumps(job).encode()
         job_r, job_w = os.pipe()
@@ -457,10 +461,12 @@ class Sandbox:
             else:
                 outcome.overflow = True
 
-    def close(self, reap: bool = True) -> None:
+    def close(self, reap: bool = True, retire: bool = False) -> None:
         """Kill the sandbox. With ``reap``, wait until nothing is left in any PID namespace it
         ever had (the kernel takes a second or two to tear one down); a batch kills all its
-        sandboxes first and reaps them together (:func:`reap_namespaces`)."""
+        sandboxes first and reaps them together (:func:`reap_namespaces`). With ``retire``,
+        :meth:`run` refuses to start it again (a batch that ends while a run is under way)."""
+        self.retired = self.retired or retire
         if self.process is not None and self.process.poll() is None:
             try:
                 os.killpg(self.process.pid, signal.SIGKILL)

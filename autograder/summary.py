@@ -28,7 +28,7 @@ def run_kind(row) -> str:
             return kind
     if status != "ok":
         return "crashed"
-    if any(not t.get("passed") and _RAISED.search(t.get("message", "")) for t in row.tests):
+    if any(not t.passed and _RAISED.search(t.message) for t in row.tests):
         return "ok, errors raised"
     return "ok"
 
@@ -41,14 +41,15 @@ def print_summary(rows, stream) -> None:
     if not rows:
         print("no submissions graded", file=stream)
         return
-    width = max(7, *(len(r.student) for r in rows))
+    from tabulate import tabulate
+
     kinds = [run_kind(r) for r in rows]
-    kind_width = max(len("run"), *(len(k) for k in kinds))
-    print(f"{'student':<{width}}  {'score':>11}  {'run':<{kind_width}}  message", file=stream)
-    for row, kind in zip(rows, kinds):
-        score = f"{_points(row.score)}/{_points(row.max_score)}"
-        message = "" if row.message == "ok" else row.message
-        print(f"{row.student:<{width}}  {score:>11}  {kind:<{kind_width}}  {message}".rstrip(), file=stream)
+    table = tabulate([[row.student, f"{_points(row.score)}/{_points(row.max_score)}", kind,
+                       "" if row.message == "ok" else row.message] for row, kind in zip(rows, kinds)],
+                     headers=["student", "score", "run", "message"], tablefmt="plain",
+                     colalign=("left", "right", "left", "left"), disable_numparse=True)
+    for line in table.splitlines():
+        print(line.rstrip(), file=stream)
     total = len(rows)
     mean = sum(r.score for r in rows) / total
     counted = Counter(kinds)

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import nbformat
 
-from .judge import NotebookResult
+from .judge import NotebookResult, Reference
 from .notebook_runs import NotebookRuns, load_tools
 from .notebook_runs import extra_files as _extra_files
 from .plan import AssignmentSpec, Plan, UnreadableNotebook, build_plan, read_submission, spec_of
@@ -114,7 +114,7 @@ class NotebookValidator:
         self.root = root
         self.plain = not bwrap_available() if plain is None else plain
         self.boxes: dict[bool, Sandbox] = {}
-        self.references: dict[str, tuple[Plan, object]] = {}
+        self.references: dict[str, Reference] = {}
         self._tools: set[str] | None = None
 
     def _box(self, kind: bool) -> Sandbox:
@@ -199,15 +199,13 @@ class NotebookValidator:
         key = json.dumps(job, sort_keys=True)
         if key not in self.references:
             outcome = self._box(True).run(json.loads(key))
-            self.references[key] = (plan, outcome)
+            self.references[key] = Reference.of(plan, outcome)
         return self.references[key]
 
 
-def _form_only(spec: AssignmentSpec, reference) -> set[str]:
-    from .judge import RunView
-    plan, outcome = reference
-    view = RunView.of(outcome)
-    return {grade_id for grade_id, index in plan.test_index.items()
+def _form_only(spec: AssignmentSpec, reference: Reference) -> set[str]:
+    view = reference.view
+    return {grade_id for grade_id, index in reference.plan.test_index.items()
             if view.calls.get(index) and all(call.get("form_only") for call in view.calls[index])}
 
 

@@ -17,7 +17,7 @@ COMMAND_MODULES = (
     "course.scaffold",     # new NAME: a new assignment's source notebook
     "autograder.commands",  # collect, grade, feedback, export, report
     "course.lessons",      # lessons execute / check
-    # -- beyond one machine: the students' repository (issue 12) --
+    # -- beyond one machine: the students' repository --
     "course.student_kit",  # student-kit DEST (lessons, releases, reftorch; no solutions)
     # the course server for a class: roster -> Unix users + gradebook; JupyterHub
     "course.roster",       # roster import / remove

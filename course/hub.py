@@ -41,9 +41,9 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from .hub_install import DEFAULT_CLASS_DIR, folder_barring, folder_shutting_out
+from .model import REPO, load_config
 from .roster import STUDENTS_GROUP
 
-REPO = Path(__file__).resolve().parent.parent
 # `make hub-proxy` installs configurable-http-proxy here from course/hub/package-lock.json.
 LOCAL_PROXY = REPO / "course" / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
 DEFAULT_STATE = Path("/srv/nbgrader/hub")
@@ -136,16 +136,15 @@ def find_proxy(explicit: str = "") -> str:
 
 def running_pid(settings: HubSettings) -> int | None:
     """The pid in the state folder if that process is still a running JupyterHub."""
-    pid_file = _state(settings, PID_FILE)
+    import psutil
+
     try:
-        pid = int(pid_file.read_text().strip())
-    except (OSError, ValueError):
+        process = psutil.Process(int(_state(settings, PID_FILE).read_text().strip()))
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return None
+        return process.pid if any("jupyterhub" in part for part in process.cmdline()) else None
+    except (OSError, ValueError, psutil.Error):  # no pid file, no such process, or not ours to read
         return None
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")
-    except OSError:
-        return None
-    return pid if b"jupyterhub" in cmdline else None  # a zombie's cmdline is empty
 
 
 def _port_in_use(ip: str, port: int) -> bool:
@@ -156,12 +155,6 @@ def _port_in_use(ip: str, port: int) -> bool:
         except OSError:
             return True
     return False
-
-
-def _course_id(course_root: Path) -> str:
-    from traitlets.config import PyFileConfigLoader
-    config = PyFileConfigLoader("nbgrader_config.py", str(course_root / "course")).load_config()
-    return config.CourseDirectory.course_id
 
 
 def _free_port() -> int:
@@ -272,7 +265,7 @@ def start(settings: HubSettings, timeout: float = 60.0, say=lambda line: None) -
     settings.environment, settings.kit = str(install.environment), str(install.kit)
     settings.student_config, settings.deliver_script = (str(install.student_config),
                                                         str(install.deliver_script))
-    settings.course_id = _course_id(Path(settings.course_root))
+    settings.course_id = load_config(settings.course_root).CourseDirectory.course_id
     settings.hub_port, settings.proxy_api_port = _free_port(), _free_port()
     state = Path(settings.state_dir)
     state.mkdir(parents=True, exist_ok=True)

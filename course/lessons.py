@@ -15,8 +15,9 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = Path(__file__).resolve().parent.parent
-LESSONS = ROOT / "lessons"
+from course.model import REPO
+
+LESSONS = REPO / "lessons"
 TIME_LIMIT_S = 60
 RAISES_TAG = "raises-exception"
 

@@ -3,7 +3,6 @@
 Everything here goes through nbgrader's own converters (GenerateAssignment, Autograde,
 GenerateFeedback) configured by course/nbgrader_config.py; nothing re-implements them.
 
->>> config = course_config()          # the repository's course
 >>> generate_release(["01_tensors"])  # solutions/01_tensors -> assignments/01_tensors
 """
 from __future__ import annotations
@@ -11,46 +10,22 @@ from __future__ import annotations
 import copy
 import logging
 import os
-import sys
 from pathlib import Path
 
-from traitlets.config import Config, PyFileConfigLoader
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-CONFIG_RELATIVE_PATH = Path("course") / "nbgrader_config.py"
-
-
-class CourseError(Exception):
-    """A course command cannot go on; the message says why."""
-
-
-def course_config(root: Path | str | None = None) -> Config:
-    """The nbgrader configuration of the course rooted at ``root`` (default: this repository)."""
-    root = Path(root or REPO_ROOT).resolve()
-    path = root / CONFIG_RELATIVE_PATH
-    if not path.is_file():
-        raise CourseError(f"No nbgrader configuration at {path}")
-    loader = PyFileConfigLoader(path.name, path=str(path.parent))
-    return loader.load_config()
+from course.model import Course, CourseError, load_config
 
 
 def source_notebook(assignment_id: str, root: Path | str | None = None) -> Path:
-    return Path(root or REPO_ROOT) / "solutions" / assignment_id / f"{assignment_id}.ipynb"
+    return Course.load(root).source_notebook(assignment_id)
 
 
 def release_notebook(assignment_id: str, root: Path | str | None = None) -> Path:
-    return Path(root or REPO_ROOT) / "assignments" / assignment_id / f"{assignment_id}.ipynb"
+    return Course.load(root).release_notebook(assignment_id)
 
 
 def assignment_ids(root: Path | str | None = None) -> list[str]:
     """Every assignment with a source notebook ``solutions/<a>/<a>.ipynb``, in course order."""
-    solutions = Path(root or REPO_ROOT) / "solutions"
-    if not solutions.is_dir():
-        return []
-    return sorted(
-        entry.name for entry in solutions.iterdir()
-        if entry.is_dir() and (entry / f"{entry.name}.ipynb").is_file()
-    )
+    return Course.load(root).assignment_ids()
 
 
 def check_assignment_ids(requested: list[str], root: Path | str | None = None) -> list[str]:
@@ -76,19 +51,11 @@ def _quiet_logger() -> logging.Logger:
     return logger
 
 
-def _put_venv_on_path() -> None:
-    # nbgrader's Gradebook runs the `alembic` executable by name; with `.venv/bin/python -m
-    # course` (no activated venv) that folder is not on PATH, so add the interpreter's own.
-    scripts = str(Path(sys.executable).parent)
-    if scripts not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = scripts + os.pathsep + os.environ.get("PATH", "")
-
-
 def _run_converter(converter_class, root, assignment_id: str, student_id: str = "*", **traits):
     from nbgrader.coursedir import CourseDirectory
 
-    _put_venv_on_path()
-    config = copy.deepcopy(course_config(root))
+    Course.put_scripts_on_path()
+    config = copy.deepcopy(load_config(root))
     logger = _quiet_logger()
     coursedir = CourseDirectory(config=config, log=logger)
     coursedir.assignment_id = assignment_id
@@ -118,7 +85,7 @@ def publish_to_exchange(assignment_id: str, root: Path | str | None = None) -> P
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.exchange.default import ExchangeReleaseAssignment
 
-    config = copy.deepcopy(course_config(root))
+    config = copy.deepcopy(load_config(root))
     logger = _quiet_logger()
     coursedir = CourseDirectory(config=config, log=logger)
     coursedir.assignment_id = assignment_id
@@ -146,10 +113,9 @@ def scores(assignment_id: str, root: Path | str | None = None) -> dict[str, dict
     """Per student, per grade cell: the points the gradebook holds after autograding."""
     from nbgrader.api import Gradebook
 
-    _put_venv_on_path()
-    config = course_config(root)
+    course = Course.load(root)
     result: dict[str, dict[str, float]] = {}
-    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gradebook:
+    with Gradebook(course.db_url, course.course_id) as gradebook:
         assignment = gradebook.find_assignment(assignment_id)
         for submission in assignment.submissions:
             result[submission.student_id] = {
@@ -161,9 +127,8 @@ def scores(assignment_id: str, root: Path | str | None = None) -> dict[str, dict
 def max_points(assignment_id: str, root: Path | str | None = None) -> dict[str, float]:
     from nbgrader.api import Gradebook
 
-    _put_venv_on_path()
-    config = course_config(root)
-    with Gradebook(config.CourseDirectory.db_url, config.CourseDirectory.course_id) as gradebook:
+    course = Course.load(root)
+    with Gradebook(course.db_url, course.course_id) as gradebook:
         assignment = gradebook.find_assignment(assignment_id)
         return {cell.name: cell.max_score for notebook in assignment.notebooks for cell in notebook.grade_cells}
 

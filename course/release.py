@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from course import nbgrader_course, release_audit
+from course.model import CONFIG_RELATIVE_PATH, Course, CourseError, load_config
 from course.self_check import validate_notebook
 
 
@@ -56,7 +57,7 @@ def run_release(args) -> int:
     root = Path(args.root).resolve() if getattr(args, "root", None) else None
     try:
         if root is not None:
-            nbgrader_course.course_config(root)  # no course there: say so before anything else
+            load_config(root)  # no course there: say so before anything else
         names = nbgrader_course.assignment_ids(root) if args.all else args.assignments
         if not names:
             print("course release: name at least one assignment, or use --all", file=sys.stderr)
@@ -75,7 +76,7 @@ def run_release(args) -> int:
             return _check_releases(names, root)
         written = nbgrader_course.generate_release(names, root)
         published = [nbgrader_course.publish_to_exchange(name, root) for name in names] if args.exchange else []
-    except nbgrader_course.CourseError as error:
+    except CourseError as error:
         print(f"course release: {error}", file=sys.stderr)
         return 2
     except Exception as error:  # nbgrader's own failures (bad metadata, nested regions, ...)
@@ -116,7 +117,7 @@ def ensure_in_gradebook(course, assignment: str) -> str:
     source = json.loads(course.source_notebook(assignment).read_text(encoding="utf-8"))
     expected = {cell["metadata"]["nbgrader"]["grade_id"] for cell in source.get("cells", [])
                 if cell.get("metadata", {}).get("nbgrader", {}).get("grade")}
-    nbgrader_course._put_venv_on_path()  # noqa: SLF001 - alembic, run by name
+    course.put_scripts_on_path()  # alembic, run by name
     with Gradebook(course.db_url, course.course_id) as gradebook:
         try:
             recorded = {cell.name for cell in gradebook.find_notebook(assignment, assignment).grade_cells}
@@ -128,7 +129,7 @@ def ensure_in_gradebook(course, assignment: str) -> str:
     from nbgrader.coursedir import CourseDirectory
 
     with tempfile.TemporaryDirectory(prefix="course-record-") as scratch:
-        config = nbgrader_course.course_config(course.root)
+        config = load_config(course.root)
         config.CourseDirectory.db_url = course.db_url
         config.CourseDirectory.release_directory = scratch
         logger = nbgrader_course._quiet_logger()  # noqa: SLF001
@@ -166,13 +167,12 @@ def _check_releases(names: list[str], root: Path | None = None) -> int:
     """Generate into a scratch course and compare with the committed assignments/: what a
     student gets (cells, their sources and nbgrader metadata), not what JupyterLab writes
     when the notebook is opened and run (outputs, execution counts, kernel metadata)."""
-    root = Path(root or nbgrader_course.REPO_ROOT)
+    root = Course.load(root).root
     nbgrader_course.check_assignment_ids(names, root)
     with tempfile.TemporaryDirectory(prefix="course-release-check-") as scratch:
         scratch_root = Path(scratch)
         (scratch_root / "course").mkdir()
-        shutil.copy(root / nbgrader_course.CONFIG_RELATIVE_PATH,
-                    scratch_root / nbgrader_course.CONFIG_RELATIVE_PATH)
+        shutil.copy(root / CONFIG_RELATIVE_PATH, scratch_root / CONFIG_RELATIVE_PATH)
         for name in names:
             shutil.copytree(root / "solutions" / name, scratch_root / "solutions" / name)
         nbgrader_course.generate_release(names, scratch_root)

@@ -12,8 +12,8 @@ import json
 import re
 from pathlib import Path
 
-SOLUTION_REGION = ("### BEGIN SOLUTION", "### END SOLUTION")
-HIDDEN_REGION = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
+from course.markers import HIDDEN, SOLUTION, Markers, course_markers
+
 # Shorter lines ("return x", "pass") occur in any code; they prove nothing when found.
 MIN_SECRET_LENGTH = 12
 
@@ -79,37 +79,22 @@ def release_differences(committed: Path, fresh: Path) -> list[str]:
     return problems
 
 
-def _region_lines(source: str, region: tuple[str, str]) -> tuple[list[str], list[str]]:
-    """(lines inside the region, lines outside it), stripped."""
-    inside, outside, within = [], [], False
-    begin, end = region
-    for line in source.splitlines():
-        if begin in line:
-            within = True
-        elif end in line:
-            within = False
-        elif within:
-            inside.append(line.strip())
-        else:
-            outside.append(line.strip())
-    return inside, outside
-
-
-def secret_lines(source_notebook: Path) -> dict[str, set[str]]:
+def secret_lines(source_notebook: Path, markers: Markers | None = None) -> dict[str, set[str]]:
     """Lines of solution code and of hidden tests that a student must never see.
 
     A line that also appears in the public part of the source (the task text, the visible
     tests, the given code) is not secret, and neither is a line too short to mean anything.
+    ``markers``: nbgrader's, as the course configures them (default: this repository's).
     """
+    markers = markers or course_markers()
     notebook = json.loads(source_notebook.read_text(encoding="utf-8"))
     solution, hidden, public = set(), set(), set()
     for cell in notebook["cells"]:
         source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
-        in_solution, rest = _region_lines(source, SOLUTION_REGION)
-        in_hidden, rest = _region_lines("\n".join(rest), HIDDEN_REGION)
-        solution.update(in_solution)
-        hidden.update(in_hidden)
-        public.update(rest)
+        regions = {SOLUTION: solution, HIDDEN: hidden, None: public}
+        for line in markers.lines(source):
+            if not line.marker:
+                regions[line.region].add(line.text.strip())
         # Markdown is public as written, including its code examples.
     keep = lambda lines: {line for line in lines - public if len(line) >= MIN_SECRET_LENGTH}
     return {"solution": keep(solution), "hidden tests": keep(hidden)}
@@ -153,9 +138,9 @@ def _as_source_line(line: str) -> str:
     return _TRACEBACK_PREFIX.sub("", line, count=1).strip()
 
 
-def leaks(text: str, secrets: dict[str, set[str]]) -> list[str]:
+def leaks(text: str, secrets: dict[str, set[str]], markers: Markers | None = None) -> list[str]:
     """Which secret lines (whole lines, also when quoted in a traceback) and region markers occur."""
-    found = [f"marker: {marker}" for marker in (*SOLUTION_REGION, *HIDDEN_REGION) if marker in text]
+    found = [f"marker: {line}" for line in dict.fromkeys((markers or course_markers()).marker_lines(text))]
     lines = {line.strip() for line in text.splitlines()} | {_as_source_line(line) for line in text.splitlines()}
     for kind, secret in secrets.items():
         found.extend(f"{kind}: {line}" for line in sorted(secret & lines))

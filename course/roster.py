@@ -281,8 +281,9 @@ def _append_password(passwords_file: Path, student_id: str, password: str) -> No
 
 def add_to_gradebook(students: list[Student], course_root: Path) -> None:
     """Each student with their names in nbgrader's gradebook (formgrader's student list)."""
-    from autograder.course import Course
     from nbgrader.api import Gradebook
+
+    from course.model import Course
 
     course = Course.load(course_root)
     db_file = _sqlite_file(course.db_url)
@@ -341,7 +342,7 @@ def remove_unix_users(ids: list[str], group: str) -> list[str]:
 # -- command line -------------------------------------------------------------------------
 
 def cmd_import(args) -> int:
-    from autograder.course import REPO
+    from course.model import REPO
     course_root = Path(args.root or REPO).resolve()
     try:
         students = read_roster(Path(args.roster))

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from course import nbgrader_course
+from course.model import REPO, CourseError, load_config
 
 NAME = re.compile(r"^\d{2}_[a-z][a-z0-9_]*$")
 
@@ -118,7 +119,7 @@ def grading_tools_cell(root: Path) -> dict:
                 source = cell["source"]
                 return _cell("code", "".join(source) if isinstance(source, list) else source, "grading_tools",
                              locked=True)
-    raise nbgrader_course.CourseError(
+    raise CourseError(
         f"no assignment in {root / 'solutions'} has a grading_tools cell to copy; "
         "`course new` copies it so that every assignment grades the same way")
 
@@ -151,21 +152,21 @@ def _shown(path: Path) -> str:
 
 
 def run_new(args) -> int:
-    root = Path(args.root or nbgrader_course.REPO_ROOT).resolve()
+    root = Path(args.root or REPO).resolve()
     name = args.name
     if not NAME.match(name):
         print(f"course new: {name!r} is not an assignment name: two digits, an underscore, then lowercase "
               "letters, digits or _ (like 09_softplus; the digits give the course order)", file=sys.stderr)
         return 2
     try:
-        nbgrader_course.course_config(root)
+        load_config(root)
         folder = root / "solutions" / name
         if folder.exists():
             print(f"course new: {nbgrader_course.relative(folder)} exists already; nothing was changed",
                   file=sys.stderr)
             return 1
         notebook = new_notebook(name, root)
-    except nbgrader_course.CourseError as error:
+    except CourseError as error:
         print(f"course new: {error}", file=sys.stderr)
         return 2
     folder.mkdir(parents=True)

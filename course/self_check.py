@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from course import nbgrader_course
+from course.model import load_config
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 _validator = None
@@ -200,7 +201,7 @@ def _validate_in_kernel(path: Path, out) -> int:
     if refused:
         return EXIT_UNUSABLE
 
-    validator = _recording_validator(nbgrader_course.course_config())
+    validator = _recording_validator(load_config())
     print(f"Validating {shown} (running every cell, this takes a few seconds)", file=out, flush=True)
     try:
         results = validator.validate(str(path))

@@ -54,7 +54,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from course.markers import course_markers
+from course.model import REPO, load_config
+
 # The repository parts a kit is built from, exported from git HEAD (solutions/ only to
 # know what must not leak; course/kit/ holds the kit's own fixed files).
 KIT_SOURCES = ("lessons", "assignments", "reftorch", "course", "autograder", "tests", "solutions",
@@ -62,7 +64,7 @@ KIT_SOURCES = ("lessons", "assignments", "reftorch", "course", "autograder", "te
 COPIED_TREES = ("lessons", "assignments", "reftorch")
 # course/ modules behind `course validate` and `course lessons`; the kit's own course/cli.py
 # (course/kit/cli.py) offers exactly those two commands.
-COURSE_FILES = ("__init__.py", "release.py", "release_audit.py", "nbgrader_course.py",
+COURSE_FILES = ("__init__.py", "model.py", "markers.py", "release.py", "release_audit.py", "nbgrader_course.py",
                 "self_check.py", "lessons.py", "lab/overrides.json")
 # Where `course validate` starts in autograder/: the validator, and the zygote it runs as a
 # script (in the sandbox, or as a plain process where bubblewrap is missing).
@@ -88,7 +90,6 @@ INSTRUCTOR_FOLDERS = {"solutions", "autograder", "bench", "source", "submitted",
 INSTRUCTOR_FILE = re.compile(r"(\.db|\.sqlite3?)$|^\.seed-|^gradebook")
 INSTRUCTOR_COURSE_TRAITS = {"db_url", "source_directory", "submitted_directory", "autograded_directory",
                             "feedback_directory", "solution_directory", "source_with_tests_directory"}
-MARKERS = {"### BEGIN SOLUTION": "### END SOLUTION", "### BEGIN HIDDEN TESTS": "### END HIDDEN TESTS"}
 
 
 class KitError(Exception):
@@ -194,19 +195,16 @@ def _is_trivial(line: str) -> bool:
 
 
 def marked_lines(root: Path) -> dict[str, Secret]:
-    """Every stripped line inside a solution or hidden-test region of solutions/*/*.ipynb."""
+    """Every stripped line inside a solution or hidden-test region of solutions/*/*.ipynb
+    (regions as nbgrader reads them with the course's settings: course/markers.py)."""
+    markers = course_markers(root)
     found: dict[str, Secret] = {}
     for notebook in sorted((root / "solutions").glob("*/*.ipynb")):
         for cell in json.loads(notebook.read_text(encoding="utf-8")).get("cells", []):
-            closing = None
-            for raw in _cell_source(cell).splitlines():
-                line = raw.strip()
-                if closing is None and line in MARKERS:
-                    closing, kind = MARKERS[line], ("solution" if "SOLUTION" in line else "hidden tests")
-                elif line == closing:
-                    closing = None
-                elif closing is not None and line:
-                    found.setdefault(line, Secret(line, f"{notebook.relative_to(root)}, {kind}"))
+            for marked in markers.lines(_cell_source(cell)):
+                line = marked.text.strip()
+                if marked.region is not None and not marked.marker and line:
+                    found.setdefault(line, Secret(line, f"{notebook.relative_to(root)}, {marked.region}"))
     return found
 
 
@@ -224,7 +222,7 @@ def public_lines(root: Path) -> set[str]:
     return lines
 
 
-def secret_lines(root: Path = REPO_ROOT) -> dict[str, Secret]:
+def secret_lines(root: Path = REPO) -> dict[str, Secret]:
     """The lines the kit must not contain (see the module docstring for the rule)."""
     shown = public_lines(root)
     return {line: secret for line, secret in marked_lines(root).items()
@@ -292,7 +290,7 @@ def _config_problems(kit: Path) -> list[str]:
     return problems
 
 
-def audit_files(folder: Path, root: Path = REPO_ROOT, secrets: dict[str, Secret] | None = None) -> list[str]:
+def audit_files(folder: Path, root: Path = REPO, secrets: dict[str, Secret] | None = None) -> list[str]:
     """Every file under ``folder`` that is instructor-only or holds a secret line (empty when
     none does). Also audits the course website (course/site/build.py)."""
     secrets = secret_lines(root) if secrets is None else secrets
@@ -311,7 +309,7 @@ def audit_files(folder: Path, root: Path = REPO_ROOT, secrets: dict[str, Secret]
     return problems
 
 
-def audit_kit(kit: Path, root: Path = REPO_ROOT, secrets: dict[str, Secret] | None = None) -> list[str]:
+def audit_kit(kit: Path, root: Path = REPO, secrets: dict[str, Secret] | None = None) -> list[str]:
     """Every way ``kit`` leaks what only the instructor may see (empty when it does not)."""
     secrets = secret_lines(root) if secrets is None else secrets
     if not secrets:
@@ -474,12 +472,6 @@ def _ignore(_folder, names):
     return [n for n in names if n in SKIPPED_NAMES or n.endswith(".pyc")]
 
 
-def _course_id(root: Path) -> str:
-    from traitlets.config import PyFileConfigLoader
-    config = PyFileConfigLoader("nbgrader_config.py", str(root / "course")).load_config()
-    return config.CourseDirectory.course_id
-
-
 NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
                 "ten", "eleven", "twelve")
 
@@ -526,7 +518,7 @@ def _fill(kit: Path, root: Path) -> None:
     (kit / "tests").mkdir()
     for name in student_tests(root):
         shutil.copy2(root / "tests" / name, kit / "tests" / name)
-    config = (templates / "nbgrader_config.py").read_text().replace("@COURSE_ID@", _course_id(root))
+    config = (templates / "nbgrader_config.py").read_text().replace("@COURSE_ID@", load_config(root).CourseDirectory.course_id)
     (kit / "course" / "nbgrader_config.py").write_text(config)
     shutil.copy2(templates / "jupyter_server_config.py", kit / "course" / "jupyter_server_config.py")
     (kit / "course" / "labconfig").mkdir()
@@ -545,7 +537,7 @@ class Kit:
     head: Head
 
 
-def build_kit(dest: Path | str, root: Path | str = REPO_ROOT) -> Kit:
+def build_kit(dest: Path | str, root: Path | str = REPO) -> Kit:
     """Write the student kit of ``root``'s git HEAD to ``dest`` (new or empty). Raises KitError."""
     dest, root = Path(dest).resolve(), Path(root).resolve()
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
@@ -600,7 +592,7 @@ def register(subparsers) -> None:
 
 
 def run_student_kit(args) -> int:
-    root = Path(args.root or REPO_ROOT)
+    root = Path(args.root or REPO)
     if args.audit:
         if not Path(args.dest).is_dir():
             print(f"course student-kit: no kit at {args.dest}", file=sys.stderr)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import nbformat
 
-from course import nbgrader_course, release_audit
+from course import release_audit
+from course.model import REPO
 
 SOURCE_CELL = """def square(x):
     ### BEGIN SOLUTION
@@ -71,7 +72,7 @@ def test_leaks_reads_outputs_and_html_feedback(tmp_path):
 
 
 def test_release_differences_reports_edits_and_missing_files(tmp_path):
-    committed = nbgrader_course.REPO_ROOT / "assignments" / "01_tensors"
+    committed = REPO / "assignments" / "01_tensors"
     copy = tmp_path / "01_tensors"
     shutil.copytree(committed, copy)
     assert release_audit.release_differences(committed, copy) == []

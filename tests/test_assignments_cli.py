@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from course import cli, nbgrader_course, release_audit
-
-REPO = nbgrader_course.REPO_ROOT
+from course import cli, model, release_audit
+from course.model import CONFIG_RELATIVE_PATH, REPO
 ASSIGNMENT = "02_devices"  # the quickest notebook to run
 RELEASED = REPO / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
 SOURCE = REPO / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
@@ -82,9 +81,9 @@ def test_release_names_unknown_assignments(capsys):
 def test_release_regenerates_and_check_spots_a_stale_release(tmp_path, monkeypatch, capsys):
     # A scratch copy of the course, so the real assignments/ is never rewritten by tests.
     (tmp_path / "course").mkdir()
-    shutil.copy(REPO / nbgrader_course.CONFIG_RELATIVE_PATH, tmp_path / nbgrader_course.CONFIG_RELATIVE_PATH)
+    shutil.copy(REPO / CONFIG_RELATIVE_PATH, tmp_path / CONFIG_RELATIVE_PATH)
     shutil.copytree(REPO / "solutions" / ASSIGNMENT, tmp_path / "solutions" / ASSIGNMENT)
-    monkeypatch.setattr(nbgrader_course, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(model, "REPO", tmp_path)
 
     assert cli.main(["release", ASSIGNMENT]) == 0
     assert "released" in capsys.readouterr().out
@@ -102,9 +101,9 @@ def test_release_regenerates_and_check_spots_a_stale_release(tmp_path, monkeypat
 
 def test_release_publishes_to_the_exchange(tmp_path, monkeypatch, capsys):
     (tmp_path / "course").mkdir()
-    shutil.copy(REPO / nbgrader_course.CONFIG_RELATIVE_PATH, tmp_path / nbgrader_course.CONFIG_RELATIVE_PATH)
+    shutil.copy(REPO / CONFIG_RELATIVE_PATH, tmp_path / CONFIG_RELATIVE_PATH)
     shutil.copytree(REPO / "solutions" / ASSIGNMENT, tmp_path / "solutions" / ASSIGNMENT)
-    monkeypatch.setattr(nbgrader_course, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(model, "REPO", tmp_path)
 
     assert cli.main(["release", "--check", "--exchange", ASSIGNMENT]) == 2
     assert cli.main(["release", "--exchange", ASSIGNMENT]) == 0
@@ -123,7 +122,7 @@ def test_release_check_ignores_what_jupyterlab_writes(tmp_path, capsys):
 
     root = tmp_path / "course"
     (root / "course").mkdir(parents=True)
-    shutil.copy(REPO / nbgrader_course.CONFIG_RELATIVE_PATH, root / nbgrader_course.CONFIG_RELATIVE_PATH)
+    shutil.copy(REPO / CONFIG_RELATIVE_PATH, root / CONFIG_RELATIVE_PATH)
     shutil.copytree(REPO / "solutions" / ASSIGNMENT, root / "solutions" / ASSIGNMENT)
     assert cli.main(["release", ASSIGNMENT, "--root", str(root)]) == 0   # --root: no monkeypatching
     released = root / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"

@@ -30,11 +30,13 @@ import pytest
 from sqlalchemy.exc import SAWarning
 
 from course import nbgrader_course, release_audit
+from course.markers import course_markers
+from course.model import CONFIG_RELATIVE_PATH, REPO
 
 # nbgrader's gradebook queries warn about its own session handling; not ours to fix.
 pytestmark = pytest.mark.filterwarnings("ignore", category=SAWarning)
 
-ROOT = Path(os.environ.get("COURSE_GATES_ROOT") or nbgrader_course.REPO_ROOT).resolve()
+ROOT = Path(os.environ.get("COURSE_GATES_ROOT") or REPO).resolve()
 ASSIGNMENTS = nbgrader_course.assignment_ids(ROOT)
 
 # The answer cell left blank in an assignment's partial submission: by default its last
@@ -55,7 +57,7 @@ def partial_blank_cell(notebook: dict) -> str | None:
 def test_course_has_one_assignment_per_lesson():
     assert ASSIGNMENTS, "no assignments found in solutions/"
     assert all(re.fullmatch(r"\d{2}_[a-z][a-z0-9_]*", name) for name in ASSIGNMENTS), ASSIGNMENTS
-    lessons = sorted(p.stem for p in (nbgrader_course.REPO_ROOT / "lessons").glob("[0-9][0-9]_*.ipynb"))
+    lessons = sorted(p.stem for p in (REPO / "lessons").glob("[0-9][0-9]_*.ipynb"))
     # lesson N leads into assignment N, same name; an assignment without a lesson is allowed
     missing = sorted(set(lessons) - set(ASSIGNMENTS))
     assert not missing, f"lessons without the assignment of the same name in solutions/: {missing}"
@@ -81,7 +83,7 @@ def _answered(release: dict, solution: dict, leave_blank: str | None = None) -> 
             continue
         lines = _source(solution_cells[grade_id]).splitlines(keepends=True)
         cell["source"] = "".join(line for line in lines
-                                 if line.strip() not in release_audit.SOLUTION_REGION)
+                                 if not course_markers().marker_lines(line))
     if leave_blank is not None:
         assert leave_blank in _cells_by_id(answered), f"no answer cell {leave_blank}"
         assert _cells_by_id(answered)[leave_blank]["metadata"]["nbgrader"]["solution"]
@@ -111,7 +113,7 @@ class Graded:
         course, assignment = self.course, self.assignment
         shutil.rmtree(course, ignore_errors=True)  # a run interrupted half-way starts over
         shutil.copytree(ROOT / "solutions" / assignment, course / "solutions" / assignment)
-        shutil.copy(ROOT / nbgrader_course.CONFIG_RELATIVE_PATH, _mkdir(course / "course") / "nbgrader_config.py")
+        shutil.copy(ROOT / CONFIG_RELATIVE_PATH, _mkdir(course / "course") / "nbgrader_config.py")
         nbgrader_course.generate_release([assignment], course)
 
         release = json.loads((self.fresh_release / self.notebook_name).read_text())

@@ -13,9 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from course import nbgrader_course
-
-ROOT = nbgrader_course.REPO_ROOT
+from course.model import REPO as ROOT
 MIN_LENGTH = 20
 SOLUTION_REGION = ("### BEGIN SOLUTION", "### END SOLUTION")
 

@@ -17,7 +17,7 @@ def _assignments():
 
 @pytest.mark.parametrize("assignment", _assignments())
 def test_honest_full_marks_blank_none(tmp_path, assignment):
-    from autograder.course import Course
+    from course.model import Course
     from autograder.grade import Grader
 
     root = inject.make_course(tmp_path / "course", assignment)
@@ -30,7 +30,7 @@ def test_honest_full_marks_blank_none(tmp_path, assignment):
     maximum = sum(points for _, points in inject.test_points(root, assignment))
     assert maximum > 0
     for student in ("honest", "settings"):
-        failed = [(t["grade_id"], t["message"]) for t in rows[student].tests if not t["passed"]]
+        failed = [(t.grade_id, t.message) for t in rows[student].tests if not t.passed]
         assert rows[student].score == maximum, failed
     assert rows["blank"].score == 0
     assert not same_judgement.differences(rows, root, assignment, workers=1)

@@ -84,7 +84,7 @@ def _digests(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
-    from autograder.course import Course
+    from course.model import Course
     from autograder.grade import Grader
     from autograder.sandbox import Limits
 
@@ -184,7 +184,7 @@ def test_attack_scores_no_more_than_without_it(batch, name):
 @pytest.mark.parametrize("name", HONEST_VARIANTS + ["markdown_table"])
 def test_honest_variants_keep_full_marks(batch, name):
     row = batch["rows"][name]
-    assert row.score == row.max_score, [t for t in row.tests if not t["passed"]]
+    assert row.score == row.max_score, [t for t in row.tests if not t.passed]
 
 
 def test_validate_and_grading_are_one_judgement(batch):
@@ -202,7 +202,7 @@ def test_points_before_a_crash_are_kept(batch, name):
     notebook = inject.insert(batch["honest_notebook"], source, "middle")
     before = inject.tests_before(notebook, marker)
     row = batch["rows"][name]
-    earned = {t["grade_id"] for t in row.tests if t["passed"]}
+    earned = {t.grade_id for t in row.tests if t.passed}
     assert set(before) <= earned, f"{name} lost points earned before it: {row.message}"
 
 
@@ -230,7 +230,7 @@ def test_gradebook_holds_one_row_per_student_with_its_score(batch):
     assert sorted(s for s, _ in counts) == sorted(batch["rows"])
     assert all(n == 1 for _, n in counts)
     from nbgrader.api import Gradebook
-    from autograder.course import Course
+    from course.model import Course
     course = Course.load(batch["root"])
     with Gradebook(course.db_url, course.course_id) as gradebook:
         for student, row in batch["rows"].items():
@@ -251,13 +251,13 @@ def test_nothing_outlives_the_batch(batch):
 
 def test_no_secret_reaches_the_student(batch):
     """The attack looks for a seed in the grader's frames and reports what it found."""
-    messages = " ".join(t["message"] for t in batch["rows"]["seed_in_feedback"].tests)
+    messages = " ".join(t.message for t in batch["rows"]["seed_in_feedback"].tests)
     assert "seed=none" in messages, messages
     assert not list((batch["root"] / "course" / "autograded").glob(".seed-*"))
 
 
 def test_feedback_never_shows_hidden_test_source(batch):
-    from autograder.course import Course
+    from course.model import Course
     from autograder.feedback import write_feedback
     from autograder.plan import load_spec
 
@@ -267,7 +267,7 @@ def test_feedback_never_shows_hidden_test_source(batch):
     pages = write_feedback(Course.load(batch["root"]), ASSIGNMENT, release=False)
     assert len(pages) == len(batch["rows"])
     leak = batch["rows"]["leak_hidden_tests"]
-    messages = " ".join(t["message"] for t in leak.tests)
+    messages = " ".join(t.message for t in leak.tests)
     assert "ValueError" in messages, "the leak attempt did run"
     assert "nothing found" not in messages, "the attack found the probe source it tries to leak"
     for page in pages:
@@ -279,18 +279,15 @@ def test_feedback_never_shows_hidden_test_source(batch):
 def test_hidden_arguments_never_reach_feedback(batch):
     """The leak attack raises every probe argument it finds in memory: the visible cases'
     arguments show up in its messages, no hidden case's does (not even in other messages)."""
-    from autograder.course import Course
+    from course.model import Course
     from autograder.feedback import write_feedback
-    from autograder.judge import RunView
-
-    _, reference = batch["grader"].reference(None)
-    view = RunView.of(reference)
+    view = batch["grader"].reference(None).view
     calls = [call for cells in view.calls.values() for call in cells]
     visible = {json.dumps(call["args"]) for call in calls if not call["hidden"]}
     hidden = {json.dumps(call["args"]) for call in calls if call["hidden"]} - visible
     hidden = {text for text in hidden if len(text) >= 12 and not any(text in seen for seen in visible)}
     assert len(hidden) > 50
-    leak = " ".join(t["message"] for t in batch["rows"]["leak_hidden_arguments"].tests)
+    leak = " ".join(t.message for t in batch["rows"]["leak_hidden_arguments"].tests)
     assert "LEAK [" in leak and any(text[:20] in leak for text in visible), "the leak ran on visible cases"
     pages = write_feedback(Course.load(batch["root"]), ASSIGNMENT, release=False)
     for page in pages:
@@ -302,7 +299,7 @@ def test_hidden_arguments_never_reach_feedback(batch):
 def test_student_data_the_host_cannot_use_is_a_final_explained_status(batch):
     row = batch["rows"]["unconvertible_results"]
     assert not row.grader_fault and row.final, row.message
-    messages = [t["message"] for t in row.tests]
+    messages = [t.message for t in row.tests]
     assert all("returned an unusable value" in m for m in messages), messages
     # A void scalar of 1.5 GB used to be built on the host: the grading process stays far below.
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss < 1536 * 1024
@@ -318,14 +315,14 @@ def test_large_student_markdown_is_shown_as_text(batch):
 
 
 def test_feedback_names_the_first_real_cause_and_the_limits(batch):
-    syntax = {t["grade_id"]: t for t in batch["rows"]["syntax_error"].tests}
-    message = syntax["test_backward_values"]["message"]
+    syntax = {t.grade_id: t for t in batch["rows"]["syntax_error"].tests}
+    message = syntax["test_backward_values"].message
     assert "AttributeError: 'Value' object has no attribute 'backward'" in message, message
     assert "answer cell value_backward raised SyntaxError: expected ':' (line 1)" in message, message
     assert "answer cell value_backward raised SyntaxError" in batch["rows"]["syntax_error"].message
-    assert syntax["test_value_kinks"]["passed"], "the kinks do not need backward()"
-    assert syntax["test_sum_to_shape"]["passed"], "the torch part does not need Value"
+    assert syntax["test_value_kinks"].passed, "the kinks do not need backward()"
+    assert syntax["test_sum_to_shape"].passed, "the torch part does not need Value"
     loop = batch["rows"]["loop_ignoring_sigint"]
     assert "ran longer than its 10 s time limit" in loop.message, loop.message
-    never = [t for t in loop.tests if t["message"].startswith("not run")]
-    assert never and all("Compare your result" not in t["hint"] for t in never), never
+    never = [t for t in loop.tests if t.message.startswith("not run")]
+    assert never and all("Compare your result" not in t.hint for t in never), never

@@ -73,7 +73,7 @@ def roster(course_root):
 
 def _collect(root, download, **options):
     from autograder.collect import collect_files
-    from autograder.course import Course
+    from course.model import Course
     return collect_files(Course.load(root), ASSIGNMENT, download, **options)
 
 
@@ -96,7 +96,7 @@ def _stamp(root, student):
 
 def _mark_graded(root, student, score=17.0):
     """The state `course grade` leaves after grading a submission."""
-    from autograder.grade import SubmissionRow
+    from autograder.results import SubmissionRow
     folder = root / "course" / "autograded" / student / ASSIGNMENT
     folder.mkdir(parents=True, exist_ok=True)
     row = SubmissionRow(student, score, 17.0, "ok", "ok", [], digest="x")
@@ -159,7 +159,7 @@ def test_each_lms_download_is_collected_as_downloaded(roster, tmp_path, lms):
         assert report.not_placed == [], report.text()
     if lms == "canvas":
         from autograder.collect import load_records
-        from autograder.course import Course
+        from course.model import Course
         assert load_records(Course.load(roster), ASSIGNMENT)["ada"]["late"] is True
         assert "marked LATE by Canvas" in report.text()
 
@@ -324,7 +324,7 @@ def test_collect_from_the_exchange(course_root, cli):
 
 def test_a_newer_exchange_submission_over_graded_work_is_said_not_silent(roster):
     from autograder.collect import collect
-    from autograder.course import Course
+    from course.model import Course
 
     inbound = roster / "course" / "exchange" / "reftorch-course" / "inbound"
 

@@ -63,7 +63,7 @@ def _state(root):
 
 
 def test_an_unreachable_scheduler_is_a_clear_error_and_changes_nothing(course_root):
-    from autograder.course import Course
+    from course.model import Course
     from autograder.distributed import ClusterError, grade_on_dask
 
     before = _state(course_root)
@@ -74,7 +74,7 @@ def test_an_unreachable_scheduler_is_a_clear_error_and_changes_nothing(course_ro
 
 
 def test_a_worker_that_sees_other_solutions_refuses(course_root):
-    from autograder.course import Course
+    from course.model import Course
     from autograder.distributed import WorkerJob, grade_on_worker
     from autograder.grade import Grader, GradingError
     from autograder.sandbox import Limits
@@ -94,7 +94,7 @@ def test_dask_grades_equal_one_machine_grades(course_root, postgres_url):  # noq
     course: every row must agree, and the gradebook must hold the Dask run's."""
     from nbgrader.api import Gradebook
 
-    from autograder.course import Course
+    from course.model import Course
     from autograder.distributed import grade_on_dask
     from autograder.grade import Grader
 
@@ -114,8 +114,8 @@ def test_dask_grades_equal_one_machine_grades(course_root, postgres_url):  # noq
     for student, want in expected.items():
         got = rows[student]
         assert (got.score, got.status) == (want.score, want.status), student
-        assert [(t["grade_id"], t["points"]) for t in got.tests] == \
-               [(t["grade_id"], t["points"]) for t in want.tests], student
+        assert [(t.grade_id, t.points) for t in got.tests] == \
+               [(t.grade_id, t.points) for t in want.tests], student
 
 
 def test_the_deploy_samples_parse_and_name_this_course():

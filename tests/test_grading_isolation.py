@@ -63,7 +63,7 @@ def _wrong_metadata_notebook(root):
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
-    from autograder.course import Course
+    from course.model import Course
     from autograder.grade import Grader
     from autograder.sandbox import Limits
 
@@ -117,19 +117,19 @@ def test_a_notebook_cannot_kill_its_sandbox(batch):
 
 
 def test_a_sandbox_that_fails_is_retried_and_never_final(batch):
+    from autograder.judge import Reference
     from autograder.plan import build_plan
     from autograder.sandbox import Limits, RunOutcome, Sandbox
 
     grader = batch["grader"]
-    reference = (build_plan(grader.spec, None), RunOutcome())
+    reference = Reference.of(build_plan(grader.spec, None), RunOutcome())
     broken = Sandbox(Limits(cpu_seconds="never"), with_torch=False)   # every child fails its setup
-    jobs, results = queue.Queue(), queue.Queue()
-    jobs.put("a5_honest")
+    free = queue.SimpleQueue()
+    free.put({kind: broken for kind in grader.kinds})
     try:
-        grader._work({kind: broken for kind in grader.kinds}, jobs, results, reference)
+        row = grader._grade_on_free_sandboxes(free, 1, reference, "a5_honest")   # one task of a batch
     finally:
         broken.close()
-    row = results.get_nowait()
     assert row.grader_fault == "the sandbox could not prepare a fresh state for the notebook"
     assert row.status == f"not graded: {row.grader_fault}"
 
@@ -205,7 +205,7 @@ def test_feedback_escapes_what_the_student_wrote(batch):
     from autograder.feedback import render
 
     row = batch["rows"]["a0_markup"]
-    row.tests[0]["message"] = PAYLOADS[0]
+    row.tests[0].message = PAYLOADS[0]
     row.message = PAYLOADS[4]
     assert _active_payloads(render(row, ASSIGNMENT)) == []
 

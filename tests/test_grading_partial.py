@@ -81,7 +81,7 @@ def _submission(root, answers: str):
 
 
 def test_grader_gives_each_right_item_its_share(course):
-    from autograder.course import Course
+    from course.model import Course
     from autograder.grade import Grader
 
     for student, answers in (("two_right", '{"a": 1, "b": 2, "c": 0}'), ("all_right", '{"a": 1, "b": 2, "c": 3}'),
@@ -89,10 +89,10 @@ def test_grader_gives_each_right_item_its_share(course):
         notebook = inject.released(course, ASSIGNMENT) if answers is None else _submission(course, answers)
         inject.submit(course, ASSIGNMENT, student, notebook)
     rows = {row.student: row for row in Grader(Course.load(course), ASSIGNMENT, workers=2).run()}
-    tests = {s: {t["grade_id"]: t for t in rows[s].tests} for s in rows}
-    assert tests["two_right"]["test_predictions"]["points"] == 2.0
-    assert tests["two_right"]["test_predictions"]["message"].startswith("2 of 3 right; prediction c: expected 3, got 0")
-    assert tests["two_right"]["test_whole"]["points"] == 0          # without partial=True: all or nothing
+    tests = {s: {t.grade_id: t for t in rows[s].tests} for s in rows}
+    assert tests["two_right"]["test_predictions"].points == 2.0
+    assert tests["two_right"]["test_predictions"].message.startswith("2 of 3 right; prediction c: expected 3, got 0")
+    assert tests["two_right"]["test_whole"].points == 0          # without partial=True: all or nothing
     assert rows["two_right"].score == 2.0
     assert rows["all_right"].score == 4.0
     assert rows["none_right"].score == 0.0 and rows["blank"].score == 0.0

@@ -5,8 +5,9 @@ import io
 
 import pytest
 
-from autograder.grade import SubmissionRow
+from autograder.judge import TestResult as Result
 from autograder.progress import ProgressBar
+from autograder.results import SubmissionRow
 from autograder.summary import print_summary, run_kind
 
 
@@ -16,8 +17,7 @@ class Terminal(io.StringIO):
 
 
 def _row(student, status="ok", score=4.0, messages=("",)):
-    tests = [{"grade_id": f"t{i}", "points": 0.0, "max_points": 2.0, "passed": not m, "message": m}
-             for i, m in enumerate(messages)]
+    tests = [Result(f"t{i}", 0.0, 2.0, not m, m) for i, m in enumerate(messages)]
     return SubmissionRow(student, score, 4.0, status, status, tests)
 
 

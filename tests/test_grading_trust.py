@@ -27,7 +27,7 @@ ON_BLANK = ["reftorch_storage"]
 
 
 def _grade(root: Path, assignment: str) -> dict:
-    from autograder.course import Course
+    from course.model import Course
     from autograder.grade import Grader
 
     return {row.student: row for row in Grader(Course.load(root), assignment, workers=2).run()}
@@ -86,7 +86,7 @@ def test_attack_beats_stock_nbgrader(tensors, name):
 def test_attack_gains_nothing_with_probes(tensors, name):
     rows = tensors["rows"]
     assert rows["honest"].score == rows["honest"].max_score
-    assert rows[name].score <= rows["partial"].score, [t["message"] for t in rows[name].tests if not t["passed"]]
+    assert rows[name].score <= rows["partial"].score, [t.message for t in rows[name].tests if not t.passed]
 
 
 @pytest.mark.parametrize("name", ON_BLANK)
@@ -95,15 +95,15 @@ def test_ready_implementations_answer_on_stock_nbgrader_not_here(tensors, name):
     nbgrader: the control); the no-torch runs have neither reftorch nor numpy."""
     stock, rows = tensors["stock"], tensors["rows"]
     assert stock[name] > stock["blank"], f"{name}: {stock[name]} vs blank {stock['blank']} on stock nbgrader"
-    assert rows[name].score <= rows["blank"].score == 0, [t["message"] for t in rows[name].tests if t["points"]]
-    strides = next(t for t in rows[name].tests if t["grade_id"] == "test_is_contiguous")
-    assert "reftorch is not available in this exercise" in strides["message"], strides["message"]
+    assert rows[name].score <= rows["blank"].score == 0, [t.message for t in rows[name].tests if t.points]
+    strides = next(t for t in rows[name].tests if t.grade_id == "test_is_contiguous")
+    assert "reftorch is not available in this exercise" in strides.message, strides.message
 
 
 def test_mechanism_exercises_run_without_torch(tensors):
     """Delegating to torch fails: the strided exercises of 01 run where torch cannot be
     imported, and the puzzles' rule check names the torch function used."""
-    tests = {t["grade_id"]: t["message"] for t in tensors["rows"]["delegate_to_torch"].tests}
+    tests = {t.grade_id: t.message for t in tensors["rows"]["delegate_to_torch"].tests}
     assert "strided_zip" in tests["test_strided_zip"] and "NameError" not in tests["test_strided_zip"]
     assert "take breaks the puzzle rule: uses `take`" in tests["test_take"], tests["test_take"]
 
@@ -142,23 +142,23 @@ def test_structure_is_read_by_the_grader_not_from_the_student_objects(training, 
     """A forged __mro__ and a .clone() on torch's batch norm, real optimizers in a global
     dict: the previous design's probes believed them (README); the grader's readings do not."""
     attack, baseline = training[name], training[f"{name}__baseline"]
-    assert attack.score <= baseline.score, [(t["grade_id"], t["message"]) for t in attack.tests if t["passed"]]
+    assert attack.score <= baseline.score, [(t.grade_id, t.message) for t in attack.tests if t.passed]
     facts = {"batchnorm_forged_structure": ("torch classes in the class chain", "output made by a batch-norm kernel"),
              "optimizer_in_globals": ("a torch.optim.Optimizer reachable",)}[name]
-    messages = " ".join(t["message"] for t in attack.tests)
+    messages = " ".join(t.message for t in attack.tests)
     assert any(fact in messages for fact in facts), messages
 
 
 def test_float64_init_and_extra_random_draws_keep_full_marks(training):
     row = training["honest_float64_init"]
-    assert row.score == row.max_score, [t["message"] for t in row.tests if not t["passed"]]
+    assert row.score == row.max_score, [t.message for t in row.tests if not t.passed]
 
 
 def test_memorised_test_labels_earn_nothing(training):
     assert training["memorise_labels"].score <= training["partial"].score
-    train = next(t for t in training["memorise_labels"].tests if t["grade_id"] == "test_train")
+    train = next(t for t in training["memorise_labels"].tests if t.grade_id == "test_train")
     # It fails on the hidden check (new points), which says nothing of those points.
-    assert not train["passed"] and train["hidden"] and "not every hidden check" in train["message"], train["message"]
+    assert not train.passed and train.hidden and "not every hidden check" in train.message, train.message
 
 
 def test_lying_prediction_dicts_and_shadowed_helpers_earn_nothing(tmp_path):
@@ -175,7 +175,7 @@ def test_lying_prediction_dicts_and_shadowed_helpers_earn_nothing(tmp_path):
         inject.submit(root, assignment, name, inject.insert(blank, source, place))
     rows = _grade(root, assignment)
     assert rows["blank"].score == 0
-    predicted = {t["grade_id"]: t for t in rows["predictions_only"].tests}
-    assert all(predicted[cell]["passed"] for cell in ("test_versions", "test_outcome", "test_why")), predicted
+    predicted = {t.grade_id: t for t in rows["predictions_only"].tests}
+    assert all(predicted[cell].passed for cell in ("test_versions", "test_outcome", "test_why")), predicted
     assert rows["predictions_only"].score == 3
     assert rows["liar_dict"].score == rows["shadow_helpers"].score == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 
 import nbformat
 import pytest
@@ -11,6 +12,7 @@ import torch
 
 from autograder.observe import Converter
 from autograder.values import BadObservation, Opaque, rebuild
+from course.model import CONFIG_RELATIVE_PATH, REPO
 
 
 def _tensor(values, dtype="float32", subclass=None):
@@ -92,6 +94,8 @@ def _instructor_notebook(tmp_path, second_test: str):
     path = tmp_path / "solutions" / "a" / "a.ipynb"
     path.parent.mkdir(parents=True)
     nbformat.write(notebook, str(path))
+    (tmp_path / "course").mkdir()   # a course of its own: `course release --root` needs its configuration
+    shutil.copy(REPO / CONFIG_RELATIVE_PATH, tmp_path / CONFIG_RELATIVE_PATH)
     return path
 
 
@@ -100,7 +104,7 @@ OLD_FORM_MESSAGE = ("test cell 'test_old' is in the old assert form (it defines 
 
 
 def test_old_assert_form_test_cells_are_refused_naming_the_cell(tmp_path, capsys):
-    from autograder.course import Course
+    from course.model import Course
     from autograder.grade import Grader, GradingError
     from autograder.plan import load_spec
     from autograder.probes import OldFormTestCell
@@ -123,7 +127,7 @@ def test_old_assert_form_test_cells_are_refused_naming_the_cell(tmp_path, capsys
 
 
 def test_an_assignment_that_forbids_torch_runs_every_probe_without_it(tmp_path):
-    from autograder.course import Course
+    from course.model import Course
     from autograder.grade import Grader
 
     path = _instructor_notebook(tmp_path, PROBE_TEST.replace("@probe", "@probe(torch=False)"))

@@ -127,3 +127,38 @@ def test_a_folder_shuts_students_out_only_when_they_can_neither_list_nor_enter_i
         assert folder_shutting_out(folder, set()) is None  # 0755 down from /
     finally:
         shutil.rmtree(top)
+
+
+def test_the_pid_file_counts_only_a_live_jupyterhub(tmp_path):
+    """`course hub status|stop` trust the pid file only while it names a running JupyterHub:
+    not a process that ended, not one that ended and is not reaped yet, not another program
+    that got the pid later."""
+    import subprocess
+    import sys
+    import time
+
+    from course.hub import PID_FILE, HubSettings, running_pid
+
+    settings = HubSettings(course_root=str(tmp_path), instructor="nobody", state_dir=str(tmp_path))
+    sleep = "import time; time.sleep(60)"
+    hub = subprocess.Popen([sys.executable, "-c", sleep, "jupyterhub"])
+    other = subprocess.Popen([sys.executable, "-c", sleep, "something-else"])
+    ended = subprocess.Popen([sys.executable, "-c", "pass", "jupyterhub"])
+    try:
+        (tmp_path / PID_FILE).write_text(f"{hub.pid}\n")
+        assert running_pid(settings) == hub.pid
+        (tmp_path / PID_FILE).write_text(f"{other.pid}\n")
+        assert running_pid(settings) is None
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not Path(f"/proc/{ended.pid}/stat").read_text().split(") ")[1].startswith("Z"):
+            time.sleep(0.05)
+        (tmp_path / PID_FILE).write_text(f"{ended.pid}\n")
+        assert running_pid(settings) is None   # a zombie: exited, not reaped yet
+        ended.wait()
+        assert running_pid(settings) is None   # gone
+        (tmp_path / PID_FILE).write_text("not a pid\n")
+        assert running_pid(settings) is None
+    finally:
+        for process in (hub, other):
+            process.kill()
+            process.wait()

@@ -95,7 +95,7 @@ def _grade_and_validate(root: Path, python: Path, as_user: str | None = None) ->
 def _gradebook_scores(root: Path) -> dict[str, float]:
     from nbgrader.api import Gradebook
 
-    from autograder.course import Course
+    from course.model import Course
     with Gradebook(Course.load(root).db_url) as gradebook:
         return {s.student.id: s.score for s in gradebook.find_assignment(ASSIGNMENT).submissions}
 

@@ -25,8 +25,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_OUT = REPO_ROOT / "build" / "site"
+from course.model import REPO
+
+DEFAULT_OUT = REPO / "build" / "site"
 SITE_SOURCES = Path("docs") / "site"
 # Pages that the reference generator writes into the staged folder itself.
 GENERATED = ("api",)
@@ -91,7 +92,7 @@ def stage(root: Path, src: Path) -> bool:
     return came_or_went
 
 
-def build_site(out: Path = DEFAULT_OUT, root: Path = REPO_ROOT, lab_url: str | None = None,
+def build_site(out: Path = DEFAULT_OUT, root: Path = REPO, lab_url: str | None = None,
                fresh: bool = False) -> SiteBuild:
     """Stage, build with Sphinx into ``out/html``, audit. A site that leaks is deleted."""
     from sphinx.application import Sphinx

@@ -15,13 +15,21 @@ from pathlib import Path
 def differences(rows: dict, root: Path, assignment: str, limits=None, workers: int = 2) -> list[tuple]:
     students = sorted(rows)
     found: list[tuple] = []
-    threads = [threading.Thread(target=_compare, args=(rows, root, assignment, limits, students[k::workers], found))
+    threads = [threading.Thread(target=_compare_or_report, args=(rows, root, assignment, limits, students[k::workers], found))
                for k in range(workers)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     return sorted(found, key=str)
+
+
+def _compare_or_report(rows, root, assignment, limits, students, found) -> None:
+    """A comparison that breaks is a difference, not an exception lost in its thread."""
+    try:
+        _compare(rows, root, assignment, limits, students, found)
+    except Exception as error:  # noqa: BLE001
+        found.append(("(the comparison itself)", "raised", repr(error)))
 
 
 def _compare(rows, root, assignment, limits, students, found) -> None:
@@ -43,8 +51,8 @@ def _compare(rows, root, assignment, limits, students, found) -> None:
             if seen.result.status != row.status:
                 found.append((student, row.status, seen.result.status))
             for graded, judged in zip(row.tests, seen.result.tests):
-                if graded["hidden"]:
+                if graded.hidden:
                     if not judged.passed:
-                        found.append((student, graded["grade_id"], "hidden", judged.message))
-                elif (graded["points"], graded["message"]) != (judged.points, judged.message):
-                    found.append((student, graded["grade_id"], graded["message"], judged.message))
+                        found.append((student, graded.grade_id, "hidden", judged.message))
+                elif (graded.points, graded.message) != (judged.points, judged.message):
+                    found.append((student, graded.grade_id, graded.message, judged.message))
