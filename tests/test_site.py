@@ -118,6 +118,17 @@ def test_search_finds_a_lesson_by_a_term(browser):
     assert page.locator("#search-results ul.search li").count() == 0
 
 
+def test_the_reference_is_the_same_whatever_the_process_imported():
+    """The site is built in a fresh process; a test process may have imported reftorch.fx
+    (lesson 09's tracer) already, which once gave it 22 more entries than the built pages."""
+    names = "import json; from course.site.reference import walk; print(json.dumps([e.name for e in walk()]))"
+    fresh = subprocess.run([sys.executable, "-c", names], capture_output=True, text=True, check=True)
+    warmed = subprocess.run([sys.executable, "-c", "import reftorch.fx; " + names],
+                            capture_output=True, text=True, check=True)
+    assert json.loads(fresh.stdout) == json.loads(warmed.stdout)
+    assert "reftorch.fx.GraphModule" in json.loads(fresh.stdout)
+
+
 def test_reference_links_every_entry_to_torch(site):
     entries = reference_entries()
     mirrored = [e for e in entries if e.torch_name] + [m for e in entries for m in e.members if m.torch_name]

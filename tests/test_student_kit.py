@@ -81,7 +81,7 @@ def test_the_kit_holds_no_secret_line_instructor_file_or_setting(kit, secrets):
     shipped = sorted(name.split("/", 1)[1] for name in names if name.startswith("autograder/"))
     assert shipped == student_kit.grader_files(REPO)
     assert {"validate.py", "zygote.py", "judge.py", "forbidden.py"} <= set(shipped)
-    assert not {"grade.py", "collect.py", "gradebook_writer.py", "feedback.py", "export.py"} & set(shipped)
+    assert not {"grade.py", "collect.py", "results.py", "feedback.py", "export.py"} & set(shipped)
     for wanted in ("Makefile", "README.md", "environment.yml", "pyproject.toml", "requirements.lock",
                    "course/nbgrader_config.py", "course/jupyter_server_config.py", "reftorch/tensor.py",
                    "lessons/01_tensors.ipynb", "assignments/01_tensors/01_tensors.ipynb"):
@@ -290,7 +290,7 @@ def test_the_kits_validate_gives_the_graders_verdict_without_a_sandbox(kit, tmp_
     Validate), says it did not sandbox them, and leaves nothing behind."""
     from attacks import inject
 
-    from autograder.course import Course
+    from course.model import Course
     from autograder.grade import Grader
 
     assignment = "02_devices"   # graded with and without torch
@@ -319,14 +319,14 @@ def test_the_kits_validate_gives_the_graders_verdict_without_a_sandbox(kit, tmp_
     for student, path in paths.items():
         report = next(r for shown, r in reports.items() if f"/{student}/" in shown)
         assert "not sandboxed" in report["header"], report["header"]
-        graded = {t["grade_id"]: t for t in rows[student].tests}
+        graded = {t.grade_id: t for t in rows[student].tests}
         assert set(report["tests"]) == set(graded), done.stdout
         for grade_id, (passed, points, message) in report["tests"].items():
             test = graded[grade_id]
-            if test["hidden"]:
+            if test.hidden:
                 assert passed, (student, grade_id, message)
             else:
-                assert (passed, points) == (test["passed"], test["points"]), (student, grade_id, message, test)
-                assert passed or message == test["message"], (student, grade_id, message, test["message"])
+                assert (passed, points) == (test.passed, test.points), (student, grade_id, message, test)
+                assert passed or message == test.message, (student, grade_id, message, test.message)
     assert list(scratch.iterdir()) == []   # the validator's folders are gone
 

@@ -11,7 +11,9 @@ attributes (and those of its submodules that torch also has, such as ``nn`` or
 """
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 import types
 from dataclasses import dataclass, field
 
@@ -124,6 +126,11 @@ def walk() -> list[Entry]:
     import reftorch
     from reftorch.dtypes import dtype as reftorch_dtype
 
+    # a submodule appears in dir() only once something imported it (reftorch.fx is imported by
+    # lesson 09, not by `import reftorch`): import them all, so the reference is the same in any process
+    for module in pkgutil.walk_packages(reftorch.__path__, "reftorch."):
+        if not any(part.startswith("_") for part in module.name.split(".")):
+            importlib.import_module(module.name)
     entries, seen, queue = [], set(), [("reftorch", reftorch)]
     while queue:
         namespace, module = queue.pop(0)
