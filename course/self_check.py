@@ -119,7 +119,7 @@ def validate_notebook(path: str | Path, out=None) -> int:
         print(f"course validate: no such notebook: {shown}", file=sys.stderr)
         return EXIT_UNUSABLE
     try:
-        json.loads(path.read_text(encoding="utf-8"))
+        notebook = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         print(f"course validate: {shown} is not a notebook (invalid JSON: {error})", file=sys.stderr)
         return EXIT_UNUSABLE
@@ -127,7 +127,7 @@ def validate_notebook(path: str | Path, out=None) -> int:
         return _validate_as_graded(path, shown, out)
     print(f"course validate: the grader's code cannot run here (it needs Linux and autograder/): {shown} "
           "runs in a Jupyter kernel, with torch for every exercise (grading runs some without it)", file=out)
-    return _validate_in_kernel(path, out)
+    return _validate_in_kernel(path, shown, notebook, out)
 
 
 def _validate_as_graded(path: Path, shown: str, out) -> int:
@@ -181,20 +181,11 @@ def _validate_as_graded(path: Path, shown: str, out) -> int:
     return EXIT_FAILED
 
 
-def _validate_in_kernel(path: Path, out) -> int:
-    """nbgrader's Validator in a Jupyter kernel (where the grader's code cannot run)."""
+def _validate_in_kernel(path: Path, shown: str, notebook: dict, out) -> int:
+    """nbgrader's Validator in a Jupyter kernel (where the grader's code cannot run), on a
+    notebook validate_notebook has read and found to be JSON."""
     from nbgrader import utils
 
-    path = Path(path)
-    shown = nbgrader_course.relative(path)
-    if not path.is_file():
-        print(f"course validate: no such notebook: {shown}", file=sys.stderr)
-        return EXIT_UNUSABLE
-    try:
-        notebook = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        print(f"course validate: {shown} is not a notebook (invalid JSON: {error})", file=sys.stderr)
-        return EXIT_UNUSABLE
     refused = _old_form_cells(notebook)
     for message in refused:
         print(f"course validate: {shown}: {message}", file=sys.stderr)

@@ -126,6 +126,23 @@ def test_old_assert_form_test_cells_are_refused_naming_the_cell(tmp_path, capsys
     assert OLD_FORM_MESSAGE in capsys.readouterr().err
 
 
+@pytest.mark.slow
+def test_validate_without_the_graders_code_runs_nbgrader_in_a_kernel(tmp_path, monkeypatch, capsys):
+    """Where the grader's code cannot run (not Linux), Validate falls back to nbgrader's Validator
+    in a Jupyter kernel: it says so, refuses what is not a notebook, and a blank release fails."""
+    import course.self_check as self_check
+
+    monkeypatch.setattr(self_check, "grader_available", lambda: False)
+    not_json = tmp_path / "broken.ipynb"
+    not_json.write_text("{")
+    assert self_check.validate_notebook(not_json) == self_check.EXIT_UNUSABLE
+    assert "is not a notebook (invalid JSON" in capsys.readouterr().err
+    blank = REPO / "assignments" / "02_devices" / "02_devices.ipynb"
+    assert self_check.validate_notebook(blank) == self_check.EXIT_FAILED
+    printed = capsys.readouterr().out
+    assert "the grader's code cannot run here" in printed and "0 of 16 points" in printed, printed
+
+
 def test_an_assignment_that_forbids_torch_runs_every_probe_without_it(tmp_path):
     from course.model import Course
     from autograder.grade import Grader
