@@ -33,5 +33,7 @@ c.ServerApp.jpserver_extensions.update(
         # formgrader's own generate/release/collect/autograde/feedback buttons would bypass
         # the course's commands (its Autograde runs students' code unsandboxed): refused
         "course.formgrader_guard": True,
+        # the Validate button gives the grader's judgement, as `course validate` does
+        "course.validate_button": True,
     }
 )

@@ -8,7 +8,8 @@ grader's sandboxes; where it is missing, or cannot start (a student's laptop), t
 in ordinary processes with the same stand-ins for the packages an exercise is graded
 without, and the report says that the notebook was not sandboxed. Only where the grader's
 code cannot run at all (no ``autograder/``, or not Linux) does it fall back to nbgrader's
-Validator in a Jupyter kernel, and say so.
+Validator in a Jupyter kernel, and say so. JupyterLab's Validate button gives the same
+judgement (course/validate_button.py).
 
 Stock `nbgrader validate` prints failures but always exits 0; `course validate` prints one
 line per graded test cell and exits 1 when any of them fails, so scripts and CI can rely on it.
@@ -19,6 +20,7 @@ import atexit
 import importlib.util
 import json
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from course import nbgrader_course
@@ -130,7 +132,28 @@ def validate_notebook(path: str | Path, out=None) -> int:
     return _validate_in_kernel(path, shown, notebook, out)
 
 
+@dataclass
+class GraderReport:
+    """What the grader's judgement says of one notebook: the lines `course validate` prints,
+    and the same verdicts as (what, why) pairs for JupyterLab's Validate button."""
+    status: int                                   # EXIT_PASSED, EXIT_FAILED or EXIT_UNUSABLE
+    lines: list[str] = field(default_factory=list)
+    failures: list[tuple[str, str]] = field(default_factory=list)
+    problem: str = ""                             # why it could not be judged (EXIT_UNUSABLE)
+
+
 def _validate_as_graded(path: Path, shown: str, out) -> int:
+    report = judge_as_graded(path, shown, out)
+    if report.status == EXIT_UNUSABLE:
+        print(f"course validate: {shown}: {report.problem}", file=sys.stderr)
+    for line in report.lines:
+        print(line, file=out)
+    return report.status
+
+
+def judge_as_graded(path: Path, shown: str, out) -> GraderReport:
+    """The grader's own judgement of ``path`` (its visible checks); what it is doing goes to
+    ``out`` as it happens."""
     from autograder.probes import ProbeFormError
     from autograder.sandbox import SandboxError
     from autograder.validate import ValidationError
@@ -150,35 +173,42 @@ def _validate_as_graded(path: Path, shown: str, out) -> int:
             _announce(shown, True, out)
             validation = validator.validate(path)
     except (ValidationError, ProbeFormError, SandboxError) as error:
-        print(f"course validate: {shown}: {error}", file=sys.stderr)
-        return EXIT_UNUSABLE
-    result = validation.result
+        return GraderReport(EXIT_UNUSABLE, problem=str(error))
+    result, report = validation.result, GraderReport(EXIT_FAILED)
     width = max(len(test.grade_id) for test in result.tests)
     passed = 0
     for test in result.tests:
         verdict = "PASS" if test.passed else "FAIL"
         passed += test.passed
-        line = f"  {verdict}  {test.grade_id:<{width}}  {test.points:g}/{test.max_points:g}"
+        score = f"{test.points:g}/{test.max_points:g}"
+        line = f"  {verdict}  {test.grade_id:<{width}}  {score}"
         if not test.passed:
             line += f"  {test.message}"
+            why = test.message + (f"\nhint: {test.hint}" if test.hint else "")
+            report.failures.append((f"{test.grade_id}: {score} points", why))
         elif test.grade_id in validation.form_only:
             line += "  (the form only: grading compares your answers with the right ones)"
-        print(line, file=out)
+        report.lines.append(line)
         if test.hint and not test.passed:
-            print(f"  {'':4}  {'':<{width}}  hint: {test.hint}", file=out)
+            report.lines.append(f"  {'':4}  {'':<{width}}  hint: {test.hint}")
     for grade_id in validation.edited:
-        print(f"  EDIT  {grade_id}: this read-only cell was edited; Validate and the grader run the original",
-              file=out)
+        why = "this read-only cell was edited; Validate and the grader run the original"
+        report.lines.append(f"  EDIT  {grade_id}: {why}")
+        report.failures.append((f"{grade_id}: edited", why))
     for grade_id in validation.todo:
-        print(f"  TODO  answer cell {grade_id} is not written yet", file=out)
+        report.lines.append(f"  TODO  answer cell {grade_id} is not written yet")
+        report.failures.append((f"answer cell {grade_id}", "not written yet"))
     if result.message != "ok":
-        print(f"Run: {result.message}", file=out)
-    print(f"{passed} of {len(result.tests)} tests passed, {result.score:g} of {result.max_score:g} points.",
-          file=out)
+        report.lines.append(f"Run: {result.message}")
+        report.failures.append(("the run", result.message))
+    summary = f"{passed} of {len(result.tests)} tests passed, {result.score:g} of {result.max_score:g} points."
+    report.lines.append(summary)
     if passed == len(result.tests) and not validation.edited:
-        print("Success! Your notebook passes all the visible tests.", file=out)
-        return EXIT_PASSED
-    return EXIT_FAILED
+        report.lines.append("Success! Your notebook passes all the visible tests.")
+        report.status = EXIT_PASSED
+    else:
+        report.failures.append(("in all", summary))
+    return report
 
 
 def _validate_in_kernel(path: Path, shown: str, notebook: dict, out) -> int:

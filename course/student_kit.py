@@ -65,7 +65,7 @@ COPIED_TREES = ("lessons", "assignments", "reftorch")
 # course/ modules behind `course validate` and `course lessons`; the kit's own course/cli.py
 # (course/kit/cli.py) offers exactly those two commands.
 COURSE_FILES = ("__init__.py", "model.py", "markers.py", "release.py", "release_audit.py", "nbgrader_course.py",
-                "self_check.py", "lessons.py", "lab/overrides.json")
+                "self_check.py", "validate_button.py", "lessons.py", "lab/overrides.json")
 # Where `course validate` starts in autograder/: the validator, and the zygote it runs as a
 # script (in the sandbox, or as a plain process where bubblewrap is missing).
 GRADER_ENTRY_POINTS = ("__init__.py", "validate.py", "zygote.py")

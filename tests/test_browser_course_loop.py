@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -213,16 +214,24 @@ def student_assignment(lab: Lab, server, course: Path) -> None:
     expect(dialog.locator(".jp-Dialog-header")).to_have_text("Validation Results")
     result = dialog.inner_text()
     lab.screenshot("05_validate_result")
-    # The other questions are still blank: their tests fail; the answered one's test passes.
-    # (named by a line no other test cell has: every probe-form cell starts with @probe)
-    test_sources = [cell["source"] for cell in state["cells"] if cell["nbgrader"].get("grade")]
-    answered_source = next(cell["source"] for cell in state["cells"][answer_index:]
-                           if cell["nbgrader"].get("grade"))
-    others = "\n".join(source for source in test_sources if source != answered_source)
-    answered_test = next(line for line in answered_source.splitlines() if line.strip() and line not in others)
+    # The dialog gives the grader's judgement, the one `course validate` prints for the same
+    # saved notebook: every failing test with its points and message, no passing one. The
+    # other questions are still blank (their tests fail); the answered one's test passes.
+    done = subprocess.run([sys.executable, "-m", "course.cli", "validate", notebook_path], cwd=course,
+                          env=server.env, capture_output=True, text=True, timeout=300)
+    printed = done.stdout + done.stderr
+    verdicts = {grade_id: (verdict, points, message) for verdict, grade_id, points, message in
+                re.findall(r"^  (PASS|FAIL)  (\S+)\s+(\S+)(?:  (.*))?$", printed, re.MULTILINE)}
+    assert done.returncode == 1 and verdicts, printed
+    answered_test = next(cell["nbgrader"]["grade_id"] for cell in state["cells"][answer_index:]
+                         if cell["nbgrader"].get("grade"))
+    assert verdicts[answered_test][0] == "PASS", printed
     assert "The following cell failed" in result, f"Validate shows no failing test: {result}"
-    assert answered_test not in result, (
-        f"Validate reports the answered question's test as failing: {result}")
+    for grade_id, (verdict, points, message) in verdicts.items():
+        if verdict == "FAIL":
+            assert f"{grade_id}: {points} points" in result and message in result, (grade_id, message, result)
+        else:
+            assert f"{grade_id}:" not in result, f"Validate reports the passing {grade_id} as failing: {result}"
     page.locator(".jp-Dialog-button", has_text="Ok").first.click()
 
     panel = open_assignment_list(lab)

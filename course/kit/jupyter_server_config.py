@@ -23,5 +23,7 @@ c.ServerApp.jpserver_extensions.update(
         "nbgrader.server_extensions.validate_assignment": True,
         "nbgrader.server_extensions.formgrader": False,
         "nbgrader.server_extensions.course_list": False,
+        # the Validate button gives the grader's judgement, as `course validate` does
+        "course.validate_button": True,
     }
 )

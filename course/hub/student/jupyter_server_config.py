@@ -18,5 +18,8 @@ c.ServerApp.jpserver_extensions.update(
         "nbgrader.server_extensions.validate_assignment": True,
         "nbgrader.server_extensions.formgrader": False,
         "nbgrader.server_extensions.course_list": False,
+        # the Validate button gives the grader's judgement, as `course validate` does (the
+        # student's copy of the kit, first on their PYTHONPATH, holds course/validate_button.py)
+        "course.validate_button": True,
     }
 )
