@@ -212,6 +212,14 @@ def fetch_work_submit(lab: Lab, name: str, solved: list[str]) -> None:
     page.wait_for_function("() => !window.jupyterapp.shell.currentWidget.context.model.dirty",
                            timeout=30_000)
     lab.screenshot(f"{name}_1_answered")
+    # Validate, as the student's Unix user with their copy of the kit: the grader's judgement
+    # (course/validate_button.py), each unanswered question's test failing with its points
+    page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .validate-button").click()
+    dialog = lab.dialog(timeout=150_000)
+    shown = dialog.inner_text()
+    assert re.search(r"^\S+: 0/[\d.]+ points$", shown, re.MULTILINE), f"Validate on the hub showed: {shown}"
+    lab.screenshot(f"{name}_1_validated")
+    page.locator(".jp-Dialog-button", has_text="Ok").first.click()
     panel = assignment_panel(lab)
     list_item(panel, "fetched").get_by_role("button", name="Submit").click()
     expect(list_item(panel, "submitted")).to_be_visible(timeout=60_000)
