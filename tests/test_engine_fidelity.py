@@ -759,3 +759,27 @@ def test_in_place_floor_division_and_remainder_keep_the_tensor():
     theirs, mine = (program(lib) for lib in LIBS)
     assert_same(mine[:3], theirs[:3])
     assert dtype_name(mine[0]) == dtype_name(theirs[0])
+
+
+FLOAT32_FUNCTIONS = {  # name: inputs where the function is finite and not trivially exact
+    "exp": (-80, 80), "log": (1e-3, 80), "tanh": (-10, 10), "sin": (-10, 10), "cos": (-10, 10),
+    "log1p": (1e-3, 80), "expm1": (-10, 10), "log2": (1e-3, 80), "log10": (1e-3, 80), "tan": (-1, 1),
+    "atan": (-80, 80), "asin": (-1, 1), "acos": (-1, 1), "sinh": (-10, 10), "cosh": (-10, 10),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT32_FUNCTIONS))
+def test_float32_functions_give_torchs_bits_almost_always(name):
+    """Printed values are torch's (d2l's `torch.exp(x)` printed 162754.7812 for torch's
+    162754.7969): on 20,000 fixed float32 inputs at least 90% of reftorch's results are torch's
+    bits exactly (NumPy's own float32 exp reaches 61%) and none is more than 2 ulp away."""
+    low, high = FLOAT32_FUNCTIONS[name]
+    values = np.random.default_rng(7).uniform(low, high, 20_000).astype(np.float32)
+    # torch's own first call of acos in a process sometimes takes another, less exact path
+    # (2 of 25 fresh processes matched NumPy's float64 acos on 46% of values, not 91%): warm it
+    getattr(torch, name)(torch.from_numpy(values))
+    expected = getattr(torch, name)(torch.from_numpy(values)).numpy()
+    got = getattr(reftorch, name)(reftorch.from_numpy(values)).numpy()
+    same = np.mean(got == expected)
+    ulps = np.abs(got.view(np.int32).astype(np.int64) - expected.view(np.int32).astype(np.int64))
+    assert same >= 0.9 and ulps.max() <= 2, (name, same, ulps.max())
