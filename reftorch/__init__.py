@@ -17,7 +17,9 @@
     viz.py        draw a graph (with saved tensors and their versions), or a traced one
     fx.py         dispatch modes, and a tracer that records a program as a graph (make_fx's idea)
     fusion.py     a pass that fuses chains of element-wise kernels into one generated kernel
-    random.py     the generator and its samplers (torch's numbers for a seed)
+    random.py     the generator and its samplers (torch's numbers for a seed), multinomial
+    distributions/  Distribution, constraints, Categorical, Multinomial, Normal: a small
+                  torch.distributions whose samples are torch's for a seed
     amp.py        autocast: which op runs in which precision
 """
 import warnings as _warnings

@@ -157,6 +157,24 @@ def test_multinomial_without_replacement_can_pick_a_zero_weight_last():
     assert_same_bits(ours, theirs)
 
 
+def test_multinomial_race_noise_is_drawn_in_the_inputs_memory_order():
+    values = np.random.default_rng(0).uniform(0.1, 3, (3, 5))
+    for k in (1, 3):
+        # a transposed input: its exponential noise fills an empty_like of the same strides
+        theirs, ours = seeded_on_both(0, lambda lib: lib.multinomial(as_tensor(lib, values, "float32", "transposed"), k))
+        assert_same_bits(ours, theirs)
+        contiguous = seeded_on_both(0, lambda lib: lib.multinomial(lib.tensor(values).float(), k))[0]
+        assert contiguous.tolist() != theirs.tolist()  # the layout does change the samples
+
+
+def test_multinomial_with_replacement_sums_in_the_inputs_dtype():
+    # seed 0's first float64 uniform is 0.97005300..., and 0.6732655 / (0.6732655 + 0.020784711)
+    # is just below it in float32 but just above it in float64: the float32 sum picks category 1
+    theirs, ours = seeded_on_both(0, lambda lib: lib.multinomial(lib.tensor([0.6732655, 0.020784711]), 2, True))
+    assert_same_bits(ours, theirs)
+    assert ours.tolist()[0] == 1
+
+
 def test_multinomial_of_many_samples_and_categories():
     rng = np.random.default_rng(1)
     values = rng.uniform(0, 1, size=(4, 1000))
