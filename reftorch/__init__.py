@@ -17,7 +17,9 @@
     viz.py        draw a graph (with saved tensors and their versions), or a traced one
     fx.py         dispatch modes, and a tracer that records a program as a graph (make_fx's idea)
     fusion.py     a pass that fuses chains of element-wise kernels into one generated kernel
-    random.py     the generator and its samplers (torch's numbers for a seed)
+    random.py     the generator and its samplers (torch's numbers for a seed), multinomial
+    distributions/  Distribution, constraints, Categorical, Multinomial, Normal: a small
+                  torch.distributions whose samples are torch's for a seed
     amp.py        autocast: which op runs in which precision
 """
 import warnings as _warnings
@@ -54,9 +56,10 @@ from .functions import (  # noqa: F401  (round 3: what tutorials and students re
     logical_xor, logsumexp, masked_select, rsqrt, scatter, scatter_add, scatter_reduce, sinh, tan, tril,
     triu, trunc, round, swapaxes, swapdims,
 )
+from .functions import digamma, lgamma  # noqa: F401  (round 4: what torch.distributions needs)
 from .random import (  # noqa: F401
-    Generator, get_rng_state, initial_seed, manual_seed, normal, rand, rand_like, randint, randn,
-    randn_like, randperm, seed, set_rng_state,
+    Generator, get_rng_state, initial_seed, manual_seed, multinomial, normal, rand, rand_like, randint,
+    randn, randn_like, randperm, seed, set_rng_state,
 )
 from .random import default_generator_for as _default_generator_for
 from . import autograd  # noqa: F401
@@ -84,6 +87,7 @@ from . import nn  # noqa: E402,F401
 from . import optim  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from . import func  # noqa: E402,F401
+from . import distributions  # noqa: E402,F401
 
 # autocast goes in front of the ops it lists, as torch's Autocast dispatch key does
 from . import amp  # noqa: E402

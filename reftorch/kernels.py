@@ -161,6 +161,95 @@ def erf(a, out=None):
     return out
 
 
+def _libm_lgamma(x: float) -> float:
+    try:
+        return math.lgamma(x)
+    except ValueError:  # a pole (0, -1, -2, ...): torch gives inf where Python raises
+        return math.inf
+
+
+_lgamma = np.frompyfunc(_libm_lgamma, 1, 1)
+
+
+@cpu_kernel("lgamma")
+def lgamma(a, out=None):
+    result = np.asarray(_lgamma(a.astype(np.float64)), np.float64).astype(a.dtype)  # libm's, value by value
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
+def _shifted_up(x, series, term):
+    """Shift x >= 0 up to 10 or more with ``term(x)`` per step, then finish with ``series``."""
+    total = np.zeros_like(x)
+    x = x.copy()
+    small = x < 10
+    while small.any():
+        total[small] += term(x[small])
+        x[small] += 1
+        small = x < 10
+    return total + series(x)
+
+
+def _digamma_series(x):
+    # psi(x) ~ log x - 1/2x - sum B_2k / (2k x^2k), Bernoulli numbers B_2 .. B_12
+    y = 1.0 / (x * x)
+    tail = y * (1 / 12 - y * (1 / 120 - y * (1 / 252 - y * (1 / 240 - y * (1 / 132 - y * 691 / 32760)))))
+    return np.log(x) - 0.5 / x - tail
+
+
+def _digamma64(x):
+    result = np.full_like(x, np.nan)
+    positive = x > 0
+    result[positive] = _shifted_up(x[positive], _digamma_series, lambda v: -1.0 / v)  # psi(x) = psi(x+1) - 1/x
+    result[x == 0] = np.where(np.signbit(x[x == 0]), np.inf, -np.inf)  # the pole's sign as x's
+    negative = (x < 0) & (x != np.floor(x))  # negative integers are poles: nan
+    if not negative.any():
+        return result
+    reflected = x[negative]
+    # psi(1 - x) - psi(x) = pi / tan(pi x)
+    result[negative] = _digamma64(1.0 - reflected) - np.pi / np.tan(np.pi * reflected)
+    return result
+
+
+@cpu_kernel("digamma")
+def digamma(a, out=None):
+    result = _digamma64(a.astype(np.float64)).astype(a.dtype)
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
+def _trigamma_series(x):
+    # psi'(x) ~ 1/x + 1/2x^2 + sum B_2k / x^(2k+1)
+    y = 1.0 / (x * x)
+    return 1.0 / x + 0.5 * y + (1.0 / x) * y * (1 / 6 - y * (1 / 30 - y * (1 / 42 - y * (1 / 30 - y * 5 / 66))))
+
+
+def _trigamma64(x):
+    result = np.full_like(x, np.inf)
+    positive = x > 0
+    result[positive] = _shifted_up(x[positive], _trigamma_series, lambda v: 1.0 / (v * v))
+    negative = (x < 0) & (x != np.floor(x))
+    if not negative.any():
+        return result
+    reflected = x[negative]
+    # psi'(1 - x) + psi'(x) = pi^2 / sin^2(pi x)
+    result[negative] = -_trigamma64(1.0 - reflected) + (np.pi / np.sin(np.pi * reflected)) ** 2
+    return result
+
+
+@cpu_kernel("trigamma")
+def trigamma(a, out=None):
+    result = _trigamma64(a.astype(np.float64)).astype(a.dtype)
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
 @cpu_kernel("relu")
 def relu(a, out=None):
     return np.maximum(a, a.dtype.type(0), out=out)

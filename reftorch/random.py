@@ -13,6 +13,11 @@ exactly as torch's CPU kernels do:
                a time in float64, the pair's second value kept in the generator for later
     randint    draw % (high - low) + low, with two draws when the range is 2**28 or more
     randperm   i = 0 .. n-2: swap element i with i + draw % (n - i)
+    exponential_  one float64 uniform u per value, -log1p(-u) / lambd in float64 (libm's
+               log1p), then rounded to the tensor's dtype
+    multinomial   without replacement (or one sample): argmax / topk of p / Exp(1) noise;
+               with replacement: per row a cumulative sum, then per sample one float64
+               uniform and the first category whose cumulative share reaches it
 
 Which kernels torch runs depends on the CPU (ATen picks AVX512, AVX2 or its default build
 at start-up, see ``CPU_CAPABILITY``): the AVX2 and AVX512 builds share the vectorised float32
@@ -249,6 +254,15 @@ class Generator:
             perm[i], perm[j] = perm[j], perm[i]
         return np.array(perm, dtype=np.int64)
 
+    def exponential(self, n: int, np_dtype, lambd: float) -> np.ndarray:
+        """Exponential with rate ``lambd``, always from float64 uniforms (also for float32)."""
+        uniforms = self.unit_uniform(n, np.float64)
+        # libm's log1p: NumPy's differs from it in the last bit for a few percent of values
+        values = _libm(math.log1p, -uniforms) * (-1.0 / lambd)
+        if dtypes.is_reduced_float(np.dtype(np_dtype)):  # c10::Half and BFloat16 are built from a float
+            values = values.astype(np.float32)
+        return values.astype(np_dtype)
+
 
 def _blocks_of_16(uniforms, tail, transform):
     """torch's normal_fill: transform whole blocks of 16 uniforms in place; a ragged end takes
@@ -398,6 +412,10 @@ class RandomBackward0(_RandomFillBackward):
     pass
 
 
+class ExponentialBackward0(_RandomFillBackward):
+    pass
+
+
 def _fill(tensor, sample, node_class):
     """Write the sampled values into `tensor` in place, in memory order."""
     from .functions import _inplace, _record, _wrap
@@ -456,6 +474,75 @@ def random_(tensor, from_=None, to=None, *, generator=None):
     return _fill(tensor, lambda n, dt, contiguous: g.randint(n, low, high).astype(dt), RandomBackward0)
 
 
+def exponential_(tensor, lambd=1.0, *, generator=None):
+    """Fill with values from the exponential distribution of rate ``lambd``."""
+    if not lambd > 0.0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")  # as C++ prints a double
+    if not tensor.dtype.is_floating_point:
+        raise RuntimeError("Exponential distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {_c10_name(tensor.dtype)}")
+    g = _pick(generator, tensor._device)
+    return _fill(tensor, lambda n, dt, contiguous: g.exponential(n, dt, lambd), ExponentialBackward0)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Indices drawn from each row of ``input`` (weights, not necessarily normalised)."""
+    from .functions import _wrap
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: {_c10_name(input.dtype)}")
+    if input.dim() not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > input.shape[-1]:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    g = _pick(generator, input._device)
+    weights = input.detach()
+    if not replacement or num_samples == 1:
+        return _multinomial_by_exponential_race(weights, num_samples, generator)
+    rows = weights._np.reshape(-1, weights.shape[-1])
+    drawn = np.stack([_draw_with_replacement(row, num_samples, g) for row in rows])
+    return _wrap(kernel("copy", input._device)(drawn.reshape(input.shape[:-1] + (num_samples,))), input._device)
+
+
+def _multinomial_by_exponential_race(weights, num_samples, generator):
+    """Category i wins with probability p_i when each gets the time E_i / p_i (E_i ~ Exp(1)):
+    the k smallest times (the k largest p_i / E_i) are k draws without replacement."""
+    from .functions import empty_like
+    values = weights._np
+    if not (values.max() < math.inf and values.min() >= 0):  # NaN fails both
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if (values.sum(axis=-1) == 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    race = weights / exponential_(empty_like(weights), 1.0, generator=generator)
+    if num_samples == 1:
+        return race.argmax(-1, keepdim=True)
+    return race.topk(num_samples).indices
+
+
+def _draw_with_replacement(row: np.ndarray, num_samples: int, g: Generator) -> np.ndarray:
+    """One row: its cumulative distribution (summed one entry at a time, in the row's dtype, or
+    float32 for half precision), then the first category whose cumulative share reaches each
+    uniform."""
+    accumulate = np.float32 if dtypes.is_reduced_float(row.dtype) else row.dtype.type
+    total = accumulate(0)
+    cumulative = np.empty(row.size, accumulate)
+    for j, value in enumerate(row.tolist()):
+        if not value >= 0:  # NaN fails here first
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry < 0)")
+        if not math.isfinite(value):
+            raise RuntimeError("invalid multinomial distribution (encountering probability entry = infinity or NaN)")
+        total = accumulate(total + accumulate(value))
+        cumulative[j] = total
+    if not total > 0:
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    cumulative /= total
+    cumulative[-1] = 1  # the last share reaches every uniform, whatever the rounding did
+    uniforms = g.unit_uniform(num_samples, np.float64)
+    # first j with cumulative[j] >= u: a binary search over the nondecreasing shares
+    return np.searchsorted(cumulative, uniforms, side="left").astype(np.int64)
+
+
 def _new(sizes, dtype, device, requires_grad, name, size=None):
     from .functions import _device_arg, _shape_arg, empty
     if sizes and size is not None:
@@ -481,10 +568,55 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
     return out.requires_grad_(requires_grad) if requires_grad else out
 
 
-def normal(mean, std, size, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """``torch.normal(mean, std, size)`` for float mean and std."""
+def normal(mean, std=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """``torch.normal(mean, std, size)`` for float mean and std; ``normal(mean, std)`` with a
+    tensor for either (or both): standard normals in the broadcast shape, times std, plus mean."""
+    from .tensor import Tensor
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        return _normal_of_tensors(mean, 1.0 if std is None else std, generator)
     out = normal_(_new((size,), dtype, device, requires_grad, "normal"), mean, std, generator=generator)
     return out.requires_grad_(requires_grad) if requires_grad else out
+
+
+class NormalBackward1(_RandomFillBackward):  # normal(Tensor mean, float std)
+    pass
+
+
+class NormalBackward2(_RandomFillBackward):  # normal(float mean, Tensor std)
+    pass
+
+
+class NormalBackward3(Node):  # normal(Tensor mean, Tensor std): torch's gradient is zero for both
+    def backward(self, grad):
+        from .functions import zeros
+        return tuple(zeros(shape, dtype=grad.dtype) for shape in self._saved_shapes)
+
+
+def _normal_of_tensors(mean, std, generator):
+    from .autograd.grad_mode import no_grad
+    from .functions import _broadcast_shapes_api, _needs_grad, _record, empty
+    from .tensor import Tensor
+    mean_is_tensor, std_is_tensor = isinstance(mean, Tensor), isinstance(std, Tensor)
+    if std_is_tensor:
+        if (std < 0).any():
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    like = mean if mean_is_tensor else std
+    shape = _broadcast_shapes_api(*(t.shape for t in (mean, std) if isinstance(t, Tensor)))
+    with no_grad():
+        out = empty(shape, dtype=like.dtype, device=like._device)
+        if std_is_tensor:  # normal_(0, 1), then scaled and shifted in two steps (two roundings)
+            out = normal_(out, generator=generator) * std + mean
+        else:
+            out = normal_(out, 0.0, std, generator=generator) + mean
+    inputs = tuple(t for t in (mean, std) if isinstance(t, Tensor))
+    if _needs_grad(*inputs):
+        node = (NormalBackward3() if mean_is_tensor and std_is_tensor else
+                NormalBackward1() if mean_is_tensor else NormalBackward2())
+        node._saved_shapes = [t.shape for t in inputs]
+        _record(node, inputs, out)
+    return out
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False):
@@ -545,6 +677,8 @@ def _attach_methods():
     Tensor.uniform_ = uniform_
     Tensor.normal_ = normal_
     Tensor.random_ = random_
+    Tensor.exponential_ = exponential_
+    Tensor.multinomial = multinomial
 
 
 _attach_methods()

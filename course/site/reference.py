@@ -34,6 +34,13 @@ TOPIC_NAMESPACES = {
     "torch.utils.data": "data.html",
     "torch.utils.checkpoint": "checkpoint.html",
     "torch.nn.init": "nn.init.html",
+    "torch.distributions": "distributions.html",
+    "torch.distributions.constraints": "distributions.html",
+    "torch.distributions.utils": "distributions.html",
+    "torch.distributions.distribution": "distributions.html",
+    "torch.distributions.categorical": "distributions.html",
+    "torch.distributions.multinomial": "distributions.html",
+    "torch.distributions.normal": "distributions.html",
 }
 
 

@@ -4,7 +4,7 @@
     creation.py     tensor, zeros, ones, full, arange, linspace, eye, from_numpy, *_like
     copies.py       clone, contiguous, detach, flip, to (dtype and device)
     comparison.py   eq, lt, ..., logical and bitwise ops, where, isnan
-    unary.py        exp, log, sqrt, sin, cos, tanh, sigmoid, relu, abs, sign, clamp, ...
+    unary.py        exp, log, sqrt, sin, cos, tanh, sigmoid, relu, abs, sign, clamp, lgamma, ...
     arithmetic.py   add, sub, mul, div, pow, remainder, floor_divide, maximum, minimum
     views.py        view, reshape, transpose, permute, squeeze, expand, select, slices,
                     split, as_strided, unfold: new geometry over the same storage

@@ -16,7 +16,7 @@ from .comparison import (
     bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, ge, gt, isfinite, isinf, isnan, isneginf,
     isposinf, le, logical_and, logical_not, logical_or, logical_xor, lt, ne, where,
 )
-from .creation import new_empty, new_full, new_ones, new_tensor, new_zeros
+from .creation import legacy_new, new_empty, new_full, new_ones, new_tensor, new_zeros
 from .copies import _converter, _flip_method, clone, contiguous, detach, detach_, to
 from .indexing import (
     gather, getitem, index_add, index_add_, index_fill, index_fill_, index_put_, index_select,
@@ -35,8 +35,8 @@ from .reductions import (
 )
 from .activations import log_softmax, softmax
 from .unary import (
-    abs, acos, asin, atan, ceil, clamp, cos, cosh, erf, exp, expm1, floor, frac, log, log1p, log2, log10, neg,
-    reciprocal, relu, round, rsqrt, sigmoid, sign, sin, sinh, sqrt, tan, tanh, trunc,
+    abs, acos, asin, atan, ceil, clamp, cos, cosh, digamma, erf, exp, expm1, floor, frac, lgamma, log, log1p,
+    log2, log10, neg, reciprocal, relu, round, rsqrt, sigmoid, sign, sin, sinh, sqrt, tan, tanh, trunc,
 )
 from .views import (
     _H, _T, _matrix_transpose, as_strided, broadcast_to, chunk, expand, expand_as, flatten, movedim,
@@ -94,6 +94,19 @@ def _comparison_operator(compare):
     return operator
 
 
+def _type_as(self, other):
+    """``x.type_as(y)``: x in y's dtype (x itself when it already has it)."""
+    return to(self, other.dtype)
+
+
+def _new(self, *args):
+    """``x.new(...)``: the legacy constructor, in x's dtype and on x's device."""
+    return legacy_new(Tensor, self.dtype, args, self._device)
+
+
+_new.jvp = lambda t, out, self, *args: None
+
+
 _METHODS = dict(
     add=add, sub=sub, mul=mul, div=div, true_divide=div, pow=pow, maximum=maximum,
     minimum=minimum, eq=eq, ne=ne, lt=lt, le=le, gt=gt, ge=ge, floor_divide=floor_divide,
@@ -121,7 +134,7 @@ _METHODS = dict(
     log_softmax=log_softmax, softmax=softmax, cumsum=cumsum, cumprod=cumprod, logsumexp=logsumexp,
     argsort=argsort, tril=tril, triu=triu, isinf=isinf, isfinite=isfinite, isposinf=isposinf,
     isneginf=isneginf, logical_xor=logical_xor, log1p=log1p, expm1=expm1, log2=log2, log10=log10,
-    rsqrt=rsqrt, tan=tan, atan=atan, asin=asin, acos=acos, sinh=sinh, cosh=cosh, erf=erf, round=round,
+    rsqrt=rsqrt, lgamma=lgamma, digamma=digamma, type_as=_type_as, new=_new, tan=tan, atan=atan, asin=asin, acos=acos, sinh=sinh, cosh=cosh, erf=erf, round=round,
     trunc=trunc, frac=frac, new_zeros=new_zeros, new_ones=new_ones, new_empty=new_empty,
     new_full=new_full, new_tensor=new_tensor,
     masked_fill_=masked_fill_, unfold=unfold, movedim=movedim, moveaxis=movedim, flip=_flip_method,

@@ -1,4 +1,4 @@
-"""Element-wise functions of one tensor: exp, log, sqrt, sin, tanh, sigmoid, relu, clamp, ...
+"""Element-wise functions of one tensor: exp, log, sqrt, sin, tanh, sigmoid, relu, clamp, lgamma, ...
 
 Most backward formulas need only the input or only the output, so ``_simple_unary`` builds
 the op and its node from one line: ``exp`` saves its output (d exp(x) = exp(x) dx).
@@ -88,6 +88,26 @@ cosh, CoshBackward0 = _simple_unary("cosh", "CoshBackward0", lambda g, x: g * si
 erf, ErfBackward0 = _simple_unary("erf", "ErfBackward0", lambda g, x: g * (2 / math.sqrt(math.pi)) * exp(-x * x),
                                   jvp=lambda dx, x, out: dx * (2 / math.sqrt(math.pi)) * exp(-x * x))
 
+
+
+class _TrigammaBackward(Node):
+    def backward(self, grad):
+        raise NotImplementedError("reftorch has no derivative of trigamma (digamma's second derivative)")
+
+
+def _trigamma(input):
+    """psi'(x), the derivative of digamma (torch's polygamma(1, x)); its own derivative is not here."""
+    out = _unary("trigamma", input)
+    if _needs_grad(input):
+        _record(_TrigammaBackward(), (input,), out)
+    return out
+
+
+# d lgamma(x) = digamma(x) dx, d digamma(x) = trigamma(x) dx
+lgamma, LgammaBackward0 = _simple_unary("lgamma", "LgammaBackward0", lambda g, x: g * digamma(x),
+                                        jvp=lambda dx, x, out: dx * digamma(x))
+digamma, DigammaBackward0 = _simple_unary("digamma", "DigammaBackward0", lambda g, x: g * _trigamma(x),
+                                          jvp=lambda dx, x, out: dx * _trigamma(x))
 
 class ReluBackward0(Node):
     _saved_names = ('result',)

@@ -397,7 +397,8 @@ broadcast_to.jvp = same_op_on_tangent(broadcast_to)
 
 def broadcast_tensors(*tensors):
     shape = broadcast_shapes(*(t._shape for t in tensors))
-    return tuple(expand(t, shape) for t in tensors)
+    # a tensor already of the shape comes back itself, not an expanded view (as torch's does)
+    return tuple(t if t._shape == shape else expand(t, shape) for t in tensors)
 
 
 broadcast_tensors.jvp = lambda t, out, *tensors: broadcast_tensors(*t(tensors))

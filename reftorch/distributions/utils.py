@@ -1,0 +1,74 @@
+"""Helpers the distributions share: broadcasting parameters, probabilities <-> logits, and
+``lazy_property`` (a parameter computed from the other one only when first asked for)."""
+from __future__ import annotations
+
+import functools
+import numbers
+
+__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs", "probs_to_logits"]
+
+euler_constant = 0.57721566490153286060  # the Euler-Mascheroni constant
+
+
+def broadcast_all(*values):
+    """Tensors broadcast against each other; a number becomes a tensor of the first tensor's
+    dtype and device (of the default dtype when every value is a number)."""
+    import reftorch
+    if not all(isinstance(v, (reftorch.Tensor, numbers.Number)) for v in values):
+        raise ValueError("Input arguments must all be instances of Number, "
+                         "torch.Tensor or objects implementing __torch_function__.")
+    first = next((v for v in values if isinstance(v, reftorch.Tensor)), None)
+    options = (dict(dtype=reftorch.get_default_dtype()) if first is None else
+               dict(dtype=first.dtype, device=first.device))
+    tensors = [v if isinstance(v, reftorch.Tensor) else reftorch.tensor(v, **options) for v in values]
+    return reftorch.broadcast_tensors(*tensors)
+
+
+def _standard_normal(shape, dtype, device):
+    import reftorch
+    return reftorch.empty(shape, dtype=dtype, device=device).normal_()
+
+
+def _sum_rightmost(value, dim: int):
+    """Sum out the ``dim`` rightmost dims."""
+    return value if dim == 0 else value.reshape(tuple(value.shape[:-dim]) + (-1,)).sum(-1)
+
+
+def logits_to_probs(logits, is_binary: bool = False):
+    """Log odds (binary) or unnormalised log probabilities along the last dim -> probabilities."""
+    import reftorch
+    return reftorch.sigmoid(logits) if is_binary else reftorch.softmax(logits, dim=-1)
+
+
+def clamp_probs(probs):
+    """Into [eps, 1 - eps], eps the dtype's machine epsilon: a log of them is finite."""
+    import reftorch
+    eps = reftorch.finfo(probs.dtype).eps
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs, is_binary: bool = False):
+    """Probabilities -> log odds (binary) or log probabilities, clamped first."""
+    import reftorch
+    clamped = clamp_probs(probs)
+    if is_binary:
+        return reftorch.log(clamped) - reftorch.log1p(-clamped)
+    return reftorch.log(clamped)
+
+
+class lazy_property:
+    """Computed on first access (with grad enabled: the result stays differentiable), then
+    stored on the instance, where later reads find it without calling this again."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        functools.update_wrapper(self, wrapped)
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        import reftorch
+        with reftorch.enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
