@@ -103,7 +103,9 @@ def _member_kind(cls, name: str) -> str:
     raw = inspect.getattr_static(cls, name)
     if isinstance(raw, property):
         return "property"
-    if isinstance(raw, (staticmethod, classmethod)) or inspect.isfunction(raw) or inspect.ismethoddescriptor(raw):
+    if isinstance(raw, (staticmethod, classmethod)) or inspect.isfunction(raw):
+        return "method"
+    if inspect.ismethoddescriptor(raw) and callable(raw):   # a C method; not a lazy_property
         return "method"
     return "attribute"
 
@@ -158,7 +160,11 @@ def walk() -> list[Entry]:
             torch_name = torch_name_of(name) if mirrored else None
             entry = Entry(name=name, namespace=namespace, kind=_kind(obj), torch_name=torch_name,
                           torch_url=torch_url(torch_name, isinstance(obj, reftorch_dtype)) if mirrored else None)
-            if entry.kind == "class":
+            if entry.kind == "class" and obj.__name__ != attribute:
+                # another name for a class (torch's constraints.greater_than is _GreaterThan):
+                # Sphinx documents it as "alias of ...", which a member list would break
+                entry.kind = "data"
+            elif entry.kind == "class":
                 entry.members = _members(obj, name, counterpart if inspect.isclass(counterpart) else None)
             entries.append(entry)
     # a namespace that mirrors nothing of torch (an engine module whose name torch also uses)
