@@ -35,7 +35,7 @@ FLOAT_NAMES = ("float32", "float64")
 LAYOUTS = ("contiguous", "permuted", "stepped", "expanded")
 
 # How far torch's and reftorch's results may be apart, from the error bounds of what the generated
-# programs compute (issue 17: from the operation, not from one machine): a few element-wise ops, each
+# programs compute (from the operation, not from one machine): a few element-wise ops, each
 # within 2 ulp in both libraries (SLEEF's vectorised functions against libm/NumPy), and sums or dot
 # products of at most N = 64 terms (shapes up to 4x4x4) that the two libraries add in different orders
 # (BLAS blocking, AVX2/AVX-512 vector width, NumPy's pairwise sum). Each order errs by at most
