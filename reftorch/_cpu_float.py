@@ -8,6 +8,8 @@ NumPy has no FMA, so ``fma32`` and ``fma64`` compute one exactly.
 """
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 f32 = np.float32
@@ -65,7 +67,16 @@ def fma64(a, b, c):
     high, low = _two_sum(c, product)
     middle, middle_err = _two_sum(low, product_err)
     odd = _round_to_odd(middle, middle_err)
-    return high + odd
+    result = high + odd
+    # The emulation needs its error terms representable: near the subnormal range they
+    # underflow (a normal_ fill with std 1.7e-307 was 1 ulp off). Those rare values are
+    # computed exactly, as fractions, and rounded once.
+    tiny = (a != 0) & (b != 0) & (np.abs(product) < 2.0 ** -960)
+    if tiny.any():
+        result = np.array(result, np.float64)  # a 0-d result becomes writable
+        a, b, c = (np.broadcast_to(x, result.shape)[tiny] for x in (a, b, c))
+        result[tiny] = [float(Fraction(x) * Fraction(y) + Fraction(z)) for x, y, z in zip(a, b, c)]
+    return result
 
 
 # -- avx_mathfun.h, with the multiply-adds GCC fuses --------------------------------------

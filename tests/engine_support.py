@@ -138,6 +138,29 @@ def dtype_name(t) -> str:
     return str(t.dtype).replace("torch.", "")
 
 
+def raw_bits(t) -> tuple:
+    """dtype name, shape and the exact bytes of a tensor of either library (bfloat16 via its
+    bit pattern): what "the same numbers" means for random streams."""
+    t = t.detach().contiguous()
+    if isinstance(t, torch.Tensor):
+        array = (t.view(torch.int16) if t.dtype is torch.bfloat16 else t).numpy()
+    else:
+        array = np.ascontiguousarray(t._np)
+    return str(t.dtype).removeprefix("torch."), tuple(t.shape), array.tobytes()
+
+
+def assert_same_bits(ours, theirs):
+    """reftorch's tensor holds torch's bits exactly; on failure, how many differ and the first."""
+    a, b = raw_bits(ours), raw_bits(theirs)
+    assert a[:2] == b[:2], f"reftorch {a[:2]}, torch {b[:2]}"
+    if a[2] != b[2]:
+        dtype = {"bfloat16": np.int16}.get(a[0], a[0])
+        x, y = np.frombuffer(a[2], dtype), np.frombuffer(b[2], dtype)
+        first = int(np.flatnonzero(x != y)[0])
+        raise AssertionError(f"{int((x != y).sum())} of {x.size} values differ; first at {first}: "
+                             f"reftorch {x[first]!r}, torch {y[first]!r}")
+
+
 def assert_close_values(mine, theirs, name=""):
     a, b = to_numpy(mine), to_numpy(theirs)
     assert a.shape == b.shape, f"{name}: shape {a.shape} != torch {b.shape}"

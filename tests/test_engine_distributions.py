@@ -20,31 +20,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import reftorch
-from engine_support import ENGINE, assert_close_values, run_program, same_error
+from engine_support import ENGINE, assert_close_values, assert_same_bits, run_program, same_error
 
 LIBS = (torch, reftorch)
 FLOATS = ("float32", "float64", "float16", "bfloat16")
-
-
-def raw(t) -> tuple:
-    """dtype name, shape and the exact bytes of a tensor (bfloat16 via its bit pattern)."""
-    t = t.detach().contiguous()
-    if isinstance(t, torch.Tensor):
-        array = (t.view(torch.int16) if t.dtype is torch.bfloat16 else t).numpy()
-    else:
-        array = np.ascontiguousarray(t._np)
-    return str(t.dtype).removeprefix("torch."), tuple(t.shape), array.tobytes()
-
-
-def assert_same_bits(ours, theirs):
-    a, b = raw(ours), raw(theirs)
-    assert a[:2] == b[:2], f"reftorch {a[:2]}, torch {b[:2]}"
-    if a[2] != b[2]:
-        dtype = {"bfloat16": np.int16}.get(a[0], a[0])
-        x, y = np.frombuffer(a[2], dtype), np.frombuffer(b[2], dtype)
-        first = int(np.flatnonzero(x != y)[0])
-        raise AssertionError(f"{int((x != y).sum())} of {x.size} values differ; first at {first}: "
-                             f"reftorch {x[first]!r}, torch {y[first]!r}")
 
 
 def seeded_on_both(seed, program):
