@@ -16,7 +16,9 @@ import importlib
 import importlib.abc
 import io
 import math
+import os
 import pkgutil
+import subprocess
 import sys
 import textwrap
 import warnings
@@ -136,6 +138,17 @@ def to_numpy(t):
 
 def dtype_name(t) -> str:
     return str(t.dtype).replace("torch.", "")
+
+
+def capabilities_this_cpu_allows() -> list[str]:
+    """"default" always (ATEN_CPU_CAPABILITY can ask for it anywhere), then each x86 build up
+    to the best one torch itself picks here."""
+    best = subprocess.run([sys.executable, "-c", "import torch; print(torch.backends.cpu."
+                           "get_cpu_capability().lower())"], capture_output=True, text=True,
+                          check=True, env={k: v for k, v in os.environ.items()
+                                           if k != "ATEN_CPU_CAPABILITY"}).stdout.strip()
+    order = ["default", "avx2", "avx512"]
+    return order[:order.index(best) + 1] if best in order else ["default", best]
 
 
 def raw_bits(t) -> tuple:

@@ -7,7 +7,11 @@ strides, grad_fn names, and for errors the exception class and the exact message
 """
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,8 +21,8 @@ from hypothesis import strategies as st
 
 import reftorch
 from engine_support import (
-    ENGINE, LIBS, assert_close_values, assert_same, build, dtype_name, layouts, make_array, node_chain,
-    seeds, shapes,
+    ENGINE, LIBS, assert_close_values, assert_same, build, capabilities_this_cpu_allows, dtype_name, layouts,
+    make_array, node_chain, seeds, shapes,
 )
 
 
@@ -773,7 +777,7 @@ def test_float32_functions_give_torchs_bits_almost_always(name):
     """Printed values are torch's (d2l's `torch.exp(x)` printed 162754.7812 for torch's
     162754.7969): on 20,000 fixed float32 inputs at least 90% of reftorch's results are torch's
     bits exactly (70% for sinh and cosh; NumPy's own float32 exp reaches 61%) and none is more
-    than 2 ulp away, on every CPU build torch runs here."""
+    than 2 ulp away."""
     low, high = FLOAT32_FUNCTIONS[name]
     values = np.random.default_rng(7).uniform(low, high, 20_000).astype(np.float32)
     # torch's own first call of acos in a process sometimes takes another, less exact path
@@ -787,3 +791,14 @@ def test_float32_functions_give_torchs_bits_almost_always(name):
     # not correctly rounded: 75% and 78% of their values are the float64 result rounded once
     least = 0.7 if name in ("sinh", "cosh") else 0.9
     assert same >= least and ulps.max() <= 2, (name, same, ulps.max())
+
+
+@pytest.mark.parametrize("capability", capabilities_this_cpu_allows())
+def test_float32_functions_hold_on_every_cpu_build_torch_can_run_here(capability):
+    """The check above on each build ATEN_CPU_CAPABILITY can ask for (the default build takes
+    glibc's scalar functions, the AVX2 and AVX-512 builds SLEEF's vectorised ones)."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                           f"{__file__}::test_float32_functions_give_torchs_bits_almost_always"],
+                          env=dict(os.environ, ATEN_CPU_CAPABILITY=capability), cwd=Path(__file__).parent.parent,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and f"{len(FLOAT32_FUNCTIONS)} passed" in done.stdout, done.stdout[-3000:]

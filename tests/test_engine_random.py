@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import reftorch
-from engine_support import ENGINE, assert_same_bits
+from engine_support import ENGINE, assert_same_bits, capabilities_this_cpu_allows
 
 LIBS = (torch, reftorch)
 FLOATS = ("float32", "float64", "float16", "bfloat16")
@@ -216,18 +216,7 @@ print([hashlib.sha1(repr(v.detach().double().tolist()).encode()).hexdigest() for
 """
 
 
-def _capabilities_this_cpu_allows() -> list[str]:
-    """"default" always (ATEN_CPU_CAPABILITY can ask for it anywhere), then each x86 build up
-    to the best one torch itself picks here."""
-    best = subprocess.run([sys.executable, "-c", "import torch; print(torch.backends.cpu."
-                           "get_cpu_capability().lower())"], capture_output=True, text=True,
-                          check=True, env={k: v for k, v in os.environ.items()
-                                           if k != "ATEN_CPU_CAPABILITY"}).stdout.strip()
-    order = ["default", "avx2", "avx512"]
-    return order[:order.index(best) + 1] if best in order else ["default", best]
-
-
-@pytest.mark.parametrize("capability", _capabilities_this_cpu_allows())
+@pytest.mark.parametrize("capability", capabilities_this_cpu_allows())
 def test_every_cpu_build_torch_can_run_here_gives_the_same_numbers(capability):
     # The default build calls libm's logf/cosf/sinf for randn and does not fuse multiply-adds;
     # the AVX2 and AVX512 builds share the vectorised Box-Muller. Each build torch can run on
