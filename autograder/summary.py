@@ -9,7 +9,7 @@ from collections import Counter
 # autograder/grade.py's own statuses), in the order the summary counts them.
 KINDS = (
     ("timed out", ("timed out",)),
-    ("over a limit", ("CPU time limit", "killed (CPU or memory limit)", "memory limit", "output limit")),
+    ("over a limit", ("CPU time limit", "killed", "memory limit", "output limit")),
     ("crashed", ("kernel died", "sandbox stopped responding", "notebook exited", "could not run")),
     ("unreadable", ("unreadable notebook", "no submitted notebook")),
     ("grader error", ("grader error", "not graded", "gradebook write failed")),

@@ -54,6 +54,7 @@ def test_a_terminal_shows_who_is_running():
     ("timed out at cell 5 (test_value)", ("",), "timed out"),
     ("CPU time limit at cell 3", ("",), "over a limit"),
     ("memory limit at cell 2", ("",), "over a limit"),
+    ("killed at cell 3 (q1): over the memory limit (2048 MiB) or the CPU time limit (60 s)", ("",), "over a limit"),
     ("kernel died at cell 4 (SIGSEGV)", ("",), "crashed"),
     ("notebook exited at cell 9 (exit code 3)", ("",), "crashed"),
     ("sandbox stopped responding", ("",), "crashed"),
