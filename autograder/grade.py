@@ -65,7 +65,7 @@ class Grader:
         except ProbeFormError as error:  # e.g. a test cell in the old assert form: refused, not guessed
             raise GradingError(f"cannot grade {assignment}: {error}") from None
         self.spec_digest = _digest(source.read_bytes(), GRADER_VERSION.encode())
-        self.with_torch = not course.forbids_torch(assignment)
+        self.with_torch = not self.spec.forbids_torch
         self.runs = NotebookRuns(self.spec, self.with_torch, lambda: load_tools(self.spec), self.limits)
         self.kinds = self.runs.kinds   # with torch (True) and/or without (False)
         self.pid_namespaces: set[str] = set()
@@ -86,31 +86,31 @@ class Grader:
                     students.append(entry.name)
         return students
 
-    def _job(self, plan, files, reference: bool = False) -> dict:
-        job = {"cells": plan.cells, "files": files}
-        if reference:
-            job["reference"] = True
-        return job
+    def _kept_reference(self):
+        """What the reference run needs (the files beside the instructor's notebook), its key,
+        and the copy an earlier batch kept under that key (None when there is none)."""
+        files = self._reference_files()
+        key = self._reference_key(files)
+        return files, key, self._cached_reference(key)
 
-    def reference(self, sandbox: Sandbox | None) -> Reference:
+    def reference(self, sandbox: Sandbox | None, kept=None) -> Reference:
         """The instructor's notebook, run once per batch: every case with its expected value
         (which never goes into a student's process). Kept across batches in the autograded
         folder while nothing it depends on changed (see :meth:`_reference_key`); ``sandbox``
-        may be None when that copy is there."""
+        may be None when that copy is there. ``kept``: :meth:`_kept_reference`, if already read."""
         plan = build_plan(self.spec, None)
-        files = self._reference_files()
-        key = self._reference_key(files)
-        cached = self._cached_reference(key)
+        files, key, cached = kept or self._kept_reference()
         if cached is not None:
             return Reference.of(plan, cached)
+        job = {"cells": plan.cells, "files": files, "reference": True}
         if sandbox is None:
             sandbox = Sandbox(self.limits, True)
             try:
-                outcome = sandbox.run(self._job(plan, files, reference=True))
+                outcome = sandbox.run(job)
             finally:
                 sandbox.close()
         else:
-            outcome = sandbox.run(self._job(plan, files, reference=True))
+            outcome = sandbox.run(job)
         reference = Reference.of(plan, outcome)
         self._store_reference(key, reference)
         return reference
@@ -238,10 +238,11 @@ class Grader:
             # The host imports torch (for the grading tools) while the sandboxes start. The
             # reference run, when not kept from an earlier batch, goes first on its own.
             self.runs.tools  # noqa: B018 - loads them now
-            cached = self._cached_reference(self._reference_key(self._reference_files()))
+            kept = self._kept_reference()
+            cached = kept[2]
             if cached is None:
                 _finish_starting([entry for entry in starting if entry[2] is reference_box])
-            reference = self.reference(None if cached is not None else reference_box)
+            reference = self.reference(None if cached is not None else reference_box, kept)
             self._check_reference(reference)
             _finish_starting(starting)
             pool = concurrent.futures.ThreadPoolExecutor(len(sandboxes), thread_name_prefix="grade")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import nbformat
 
 from course.markers import HIDDEN, Markers, course_markers
+from course.model import forbids_torch
 
 from .probes import ProbeCell, require_probe_form, split_test_cell, strip_magics
 
@@ -55,6 +56,10 @@ class AssignmentSpec:
     def markdown_sources(self) -> frozenset:
         """The notebook's own markdown cells (a release shows the same ones)."""
         return frozenset(c.source for c in self.source_notebook.cells if c.get("cell_type") == "markdown")
+
+    @property
+    def forbids_torch(self) -> bool:
+        return forbids_torch(self.source_notebook)
 
     @property
     def tests(self) -> list[TrustedCell]:

@@ -30,14 +30,12 @@ from pathlib import Path
 
 from course.model import REPO
 
+from .forbidden import FORBIDDEN
 from .syscall_filter import keyring_filter
 
 GRADER_MOUNT = "/opt/course"
 SITE_MOUNT = "/opt/site-packages"
 NOBODY = 65534
-# Packages a run without torch does not see: array, autodiff and symbolic-maths libraries
-# (sympy differentiates, networkx sorts graphs) and torch's own; `reftorch` is not mounted.
-HIDDEN_WITHOUT_TORCH = ("torch", "numpy", "sympy", "mpmath", "networkx", "functorch", "torchgen", "ml_dtypes")
 
 
 class SandboxError(RuntimeError):
@@ -260,7 +258,9 @@ def bwrap_command(control_fd: int, limits: Limits, with_torch: bool, seccomp_fd:
         inside = f"{SITE_MOUNT}/{index}"
         site_packages.append(inside)
         binds.add(directory, inside)
-        for hidden in HIDDEN_WITHOUT_TORCH:  # no library to hand a mechanism to
+        # a run without torch does not see the packages its stand-ins replace (forbidden.py:
+        # array, autodiff and symbolic-maths libraries); `reftorch` is not mounted for it
+        for hidden in FORBIDDEN:
             if not with_torch and os.path.isdir(os.path.join(directory, hidden)):
                 hidden_packages += ["--tmpfs", f"{inside}/{hidden}"]
     for package in ("autograder", "reftorch") if with_torch else ("autograder",):
@@ -533,8 +533,8 @@ class Unsandboxed(Sandbox):
     def _pid_namespace(self) -> str:
         return ""   # the host's own: nothing of it is this sandbox's to reap
 
-    def close(self, reap: bool = True) -> None:
-        super().close(reap=False)
+    def close(self, reap: bool = True, retire: bool = False) -> None:
+        super().close(reap=False, retire=retire)   # no PID namespace to reap
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
             self.scratch = None

@@ -164,7 +164,7 @@ class NotebookValidator:
             raise ValidationError("no graded test cells to check")
         self._check_tools(spec)
         tools = load_tools(spec)
-        with_torch = not bool(source.metadata.get("course", {}).get("forbid_torch", False))
+        with_torch = not spec.forbids_torch
         runs = NotebookRuns(spec, with_torch, tools, self.limits)
         self._start(set(runs.kinds) | {True})
         reference = self._reference(spec, spec_path)

@@ -44,6 +44,13 @@ def load_config(root: Path | str | None = None) -> Config:
     return PyFileConfigLoader(path.name, path=str(path.parent)).load_config()
 
 
+
+def forbids_torch(notebook) -> bool:
+    """An assignment opts out of torch with ``"course": {"forbid_torch": true}`` in its
+    notebook's metadata (``notebook``: an nbformat notebook)."""
+    return bool(notebook.metadata.get("course", {}).get("forbid_torch", False))
+
+
 @dataclass
 class Course:
     root: Path
@@ -89,14 +96,6 @@ class Course:
         return sorted(entry.name for entry in self.source_root.iterdir()
                       if entry.is_dir() and (entry / f"{entry.name}.ipynb").is_file())
 
-    def forbids_torch(self, assignment: str) -> bool:
-        """An assignment opts out of torch with ``"course": {"forbid_torch": true}`` in its metadata."""
-        import nbformat
-        try:
-            notebook = nbformat.read(str(self.source_notebook(assignment)), as_version=4)
-        except (OSError, ValueError):
-            return False
-        return bool(notebook.metadata.get("course", {}).get("forbid_torch", False))
 
     def reports_root(self) -> Path:
         return self.root / "course" / "reports"
