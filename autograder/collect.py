@@ -38,7 +38,7 @@ from zoneinfo import ZoneInfo
 
 from course.model import Course
 
-from .lms_names import Claim, namings
+from .lms_names import GENERIC, Claim, namings
 from .results import graded_score
 
 MAX_FILE_BYTES = 64 * 1024**2
@@ -304,7 +304,7 @@ def _resolve(claims: list[Claim], roster, assignment: str) -> tuple[set[str], li
                    and c.folder in (c.key, f"{assignment}/{c.key}", f"{c.key}/{assignment}")]
         if fitting:
             return {fitting[0].key}, fitting, ""
-        lms = sorted({c.lms for c in claims if c.lms not in ("folder per student", "named by student id")})
+        lms = sorted({c.lms for c in claims if c.lms not in GENERIC})
         return set(), [], ("no roster to match names against: run `course roster import roster.csv "
                            "--gradebook-only` (id,first_name,last_name,email,lms_id)"
                            + (f"; named as {', '.join(lms)} names files" if lms else ""))
@@ -316,7 +316,7 @@ def _resolve(claims: list[Claim], roster, assignment: str) -> tuple[set[str], li
             fitting.append(claim)
     if ids:
         return ids, fitting, ""
-    lms = [c for c in claims if c.lms not in ("folder per student", "named by student id")]
+    lms = [c for c in claims if c.lms not in GENERIC]
     if lms:
         said = ", ".join(sorted({f"{c.key!r}" for c in lms}))
         return set(), [], f"{lms[0].lms} names {said}: nobody on the roster ({roster.source}) fits"
@@ -325,8 +325,7 @@ def _resolve(claims: list[Claim], roster, assignment: str) -> tuple[set[str], li
 
 def _best_claim(fitting: list[Claim]) -> Claim:
     """The LMS's own claim (it carries the time and the LATE mark) over a generic one."""
-    generic = ("folder per student", "named by student id")
-    return sorted(fitting, key=lambda c: (c.lms in generic, c.timestamp is None))[0]
+    return sorted(fitting, key=lambda c: (c.lms in GENERIC, c.timestamp is None))[0]
 
 
 # -- placing ------------------------------------------------------------------------------

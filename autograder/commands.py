@@ -29,8 +29,7 @@ def _course(args):
 
 
 def _known_assignment(course, assignment: str) -> None:
-    known = sorted(p.name for p in course.source_root.iterdir()
-                   if (p / f"{p.name}.ipynb").is_file()) if course.source_root.is_dir() else []
+    known = course.assignment_ids()
     if assignment not in known:
         raise Refused(f"no assignment named {assignment!r} in {course.source_root}; "
                       f"known assignments: {', '.join(known) or '(none)'}")

@@ -206,3 +206,8 @@ def namings(assignment: str, config=None) -> list[LmsNaming]:
     schemes = [Canvas, MoodleFolder, MoodleFlat, Blackboard, BrightspaceFlat, BrightspaceFolder]
     return [scheme(config=config) for scheme in schemes] + [StudentFolder(assignment, config=config),
                                                             StudentPrefix(config=config)]
+
+
+# The namings that are not an LMS's own (a folder or a prefix per student id): an LMS's claim,
+# with its time and LATE mark, is preferred over theirs.
+GENERIC = (StudentFolder.lms, StudentPrefix.lms)

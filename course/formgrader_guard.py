@@ -19,6 +19,8 @@ from pathlib import Path
 from jupyter_server.utils import url_path_join
 from tornado import web
 
+from course.validate_button import add_handlers_first
+
 # formgrader's API route, its button, the course's command it would bypass, what to run
 # instead ({0}: the assignment, {1}: the student)
 REFUSED = (
@@ -120,10 +122,6 @@ def _load_jupyter_server_extension(server_app):
         (url_path_join(base, "/formgrader/static/js/utils.js"), ScriptMarkingRefusedHeaders,
          {"original": static / "js" / "utils.js"}),
     ]
-    rules = server_app.web_app.default_router.rules
-    server_app.web_app.add_handlers(".*$", routes)
-    # add_handlers puts a rule just before the server's own catch-all; extensions load in
-    # name order, so move ours first: it must answer before formgrader's handlers do.
-    rules.insert(0, rules.pop(-2))
+    add_handlers_first(server_app, routes)
     server_app.log.info("course: formgrader's generate, release, collect, autograde and "
                         "feedback actions are off (the course's commands do them)")

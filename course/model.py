@@ -96,15 +96,14 @@ class Course:
         return sorted(entry.name for entry in self.source_root.iterdir()
                       if entry.is_dir() and (entry / f"{entry.name}.ipynb").is_file())
 
-
     def reports_root(self) -> Path:
         return self.root / "course" / "reports"
 
     @functools.cached_property
     def markers(self):
         """nbgrader's region markers as this course configures them (course/markers.py)."""
-        from course.markers import Markers
-        return Markers.of(self.config)
+        from course.markers import course_markers
+        return course_markers(self.root)
 
     @staticmethod
     def put_scripts_on_path() -> None:

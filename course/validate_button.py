@@ -71,15 +71,20 @@ class GraderValidateHandler(ValidateAssignmentHandler):
         self.finish(answer)
 
 
+def add_handlers_first(server_app, routes) -> None:
+    """Register ``routes`` ahead of every extension's: add_handlers puts a rule just before
+    the server's own catch-all, and extensions load in name order, so nbgrader's handlers
+    for the same paths would otherwise answer first."""
+    rules = server_app.web_app.default_router.rules
+    server_app.web_app.add_handlers(".*$", routes)
+    rules.insert(0, rules.pop(-2))
+
+
 def _jupyter_server_extension_points():
     return [{"module": "course.validate_button"}]
 
 
 def _load_jupyter_server_extension(server_app):
     base = server_app.web_app.settings["base_url"]
-    rules = server_app.web_app.default_router.rules
-    server_app.web_app.add_handlers(".*$", [(url_path_join(base, "/assignments/validate"), GraderValidateHandler)])
-    # add_handlers puts a rule just before the server's own catch-all: move ours first, so it
-    # answers before nbgrader's validate_assignment handler does.
-    rules.insert(0, rules.pop(-2))
+    add_handlers_first(server_app, [(url_path_join(base, "/assignments/validate"), GraderValidateHandler)])
     server_app.log.info("course: the Validate button runs the grader's judgement (course validate)")

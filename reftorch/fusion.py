@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .fx import Graph, GraphModule, Node, _text
+from .fx import Graph, GraphModule, Node, _map_nodes, _text
 from .kernels import CPU_KERNELS
 
 # Kernels that compute each output value from the values at the same position of their
@@ -140,15 +140,8 @@ def _copy(graph: Graph) -> Graph:
     """A copy of ``graph`` (the pass leaves its input as it was, as fx passes on a copy do)."""
     new, mapping = Graph(), {}
     for node in graph.nodes:
-        args = _remap(node.args, mapping)
-        kwargs = {k: _remap(v, mapping) for k, v in node.kwargs.items()}
+        args = _map_nodes(node.args, mapping.__getitem__)
+        kwargs = {k: _map_nodes(v, mapping.__getitem__) for k, v in node.kwargs.items()}
         mapping[node] = new.create_node(node.op, node.target, args, node.meta, name=node.name, kwargs=kwargs)
     return new
 
-
-def _remap(value, mapping):
-    if isinstance(value, Node):
-        return mapping[value]
-    if isinstance(value, (list, tuple)):
-        return type(value)(_remap(v, mapping) for v in value)
-    return value

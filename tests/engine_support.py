@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import functools
 import importlib
 import importlib.abc
 import io
@@ -117,13 +118,6 @@ def build(lib, array, layout="contiguous", requires_grad=False):
     return leaf, leaf
 
 
-def expected_array(array, layout):
-    """The values ``build`` gives for ``array`` with this layout (expanded repeats row 0)."""
-    if layout == "expanded" and array.ndim >= 1:
-        return np.broadcast_to(array[:1], array.shape)
-    return array
-
-
 def pair(array, layout="contiguous", requires_grad=False):
     """(torch leaf, torch tensor), (reftorch leaf, reftorch tensor) for the same input."""
     return tuple(build(lib, array, layout, requires_grad) for lib in LIBS)
@@ -140,6 +134,7 @@ def dtype_name(t) -> str:
     return str(t.dtype).replace("torch.", "")
 
 
+@functools.cache
 def capabilities_this_cpu_allows() -> list[str]:
     """"default" always (ATEN_CPU_CAPABILITY can ask for it anywhere), then each x86 build up
     to the best one torch itself picks here."""

@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 
 import reftorch
 from engine_support import (
-    ENGINE, LIBS, assert_close_values, sum_bound, make_array, node_chain, same_error, same_program,
-    same_warnings, seeds,
+    ENGINE, LIBS, assert_close_values, make_array, node_chain, same_error, same_program, seeds, sum_bound,
 )
 
 # float64 throughout the value checks: torch's oneDNN convolution sums in another order than NumPy's

@@ -20,9 +20,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import reftorch
-from engine_support import ENGINE, assert_close_values, assert_same_bits, run_program, same_error
-
-LIBS = (torch, reftorch)
+from engine_support import (
+    ENGINE, LIBS, assert_close_values, assert_same_bits, capabilities_this_cpu_allows, run_program, same_error,
+)
 FLOATS = ("float32", "float64", "float16", "bfloat16")
 
 
@@ -465,15 +465,7 @@ print(hashlib.sha256(repr([v.tolist() for v in values]).encode()).hexdigest())
 """
 
 
-def _capabilities_this_cpu_allows() -> list[str]:
-    best = subprocess.run([sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability().lower())"],
-                          capture_output=True, text=True, check=True,
-                          env={k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}).stdout.strip()
-    order = ["default", "avx2", "avx512"]
-    return order[:order.index(best) + 1] if best in order else ["default", best]
-
-
-@pytest.mark.parametrize("capability", _capabilities_this_cpu_allows())
+@pytest.mark.parametrize("capability", capabilities_this_cpu_allows())
 def test_every_cpu_build_torch_can_run_here_gives_the_same_samples(capability):
     env = dict(os.environ, ATEN_CPU_CAPABILITY=capability)
     outputs = [subprocess.run([sys.executable, "-c", CAPABILITY_PROGRAM, name], env=env, check=True,

@@ -10,8 +10,7 @@ from hypothesis import strategies as st
 
 import reftorch
 from engine_support import (
-    ENGINE, LIBS, assert_close_values, assert_same, make_array, same_error, same_program, same_warnings,
-    seeds, shapes,
+    ENGINE, make_array, same_error, same_program, same_warnings, seeds, shapes,
 )
 
 

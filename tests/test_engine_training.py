@@ -14,9 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import reftorch
-from engine_support import UNIT_ROUNDOFF, sum_bound, ENGINE
+from engine_support import ENGINE, LIBS, UNIT_ROUNDOFF, sum_bound
 
-LIBS = (torch, reftorch)
 # Batch statistics and the weight/bias gradients are sums over the M <= 24 values of a channel (N x L),
 # which torch and reftorch add in other orders, both in double. Inputs are normal(2, 3) draws (|x| <= 14
 # at 4 sigma), the upstream gradient normal(0, 1) and the normalised input |x̂| <= 4: the largest of

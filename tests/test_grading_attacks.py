@@ -86,7 +86,7 @@ def _digests(folder: Path) -> dict[str, str]:
 def batch(tmp_path_factory):
     from course.model import Course
     from autograder.grade import Grader
-    from autograder.sandbox import Limits
+    from autograder.sandbox import Limits, processes_in
 
     root = inject.make_course(tmp_path_factory.mktemp("attacks") / "course", ASSIGNMENT)
     listener = _Listener()
@@ -148,8 +148,11 @@ def batch(tmp_path_factory):
     grader = Grader(course, ASSIGNMENT, workers=2,
                     limits=Limits(wall_seconds=10, cpu_seconds=10, memory_bytes=1024**3))
     rows = {row.student: row for row in grader.run()}
+    # read now: once the batch's PID namespaces are gone the kernel may give their numbers to
+    # sandboxes that later tests (or another pytest worker) start
+    left_running = processes_in(grader.pid_namespaces)
     return {
-        "root": root, "rows": rows, "expected": expected, "listener": listener, "marker": marker,
+        "left_running": left_running, "root": root, "rows": rows, "expected": expected, "listener": listener, "marker": marker,
         "before": before, "after": _digests(root / "course" / "submitted"), "grader": grader,
         "points": dict(inject.test_points(root, ASSIGNMENT)), "honest_notebook": honest,
     }
@@ -244,9 +247,8 @@ def test_submissions_and_host_are_untouched(batch):
 
 
 def test_nothing_outlives_the_batch(batch):
-    from autograder.sandbox import processes_in
     assert batch["grader"].pid_namespaces
-    assert processes_in(batch["grader"].pid_namespaces) == []
+    assert batch["left_running"] == []
 
 
 def test_no_secret_reaches_the_student(batch):

@@ -34,13 +34,7 @@ TOPIC_NAMESPACES = {
     "torch.utils.data": "data.html",
     "torch.utils.checkpoint": "checkpoint.html",
     "torch.nn.init": "nn.init.html",
-    "torch.distributions": "distributions.html",
-    "torch.distributions.constraints": "distributions.html",
-    "torch.distributions.utils": "distributions.html",
-    "torch.distributions.distribution": "distributions.html",
-    "torch.distributions.categorical": "distributions.html",
-    "torch.distributions.multinomial": "distributions.html",
-    "torch.distributions.normal": "distributions.html",
+    "torch.distributions": "distributions.html",   # and every module inside it
 }
 
 
@@ -80,8 +74,10 @@ def torch_url(torch_name: str, is_dtype: bool = False, owner: str | None = None)
     if owner is not None and owner != "torch.Tensor":  # a member of a class: on its class's page
         return torch_url(owner).split("#")[0] + f"#{torch_name}"
     namespace = torch_name.rsplit(".", 1)[0]
-    if namespace in TOPIC_NAMESPACES:
-        return TORCH_DOCS + TOPIC_NAMESPACES[namespace] + f"#{torch_name}"
+    topic = next((page for prefix, page in TOPIC_NAMESPACES.items()
+                  if namespace == prefix or namespace.startswith(prefix + ".")), None)
+    if topic:
+        return TORCH_DOCS + topic + f"#{torch_name}"
     return TORCH_DOCS + f"generated/{torch_name}.html"
 
 

@@ -29,11 +29,6 @@ def _standard_normal(shape, dtype, device):
     return reftorch.empty(shape, dtype=dtype, device=device).normal_()
 
 
-def _sum_rightmost(value, dim: int):
-    """Sum out the ``dim`` rightmost dims."""
-    return value if dim == 0 else value.reshape(tuple(value.shape[:-dim]) + (-1,)).sum(-1)
-
-
 def logits_to_probs(logits, is_binary: bool = False):
     """Log odds (binary) or unnormalised log probabilities along the last dim -> probabilities."""
     import reftorch

@@ -12,6 +12,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.graph import Node
 from ..dispatch import kernel
+from ..kernels import erf as erf_values
 from ..tensor import _wrap_dim
 from ..tensor import _scalar_type_name as _scalar_name
 from ._support import _elementwise_result, _grad_state, _in_one_kernel, _needs_grad, _numpy_names, _record, _wrap
@@ -108,14 +109,10 @@ def _activation(name, node_name, values, slope, saved_params=()):
     return op, node_cls
 
 
-def _erf_values(a):
-    return np.frompyfunc(math.erf, 1, 1)(a).astype(a.dtype)
-
-
 def _gelu_values(a, approximate="none"):
     if approximate == "tanh":
         return 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a ** 3)))
-    return a * 0.5 * (1 + _erf_values(a / math.sqrt(2)))
+    return a * 0.5 * (1 + erf_values(a / math.sqrt(2)))
 
 
 def _gelu_slope(x, approximate="none"):

@@ -12,8 +12,8 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..autograd import grad_mode
 from ..autograd.graph import Node
+from ..functions._support import _RawFormula
 from ..functions import _needs_grad, _record, _wrap, addmm, forward_mode, matmul, mul_, relu_, zeros_like
 from ..functions import log_softmax as _log_softmax
 from ..functions import relu as _relu
@@ -76,7 +76,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return mul_(input, scaled) if inplace else input * scaled
 
 
-class NativeBatchNormBackward0(Node):
+class NativeBatchNormBackward0(_RawFormula):
     """One node for input, weight and bias, as torch's (no graph of means and divisions).
 
     With x̂ = (x - mean) * invstd and m values per channel (N times the positions):
@@ -85,9 +85,10 @@ class NativeBatchNormBackward0(Node):
     constants and grad_x = weight·invstd·g. Sums run over every dim but the channel dim.
     """
 
+    _reads_inputs = True   # (create_graph would lose the inputs' part)
+
     def backward(self, grad):
-        if grad.requires_grad or grad_mode.state.grad_enabled:  # (it reads the input: create_graph too)
-            raise RuntimeError(f"reftorch: double backward through {self.name()} is not implemented")
+        self._check_not_double(grad)
         input, weight = self.saved_values
         axes, shape = _channel_axes(input)
         g = grad._np.astype(np.float64)
@@ -182,16 +183,16 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return out
 
 
-class NativeLayerNormBackward0(Node):
+class NativeLayerNormBackward0(_RawFormula):
     """With x̂ = (x - mean) * rstd over the normalised dims (m values per row) and ĝ = g * weight:
     grad_x = rstd * (ĝ - mean(ĝ) - x̂ * mean(ĝ x̂)), grad_weight = Σ g x̂, grad_bias = Σ g
     (the last two summed over every row)."""
 
+    _reads_inputs = True   # (create_graph would lose the inputs' part)
     _saved_names = ("input", "weight", "bias", "mean", "rstd")
 
     def backward(self, grad):
-        if grad.requires_grad or grad_mode.state.grad_enabled:  # (it reads the input: create_graph too)
-            raise RuntimeError(f"reftorch: double backward through {self.name()} is not implemented")
+        self._check_not_double(grad)
         input, weight, bias = self.saved_values
         axes = self._axes
         compute = np.float64 if input._np.dtype == np.float64 else np.float32

@@ -11,8 +11,8 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..autograd import grad_mode
 from ..autograd.graph import Node
+from ..functions._support import _RawFormula
 from ..functions import _needs_grad, _record, _wrap, forward_mode, log_softmax
 from ..tensor import _scalar_type_name as _scalar_name
 
@@ -86,7 +86,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 
 
 # -- classification: negative log-likelihood and cross-entropy --------------------------------
-class NllLossBackward0(Node):
+class NllLossBackward0(_RawFormula):
     """Each kept target's class gets minus the incoming gradient times its class weight
     (divided by the total weight for 'mean'); every other entry of the input gets zero."""
 
@@ -94,17 +94,11 @@ class NllLossBackward0(Node):
 
     def backward(self, grad):
         (target,) = self.saved_values
-        if grad.requires_grad:
-            raise RuntimeError(f"reftorch: double backward through {self.name()} is not implemented")
+        self._check_not_double(grad)
         picked = np.expand_dims(target._np, self._class_dim)
         g = grad._np
         weights = self._target_weights
-        if self._reduction == "mean":
-            values = -g * weights / self._total_weight
-        elif self._reduction == "sum":
-            values = -g * weights
-        else:
-            values = -g * weights
+        values = -g * weights / self._total_weight if self._reduction == "mean" else -g * weights
         out = np.zeros(self._shape, dtype=g.dtype)
         if len(self._shape) == 2:  # (N, C): one class per row, picked by plain indexing
             out[np.arange(self._shape[0]), np.where(target._np == self._ignore_index, 0, target._np)] = values
@@ -289,15 +283,15 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 
 # -- binary classification ----------------------------------------------------------------------
-class BinaryCrossEntropyBackward0(Node):
+class BinaryCrossEntropyBackward0(_RawFormula):
     """d/dx of -(y log x + (1 - y) log(1 - x)) is (x - y) / (x (1 - x)), kept away from 0/0."""
 
+    _reads_inputs = True   # (create_graph would lose the inputs' part)
     _saved_names = ("self", "target", "weight")
 
     def backward(self, grad):
         x, y, weight = self.saved_values
-        if grad.requires_grad or grad_mode.state.grad_enabled:  # (it reads the input: create_graph too)
-            raise RuntimeError(f"reftorch: double backward through {self.name()} is not implemented")
+        self._check_not_double(grad)
         g = grad._np / (x.numel() if self._reduction == "mean" else 1)
         a, b = x._np, y._np
         grad_x = g * (a - b) / np.maximum((1 - a) * a, 1e-12)
@@ -332,16 +326,16 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return out
 
 
-class BinaryCrossEntropyWithLogitsBackward0(Node):
+class BinaryCrossEntropyWithLogitsBackward0(_RawFormula):
     """With lw = 1 + (pos_weight - 1) y: d/dx = (1 - y) - lw (1 - sigmoid(x)),
     d/dy = -x - (pos_weight - 1) log(sigmoid(x))."""
 
+    _reads_inputs = True   # (create_graph would lose the inputs' part)
     _saved_names = ("self", "target", "weight", "pos_weight")
 
     def backward(self, grad):
         x, y, weight, pos_weight = self.saved_values
-        if grad.requires_grad or grad_mode.state.grad_enabled:  # (it reads the input: create_graph too)
-            raise RuntimeError(f"reftorch: double backward through {self.name()} is not implemented")
+        self._check_not_double(grad)
         g = grad._np / (x.numel() if self._reduction == "mean" else 1)
         a, b = x._np, y._np
         sigmoid = 1 / (1 + np.exp(-a))

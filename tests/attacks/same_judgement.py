@@ -50,6 +50,8 @@ def _compare(rows, root, assignment, limits, students, found) -> None:
                 continue
             if seen.result.status != row.status:
                 found.append((student, row.status, seen.result.status))
+            if len(row.tests) != len(seen.result.tests):
+                found.append((student, f"{len(row.tests)} tests graded", f"{len(seen.result.tests)} validated"))
             for graded, judged in zip(row.tests, seen.result.tests):
                 if graded.hidden:
                     if not judged.passed:
