@@ -788,8 +788,11 @@ def test_float32_functions_give_torchs_bits_almost_always(name):
     same = np.mean(got == expected)
     ulps = np.abs(got.view(np.int32).astype(np.int64) - expected.view(np.int32).astype(np.int64))
     # torch's default (not vectorised) CPU build takes glibc's float sinhf and coshf, which are
-    # not correctly rounded: 75% and 78% of their values are the float64 result rounded once
-    least = 0.7 if name in ("sinh", "cosh") else 0.9
+    # not correctly rounded: 75% and 78% of their values are the float64 result rounded once.
+    # torch's float32 tan is within 1 ulp but not correctly rounded either, and which of its
+    # results round the other way depends on the CPU: 91% here on an Intel AVX-512 machine,
+    # 82% on an AMD EPYC one, in every build ATEN_CPU_CAPABILITY picks
+    least = {"sinh": 0.7, "cosh": 0.7, "tan": 0.8}.get(name, 0.9)
     assert same >= least and ulps.max() <= 2, (name, same, ulps.max())
 
 
