@@ -25,7 +25,6 @@ import os
 import pwd
 import re
 import secrets
-import shutil
 import subprocess
 import sys
 import unicodedata
@@ -116,11 +115,13 @@ def roster_ids(course_root: Path) -> set[str] | None:
     return {student.id for student in read_roster(path)}
 
 
-def _name_key(text: str) -> str:
-    """A name as LMSs mangle it: accents dropped, case folded, only letters and digits
-    ("Lovelace, Ada" and Canvas's "lovelaceada" meet at "lovelaceada")."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed.casefold() if c.isalnum())
+def name_key(text: str) -> str:
+    """A name as it is compared with an LMS's: canonical Unicode (NFC, so an accent written
+    as one character or two is the same), case-folded, letters and digits only ("Lovelace,
+    Ada" and Canvas's "lovelaceada" meet at "lovelaceada"). Compatibility characters are not
+    folded: a full-width "Ａｄａ" or a ligature is other letters, never a classmate's name."""
+    folded = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+    return "".join(c for c in folded if c.isalnum())
 
 
 class RosterIndex:
@@ -135,7 +136,7 @@ class RosterIndex:
         for student in students:
             first, last = student.first_name, student.last_name
             for order in ((first, last), (last, first)):
-                key = _name_key(" ".join(order))
+                key = name_key(" ".join(order))
                 if key and first and last:
                     self._names.setdefault(key, set()).add(student.id)
             if student.lms_id:
@@ -153,7 +154,7 @@ class RosterIndex:
         return {r for r in self.students if text == r or text.endswith("_" + r)}
 
     def by_name(self, text: str) -> set[str]:
-        return set(self._names.get(_name_key(text), set()))
+        return set(self._names.get(name_key(text), set()))
 
     def by_lms_id(self, text: str) -> set[str]:
         return set(self._lms.get(text.strip(), set()))
@@ -178,30 +179,6 @@ def roster_index(course_root: Path, db_url: str | None = None, course_id: str | 
     except Exception:  # noqa: BLE001 - no gradebook yet is the same as no roster
         return None
     return RosterIndex(students, "the gradebook's students") if students else None
-
-
-def refuse_off_roster(course_root: Path, submitted_root: Path, assignment: str,
-                      collected: list[str]) -> dict[str, Path]:
-    """Collected students who are not on the imported roster: their submission moves out of
-    the way of grading to course/refused/<student>/<assignment> (nothing is deleted; the
-    exchange keeps its copy too). Returns student -> where it was kept. No roster, no check."""
-    allowed = roster_ids(course_root)
-    if allowed is None:
-        return {}
-    refused = {}
-    for student in sorted(set(collected) - allowed):
-        source = Path(submitted_root) / student / assignment
-        if not source.exists():
-            continue
-        kept = Path(course_root) / "course" / "refused" / student / assignment
-        if kept.exists():
-            shutil.rmtree(kept)  # an older refused copy of the same (refused) submission
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(source), str(kept))
-        if not any(source.parent.iterdir()):
-            source.parent.rmdir()
-        refused[student] = kept
-    return refused
 
 
 def _user_exists(name: str) -> pwd.struct_passwd | None:
