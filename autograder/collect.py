@@ -246,13 +246,15 @@ def check_central_directory(path: Path, limits: ArchiveLimits = LIMITS) -> int:
                                "download it again or unpack it and collect the folder")
         (_, _, _, _, _, cd_size, cd_offset, _) = struct.unpack("<4s4H2LH", tail[at: at + 22])
         eocd_at = size - tail_size + at
-        if (cd_size == 0xFFFFFFFF or cd_offset == 0xFFFFFFFF) and at >= 20 and tail[at - 20: at - 16] == _EOCD64_LOCATOR:
-            (_, _, zip64_at, _) = struct.unpack("<4sLQL", tail[at - 20: at])
-            handle.seek(zip64_at)
+        if at >= 20 and tail[at - 20: at - 16] == _EOCD64_LOCATOR:
+            # zip64 (more than 65,535 entries or 4 GiB): the real counts are in its own record,
+            # which sits between the central directory and the end record
+            eocd_at = size - tail_size + at - 20 - 56
+            handle.seek(max(0, eocd_at))
             record = handle.read(56)
-            if len(record) == 56 and record[:4] == _EOCD64:
-                (_, _, _, _, _, _, _, _, cd_size, cd_offset) = struct.unpack("<4sQ2H2L4Q", record)
-                eocd_at = zip64_at
+            if len(record) != 56 or record[:4] != _EOCD64:
+                raise CollectError(f"{path} is not a readable zip file (damaged zip64 record)")
+            (_, _, _, _, _, _, _, _, cd_size, cd_offset) = struct.unpack("<4sQ2H2L4Q", record)
         if cd_size > limits.directory_bytes:
             raise CollectError(f"{path}: its table of contents is {cd_size:,} bytes, more than a class's download "
                                f"(at most {limits.directory_bytes:,}); nothing was placed")
@@ -268,6 +270,9 @@ def check_central_directory(path: Path, limits: ArchiveLimits = LIMITS) -> int:
         tops[name.split(b"/", 1)[0]] += 1
         count += 1
         at += 46 + name_length + extra_length + comment_length
+    if at != len(directory):
+        raise CollectError(f"{path} is not a readable zip file (damaged central directory); "
+                           "download it again or unpack it and collect the folder")
     if count > limits.entries:
         biggest = ", ".join(f"{top.decode('utf-8', 'replace')!r} ({n:,})" for top, n in tops.most_common(3))
         raise CollectError(

@@ -8,6 +8,8 @@ from dataclasses import asdict
 from datetime import timezone
 from pathlib import Path
 
+import pytest
+
 from attacks import inject
 
 ASSIGNMENT = "03_autograd"
@@ -80,3 +82,44 @@ def mark_graded(root: Path, student: str, score: float = 17.0) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     row = SubmissionRow(student, score, 17.0, "ok", "ok", [], digest="x")
     (folder / "grading.json").write_text(json.dumps({k: v for k, v in asdict(row).items() if k != "autograded"}))
+
+
+def raw_entry(archive: zipfile.ZipFile, name: str, deflated: bytes, declared: int, crc: int) -> None:
+    """A deflated entry whose header says ``declared`` bytes and ``crc`` (a lie when they differ
+    from the stream): what a hostile archive tool writes."""
+    info = zipfile.ZipInfo(name, (2026, 11, 20, 12, 0, 0))
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.file_size, info.compress_size, info.CRC = declared, len(deflated), crc
+    info.header_offset = archive.fp.tell()
+    archive.fp.write(info.FileHeader(zip64=False))
+    archive.fp.write(deflated)
+    archive.start_dir = archive.fp.tell()
+    archive.filelist.append(info)
+    archive.NameToInfo[name] = info
+    archive._didModify = True  # noqa: SLF001 - write the central directory on close
+
+
+def deflated_zeros(size: int) -> tuple[bytes, int]:
+    """``size`` zero bytes as a raw deflate stream, and their CRC-32."""
+    import zlib
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    chunk, parts, crc = bytes(1 << 20), [], 0
+    for _ in range(size >> 20):
+        parts.append(packer.compress(chunk))
+        crc = zlib.crc32(chunk, crc)
+    return b"".join(parts) + packer.flush(), crc
+
+
+@pytest.fixture()
+def cli_run(capfd):
+    """`course ... --root ROOT` in this process; returns (exit status, stdout, stderr)."""
+    from types import SimpleNamespace
+
+    from course.cli import main
+
+    def run(root, *args):
+        capfd.readouterr()
+        code = main([*args, "--root", str(root)])
+        out, err = capfd.readouterr()
+        return SimpleNamespace(returncode=code, stdout=out, stderr=err)
+    return run
