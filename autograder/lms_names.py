@@ -39,7 +39,6 @@ Sources for each scheme (read from the LMSs' own code or documentation):
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo

@@ -19,9 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile

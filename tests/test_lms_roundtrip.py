@@ -170,6 +170,9 @@ def test_a_roster_giving_one_lms_id_to_two_students_is_refused(course_root, tmp_
     second.write_text("id,first_name,last_name,lms_id\neve,Eve,Adams,123\n")
     result = cli_run(course_root, "roster", "import", str(second), "--gradebook-only")
     assert result.returncode == 1 and "lms_id '123' would belong to both ada and eve" in result.stderr
+    second.write_text("id,first_name,last_name,lms_id\neve,Eve,Adams,7\nbo,Bo,Li,7\n")
+    result = cli_run(course_root, "roster", "import", str(second), "--gradebook-only")
+    assert result.returncode == 1 and "line 3: lms_id '7' is also line 2's: an LMS id names one student" in result.stderr
 
 
 def test_an_lms_export_without_some_students_ids_says_so_and_exits_1(graded, cli_run):
