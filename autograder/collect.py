@@ -320,8 +320,7 @@ def _entries_from_zip(archive: zipfile.ZipFile, report: CollectReport, limits: A
 
 
 def _unsafe(name: str) -> str:
-    parts = PurePosixPath(name).parts
-    if name.startswith("/") or ".." in parts or "\\" in name or "\x00" in name:
+    if name.startswith("/") or ".." in name.split("/") or "\\" in name or "\x00" in name:
         return "path points outside the archive"
     return ""
 
@@ -345,7 +344,7 @@ def _clashes(names: list[str]) -> dict[str, str]:
 
 
 def _ignorable(name: str) -> str:
-    parts = [p for p in PurePosixPath(name).parts if p not in ("", ".")]
+    parts = [p for p in name.split("/") if p not in ("", ".")]
     if any(p.startswith(("__MACOSX", ".")) for p in parts) or ".ipynb_checkpoints" in parts:
         return "system file from the archive tool or Jupyter"
     if parts[-1] == "index.html":
@@ -445,15 +444,18 @@ class _Reading:
                                                          # when its LMS reading fits nobody
 
 
-def _read_path(name: str, schemes, roster, assignment: str, zone) -> _Reading:
+def _read_path(name: str, schemes, roster, assignment: str, zone, seen: dict | None = None) -> _Reading:
     """The outermost submission folder an LMS names, else a folder named by a roster id,
     else the file's own LMS name (then, if that fits nobody, the file's name read as a
-    student id's). Nothing inside a submission folder names anyone."""
+    student id's). Nothing inside a submission folder names anyone. ``seen`` caches each
+    folder's reading (a submission's files share it)."""
     parts = name.split("/")
     folders, base = parts[:-1], parts[-1]
-    folder_schemes = [s for s in schemes if s.reads == "folder"]
+    seen = {} if seen is None else seen
     for depth, component in enumerate(folders):
-        claims = [c for s in folder_schemes for c in s.claims(component, zone)]
+        if component not in seen:
+            seen[component] = [c for s in schemes if s.reads == "folder" for c in s.claims(component, zone)]
+        claims = seen[component]
         if claims:
             top = "/".join(parts[: depth + 1])
             return _Reading([replace(c, file_name=base, folder=top) for c in claims], top,
@@ -640,6 +642,7 @@ def collect_files(course: Course, assignment: str, source: Path, lms_timezone=No
     loose: list[tuple[_Entry, str, str, str]] = []   # flat non-notebooks: (entry, student, identity, its name)
     per_folder = Counter()
     readings: list[tuple[_Entry, _Reading]] = []
+    folder_readings: dict[str, list[Claim]] = {}
     for entry in entries:
         why = _unsafe(entry.name) or clashes.get(entry.name, "") or entry.refused
         if why:
@@ -649,7 +652,7 @@ def collect_files(course: Course, assignment: str, source: Path, lms_timezone=No
         if ignored:
             report.add("-", IGNORED, entry.name, note=ignored)
             continue
-        reading = _read_path(entry.name, schemes, roster, assignment, zone)
+        reading = _read_path(entry.name, schemes, roster, assignment, zone, folder_readings)
         ignored = next((c.ignored for c in reading.claims if c.ignored), "") or _export(entry.name)
         if ignored:
             report.add("-", IGNORED, entry.name, note=ignored)
@@ -871,25 +874,43 @@ def collect_exchange(course: Course, assignment: str, limits: ArchiveLimits = LI
         allowed = roster_ids(course.root)
     except RosterError as error:
         raise CollectError(error.one_line()) from None
-    owned: dict[str, list[_Inbound]] = {}
+    # First each folder's own owner (one lstat): a classmate's folders named for a student
+    # are refused here and never count against that student.
+    own: dict[str, list[str]] = {}
     with os.scandir(inbound) as listing:
         names = sorted(entry.name for entry in listing)
     for name in names:
         parts = name.rsplit("+", 3) if name.count("+") >= 3 else name.rsplit("+", 2)
-        if len(parts) < 3:
+        if len(parts) < 3 or not _STUDENT.match(parts[0]):
             report.add("?", NOT_PLACED, f"exchange {name}", note="not an nbgrader submission folder")
             continue
         student, named_assignment = parts[0], parts[1]
         if named_assignment != assignment:
             continue
         expected = template.format(student=student)
-        files, when, why = _inspect_submission(inbound / name, expected, limits)
-        if why:
-            report.add(student, NOT_PLACED, f"exchange {name}", _shown(when),
-                       f"named for {student} but {why}; expected the account {expected}" if why.startswith("written")
-                       else why)
+        info = (inbound / name).lstat()
+        if _owner(info.st_uid) != expected:
+            report.add(student, NOT_PLACED, f"exchange {name}", _shown(datetime.fromtimestamp(info.st_ctime, timezone.utc)),
+                       f"named for {student} but written by {_owner(info.st_uid)} (the folder); "
+                       f"expected the account {expected}")
             continue
-        owned.setdefault(student, []).append(_Inbound(name, inbound / name, student, when, files))
+        own.setdefault(student, []).append(name)
+    owned: dict[str, list[_Inbound]] = {}
+    for student, folders in sorted(own.items()):
+        if len(folders) > limits.per_submission:
+            report.add(student, NOT_PLACED, f"exchange {student}+{assignment}+... ({len(folders):,} folders)",
+                       note=f"more than {limits.per_submission} submissions of one student: remove old ones "
+                            "from the exchange's inbound folder and collect again")
+            continue
+        expected = template.format(student=student)
+        for name in folders:
+            files, when, why = _inspect_submission(inbound / name, expected, limits)
+            if why:
+                report.add(student, NOT_PLACED, f"exchange {name}", _shown(when),
+                           f"named for {student} but {why}; expected the account {expected}"
+                           if why.startswith("written") else why)
+                continue
+            owned.setdefault(student, []).append(_Inbound(name, inbound / name, student, when, files))
     records = load_records(course, assignment)
     for student, versions in sorted(owned.items()):
         versions.sort(key=lambda v: (v.server_time, v.name))

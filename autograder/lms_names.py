@@ -49,6 +49,7 @@ from traitlets import Unicode
 _QUIET = logging.getLogger("course.collect.names")
 _QUIET.addHandler(logging.NullHandler())
 _QUIET.propagate = False  # nbgrader's _match warns on every name that does not match
+_QUIET.disabled = True    # ... and would build a log record for each, thousands per download
 
 
 @dataclass(frozen=True)
