@@ -66,11 +66,11 @@ def _explain(error: Exception) -> tuple[str, int] | None:
     from course.roster import RosterError
 
     from .collect import CollectError
-    from .export import NothingGraded
+    from .export import ExportIncomplete, NothingGraded
     from .grade import GradingError
     from .late import DeadlineError
 
-    if isinstance(error, (NothingGraded, CollectError)):
+    if isinstance(error, (NothingGraded, CollectError, ExportIncomplete)):
         return str(error), 1
     if isinstance(error, RosterError):
         return error.one_line(), 1
@@ -178,6 +178,20 @@ def _feedback(args) -> int:
     if not paths:
         raise nothing_graded(args.assignment)
     print(f"wrote feedback for {len(paths)} submission(s) under {course.feedback_root}")
+    if args.lms:
+        from .feedback import LMS_NAMES, write_lms_bundle
+        bundle = write_lms_bundle(course, args.assignment, args.lms)
+        lms = LMS_NAMES[args.lms]
+        how = {"canvas": "Canvas: Grades > the assignment's menu > Re-Upload Submissions (each page is attached "
+                         "as a comment)",
+               "moodle": "Moodle: the assignment's submissions > Upload multiple feedback files in a zip; the "
+                         "worksheet: Upload grading worksheet"}[args.lms]
+        print(f"wrote {', '.join(str(p) for p in bundle.written)}: {len(bundle.matched)} student(s) named as "
+              f"{lms}'s download named them, for {how}")
+        if bundle.unmatched:
+            raise Refused(f"{len(bundle.unmatched)} graded student(s) were not collected from a {lms} download, "
+                          f"so {lms} cannot match them: {', '.join(bundle.unmatched)}; their pages are in "
+                          f"{bundle.written[0]} under <student id>/ to hand back", 1)
     return 0
 
 
@@ -257,6 +271,10 @@ def register(subparsers) -> None:
 
     feedback = subparsers.add_parser("feedback", help="per-test feedback for each student (no hidden tests)")
     common(feedback)
+    feedback.add_argument("--lms", choices=("canvas", "moodle"), help="also bundle the pages for the LMS the "
+                          "submissions were collected from: canvas-feedback.zip (Re-Upload Submissions), or "
+                          "moodle-feedback.zip (Upload multiple feedback files in a zip) and "
+                          "moodle-grading-worksheet.csv, in course/reports/<a>/")
     feedback.set_defaults(func=cmd_feedback)
 
     export = subparsers.add_parser("export", help="grades as CSV: for the course, or for Canvas or Moodle to import")

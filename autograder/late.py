@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from zoneinfo import ZoneInfo
 
 from nbgrader.plugins import LateSubmissionPlugin
-from traitlets import Dict, Float
+from traitlets import Dict, Float, Unicode
 from traitlets.config import Configurable
 
 from course.model import Course
@@ -36,6 +36,9 @@ class DeadlineError(ValueError):
 class CourseDeadlines(Configurable):
     due = Dict(help="assignment id -> due date with its zone, e.g. '2026-11-20 23:59 Europe/Berlin' "
                     "or '2026-11-20T23:59:00+01:00'").tag(config=True)
+    timezone = Unicode("", help="the course's time zone (IANA name, e.g. Europe/Berlin) for the times "
+                       "feedback pages and exports show; default: the zone of the assignment's due date, "
+                       "else UTC").tag(config=True)
 
 
 class PercentPerDay(LateSubmissionPlugin):
@@ -89,6 +92,29 @@ def configured_due(course: Course, assignment: str) -> datetime | None:
     return parse_due(due, assignment) if due else None
 
 
+def course_timezone(course: Course, assignment: str):
+    """The zone the course's times are shown in: ``c.CourseDeadlines.timezone``, else the
+    zone the assignment's due date was written with, else UTC."""
+    name = CourseDeadlines(config=course.config).timezone
+    if name:
+        try:
+            return timezone.utc if name.upper() == "UTC" else ZoneInfo(name)
+        except (ValueError, KeyError, OSError):
+            raise DeadlineError(f"c.CourseDeadlines.timezone: unknown time zone {name!r}; give an IANA "
+                                "name such as Europe/Berlin") from None
+    due = configured_due(course, assignment)
+    return due.tzinfo if due is not None and due.tzinfo is not None else timezone.utc
+
+
+def shown_time(moment: datetime | None, zone) -> str:
+    """A time as the course shows it; a naive time (nbgrader's) is UTC."""
+    if moment is None:
+        return ""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
+
+
 def penalty_plugin(course: Course, assignment: str):
     from nbgrader.preprocessors import AssignLatePenalties
 
@@ -106,13 +132,14 @@ class Lateness:
     raw_score: float
     score: float                   # after the penalty
     rule: str
+    zone: object = timezone.utc    # the course's time zone, for what is shown
 
     def sentence(self, max_score: float) -> str:
         """What the student's feedback page says about the deadline."""
-        due = f"Due {self.due:%Y-%m-%d %H:%M} UTC"
+        due = f"Due {shown_time(self.due, self.zone)}"
         if self.submitted is None:
             return f"{due}; the submission time is not known, so no late penalty was applied."
-        submitted = f"submitted {self.submitted:%Y-%m-%d %H:%M} UTC"
+        submitted = f"submitted {shown_time(self.submitted, self.zone)}"
         if self.seconds_late <= 0:
             return f"{due}; {submitted}: on time."
         return (f"{due}; {submitted}, late by {self.late_by}: {self.penalty:g} point(s) off ({self.rule}); "
@@ -133,6 +160,7 @@ def apply_late_penalties(course: Course, assignment: str) -> dict[str, Lateness]
     from nbgrader.api import Gradebook, MissingEntry
 
     due = configured_due(course, assignment)
+    zone = course_timezone(course, assignment)
     plugin = penalty_plugin(course, assignment)
     rule = plugin.describe() if hasattr(plugin, "describe") else type(plugin).__name__
     result = {}
@@ -157,5 +185,5 @@ def apply_late_penalties(course: Course, assignment: str) -> dict[str, Lateness]
             penalty = float(submission.late_submission_penalty or 0.0)
             result[submission.student_id] = Lateness(
                 submission.duedate, submission.timestamp, submission.total_seconds_late, penalty,
-                submission.score, max(0.0, submission.score - penalty), rule)
+                submission.score, max(0.0, submission.score - penalty), rule, zone)
     return result

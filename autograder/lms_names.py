@@ -6,17 +6,29 @@ LMS says* the file is from (``student_id``, a name, a user number), *when* (``ti
 where the LMS writes one into the name) and the student's own file name (``file_id``); who
 that is on the course roster is decided in ``autograder/collect.py``, never here.
 
+Each regexp reads **one path component**, never a whole path: a *folder* scheme reads a
+folder's name (Moodle's and Brightspace's submission folders), a *file* scheme a file's own
+name (Canvas, Blackboard, Moodle's and Brightspace's flat layouts). ``collect.py`` reads the
+outermost folder that a folder scheme recognises as the submission's, and a file's own name
+only when no folder above it is a submission folder, so a folder inside a student's folder
+(or a file named like a classmate's upload) never names a student. Where a name holds the
+LMS's pattern more than once (a student can type ``_attempt_2026-...`` into their own file
+name) the LMS's own prefix is the first one: every pattern is anchored at the start and lazy.
+
 Sources for each scheme (read from the LMSs' own code or documentation):
 
 - Canvas (``ContentZipper#get_filename``, canvas-lms ``lib/content_zipper.rb``):
   ``<sortable name, lowercased, non-word characters removed>[_LATE]_<user id>_<attachment id>_<file>``;
-  ``anon_<id>`` instead of the name and user id when the assignment is anonymous. Only the
-  latest submission is in the download; the name has no time, only the LATE mark.
+  ``anon_<id>`` instead of the user id when the assignment is anonymous. Canvas removes any
+  ``_<digits>_`` from the name, so the first ``_<digits>_<digits>_`` is its own. Only the latest
+  submission is in the download; the name has no time, only the LATE mark.
 - Moodle (``mod/assign`` ``downloader::get_student_prefix``): ``<Full Name>_<participant id>_
-  assignsubmission_file[_]/<file>`` with "Download submissions in folders" (the default since
+  assignsubmission_<plugin>[_]/<file>`` with "Download submissions in folders" (the default since
   3.1; older versions end the folder with ``_``), else the same prefix joined to the file
-  name with ``_``. Blind marking writes ``Participant`` for the name. Only the latest
-  submission is in the download and the zip entries carry the download time.
+  name with ``_``. The participant id is per assignment (it is not on a roster). Blind marking
+  writes ``Participant`` for the name. Only the latest submission is in the download and the
+  zip entries carry the download time. Plugins other than ``file`` (``onlinetext``) hold
+  what the student typed into Moodle, not files to grade.
 - Blackboard Learn (Grade Centre, "Assignment File Download"; the naming nbgrader's own
   zip_collect documentation uses): ``<assignment>_<username>_attempt_<YYYY-MM-DD-HH-MM-SS>_<file>``
   plus a receipt ``<assignment>_<username>_attempt_<time>.txt``; every attempt can be in it.
@@ -27,7 +39,6 @@ Sources for each scheme (read from the LMSs' own code or documentation):
 from __future__ import annotations
 
 import logging
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -38,11 +49,12 @@ from traitlets import Unicode
 _QUIET = logging.getLogger("course.collect.names")
 _QUIET.addHandler(logging.NullHandler())
 _QUIET.propagate = False  # nbgrader's _match warns on every name that does not match
+_QUIET.disabled = True    # ... and would build a log record for each, thousands per download
 
 
 @dataclass(frozen=True)
 class Claim:
-    """What one naming scheme reads from one file's path."""
+    """What one naming scheme reads from one path component."""
     lms: str                    # "Canvas", "Moodle", ...
     how: str                    # how `key` is matched against the roster: id, prefix, suffix, name, lms_id
     key: str                    # the text matched
@@ -50,164 +62,159 @@ class Claim:
     timestamp: datetime | None  # when the LMS says it was submitted, where the name says it
     late: bool = False          # the LMS marked it late (Canvas)
     folder: str | None = None   # for folder layouts: the path of the submission's folder
+    identity: str = ""          # who the LMS says uploaded it, as it says it ("Canvas user 123")
+    prefix: str = ""            # the LMS's own part of the name, to hand a feedback file back
+    ignored: str = ""           # the LMS's own non-file content (Moodle's online text): why not graded
 
 
 class LmsNaming(FileNameCollectorPlugin):
-    """A naming scheme; ``claims(path)`` reads every claim the name makes."""
+    """A naming scheme: ``claims(component, timezone)`` reads every claim one path component makes."""
     lms = "?"
+    reads = "file"   # "file": a file's own name; "folder": a submission folder's name
 
     def __init__(self, config=None, **kwargs):
         super().__init__(log=_QUIET, **({"config": config} if config is not None else {}), **kwargs)
         self.valid_ext = [".ipynb"]
 
-    def match(self, path: str) -> dict | None:
-        # nbgrader's own matcher (re.match on the whole path), without its extension filter:
-        # receipts and data files are told apart later.
-        return self._match(path)
+    def match(self, component: str) -> dict | None:
+        # nbgrader's own matcher (re.match), without its extension filter: receipts and data
+        # files are told apart later. A component never holds "/".
+        return self._match(component) if "/" not in component else None
 
-    def claims(self, path: str, timezone: ZoneInfo) -> list[Claim]:
+    def claims(self, component: str, timezone: ZoneInfo) -> list[Claim]:
         raise NotImplementedError
 
 
 class Canvas(LmsNaming):
     lms = "Canvas"
-    named_regexp = Unicode((r"^(?:.*/)?(?P<sortable_name>[^/]+?)(?P<late>_LATE)?_(?P<student_id>\d+|anon_[A-Za-z0-9]+)"
-                    r"_(?P<attachment_id>\d+)_(?P<file_id>[^/]+)$")).tag(config=True)
+    named_regexp = Unicode(r"^(?P<sortable_name>[^/]+?)(?P<late>_LATE)?_(?P<student_id>\d+|anon_[A-Za-z0-9]+)"
+                           r"_(?P<attachment_id>\d+)_(?P<file_id>[^/]+)$").tag(config=True)
 
-    def claims(self, path, timezone):
-        found = self.match(path)
+    def claims(self, component, timezone):
+        found = self.match(component)
         if not found:
             return []
         late = bool(found["late"])
-        claims = [Claim(self.lms, "lms_id", found["student_id"], found["file_id"], None, late)]
+        prefix = component[: len(component) - len(found["file_id"])]
+        identity = f"Canvas user {found['student_id']}"
+        claims = [Claim(self.lms, "lms_id", found["student_id"], found["file_id"], None, late,
+                        identity=identity, prefix=prefix)]
         if not found["student_id"].startswith("anon_"):
-            claims.append(Claim(self.lms, "name", found["sortable_name"], found["file_id"], None, late))
+            claims.append(Claim(self.lms, "name", found["sortable_name"], found["file_id"], None, late,
+                                identity=identity, prefix=prefix))
         return claims
+
+
+_MOODLE = r"(?P<full_name>[^/_]+)_(?P<student_id>\d+)_assignsubmission_(?P<plugin>[a-z]+)"
 
 
 class MoodleFolder(LmsNaming):
     lms = "Moodle"
-    named_regexp = Unicode((r"^(?P<top>(?:.*/)?(?P<full_name>[^/_]+)_(?P<student_id>\d+)_assignsubmission_file_?)/"
-                    r"(?P<file_id>.+)$")).tag(config=True)
+    reads = "folder"
+    named_regexp = Unicode(r"^" + _MOODLE + r"_?$").tag(config=True)
 
-    def claims(self, path, timezone):
-        found = self.match(path)
+    def claims(self, component, timezone):
+        found = self.match(component)
         if not found:
             return []
-        return [Claim(self.lms, "name", found["full_name"], found["file_id"].rsplit("/", 1)[-1], None,
-                      folder=found["top"])]
+        ignored = "" if found["plugin"] == "file" else (
+            f"Moodle's {found['plugin']} submission (typed into Moodle, not a file to grade)")
+        return [Claim(self.lms, "name", found["full_name"], "", None, identity=f"Moodle participant "
+                      f"{found['student_id']}", prefix=component, ignored=ignored)]
 
 
 class MoodleFlat(LmsNaming):
     lms = "Moodle"
-    named_regexp = Unicode(r"^(?:.*/)?(?P<full_name>[^/_]+)_(?P<student_id>\d+)_assignsubmission_file_"
-                           r"(?P<file_id>[^/]+)$").tag(config=True)
+    named_regexp = Unicode(r"^" + _MOODLE + r"_(?P<file_id>[^/]+)$").tag(config=True)
 
-    def claims(self, path, timezone):
-        found = self.match(path)
+    def claims(self, component, timezone):
+        found = self.match(component)
         if not found:
             return []
-        return [Claim(self.lms, "name", found["full_name"], found["file_id"], None)]
+        ignored = "" if found["plugin"] == "file" else (
+            f"Moodle's {found['plugin']} submission (typed into Moodle, not a file to grade)")
+        prefix = component[: len(component) - len(found["file_id"])]
+        return [Claim(self.lms, "name", found["full_name"], found["file_id"], None,
+                      identity=f"Moodle participant {found['student_id']}", prefix=prefix, ignored=ignored)]
 
 
 class Blackboard(LmsNaming):
     lms = "Blackboard"
-    named_regexp = Unicode((r"^(?:.*/)?(?P<student_id>[^/]+)_attempt_"
-                            r"(?P<timestamp>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})(?:_(?P<file_id>[^/]+)|\.txt)$")
+    # Lazy and anchored: the first "_attempt_<time>" is Blackboard's; the student's own file
+    # name comes after it and may hold another one.
+    named_regexp = Unicode(r"^(?P<student_id>[^/]+?)_attempt_"
+                           r"(?P<timestamp>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})(?:_(?P<file_id>[^/]+)|\.txt)$"
                            ).tag(config=True)
 
-    def claims(self, path, timezone):
-        found = self.match(path)
+    def claims(self, component, timezone):
+        found = self.match(component)
         if not found:
             return []
-        moment = datetime.strptime(found["timestamp"], "%Y-%m-%d-%H-%M-%S").replace(tzinfo=timezone)
+        try:
+            moment = datetime.strptime(found["timestamp"], "%Y-%m-%d-%H-%M-%S").replace(tzinfo=timezone)
+        except ValueError:
+            return []
         # "<assignment name>_<username>": the username is the part after an underscore that
         # is a roster id; both may contain underscores, so the roster decides.
-        return [Claim(self.lms, "suffix", found["student_id"], found["file_id"] or "(receipt)", moment)]
+        return [Claim(self.lms, "suffix", found["student_id"], found["file_id"] or "(receipt)", moment,
+                      identity=f"Blackboard attempt by {found['student_id']}")]
 
 
 _BRIGHTSPACE = (r"(?P<submission_id>\d+)-(?P<student_id>\d+) - (?P<full_name>[^/]+?) - "
                 r"(?P<timestamp>[A-Z][a-z]{2} \d{1,2}, \d{4} \d{3,4} [AP]M)")
 
 
-def _brightspace_time(text: str, timezone: ZoneInfo) -> datetime:
+def _brightspace_time(text: str, timezone: ZoneInfo) -> datetime | None:
     """"Oct 10, 2025 1022 AM": the hour and minutes are written without a separator, so
     strptime's %I%M would read "122 AM" as 12:02; the minutes are the last two digits."""
     day, clock, half = text.rsplit(" ", 2)
     hour, minute = int(clock[:-2]) % 12, int(clock[-2:])
-    return datetime.strptime(day, "%b %d, %Y").replace(
-        hour=hour + (12 if half == "PM" else 0), minute=minute, tzinfo=timezone)
+    try:
+        return datetime.strptime(day, "%b %d, %Y").replace(
+            hour=hour + (12 if half == "PM" else 0), minute=minute, tzinfo=timezone)
+    except ValueError:
+        return None
 
 
 class BrightspaceFlat(LmsNaming):
     lms = "Brightspace"
-    named_regexp = Unicode(r"^(?:.*/)?" + _BRIGHTSPACE + r" - (?P<file_id>[^/]+)$").tag(config=True)
+    named_regexp = Unicode(r"^" + _BRIGHTSPACE + r" - (?P<file_id>[^/]+)$").tag(config=True)
 
-    def claims(self, path, timezone):
-        found = self.match(path)
-        if not found:
+    def claims(self, component, timezone):
+        found = self.match(component)
+        moment = found and _brightspace_time(found["timestamp"], timezone)
+        if not moment:
             return []
-        moment = _brightspace_time(found["timestamp"], timezone)
-        return [Claim(self.lms, "lms_id", found["student_id"], found["file_id"], moment),
-                Claim(self.lms, "name", found["full_name"], found["file_id"], moment)]
+        identity = f"Brightspace user {found['student_id']}"
+        return [Claim(self.lms, "lms_id", found["student_id"], found["file_id"], moment, identity=identity),
+                Claim(self.lms, "name", found["full_name"], found["file_id"], moment, identity=identity)]
 
 
 class BrightspaceFolder(LmsNaming):
     lms = "Brightspace"
-    named_regexp = Unicode(r"^(?P<top>(?:.*/)?" + _BRIGHTSPACE + r")/(?P<file_id>.+)$").tag(config=True)
+    reads = "folder"
+    named_regexp = Unicode(r"^" + _BRIGHTSPACE + r"$").tag(config=True)
 
-    def claims(self, path, timezone):
-        found = self.match(path)
-        if not found:
+    def claims(self, component, timezone):
+        found = self.match(component)
+        moment = found and _brightspace_time(found["timestamp"], timezone)
+        if not moment:
             return []
-        moment = _brightspace_time(found["timestamp"], timezone)
-        name = found["file_id"].rsplit("/", 1)[-1]
-        return [Claim(self.lms, "lms_id", found["student_id"], name, moment, folder=found["top"]),
-                Claim(self.lms, "name", found["full_name"], name, moment, folder=found["top"])]
+        identity = f"Brightspace user {found['student_id']}"
+        return [Claim(self.lms, "lms_id", found["student_id"], "", moment, identity=identity),
+                Claim(self.lms, "name", found["full_name"], "", moment, identity=identity)]
 
 
-class StudentFolder(LmsNaming):
-    """``<student id>/<file>`` (or ``<student id>/<assignment>/<file>``, nbgrader's own
-    submitted layout), under any number of wrapper folders."""
-    lms = "folder per student"
-    named_regexp = Unicode(r"^(?P<top>(?:.*/)?(?P<student_id>[^/]+))/(?P<file_id>[^/]+)$").tag(config=True)
-
-    def __init__(self, assignment: str, **kwargs):
-        super().__init__(**kwargs)
-        self.assignment = assignment
-
-    def claims(self, path, timezone):
-        found = self.match(path)
-        if not found:
-            return []
-        top, student = found["top"], found["student_id"]
-        if student == self.assignment and "/" in top:
-            student = top.rsplit("/", 2)[-2]
-        return [Claim(self.lms, "id", student, found["file_id"], None, folder=top)]
+# The namings that are not an LMS's own: a folder per student id (``ada/03_autograd.ipynb``,
+# also nbgrader's ``ada/03_autograd/03_autograd.ipynb``) and a file named from a student id
+# (``ada_final.ipynb``); collect.py reads them from the roster itself. An LMS's claim, with its
+# time and LATE mark, is preferred over theirs.
+STUDENT_FOLDER, STUDENT_PREFIX = "folder per student", "named by student id"
+GENERIC = (STUDENT_FOLDER, STUDENT_PREFIX)
 
 
-class StudentPrefix(LmsNaming):
-    """``<student id>_<anything>`` or ``<student id>.ipynb``, flat: where the id ends is
-    decided by the roster (ids may contain ``_``)."""
-    lms = "named by student id"
-    named_regexp = Unicode(r"^(?:.*/)?(?P<student_id>(?P<file_id>[^/]+))$").tag(config=True)
-
-    def claims(self, path, timezone):
-        found = self.match(path)
-        if not found:
-            return []
-        return [Claim(self.lms, "prefix", found["student_id"], found["file_id"], None)]
-
-
-def namings(assignment: str, config=None) -> list[LmsNaming]:
-    """Every scheme, the LMSs' own first: a file is read by all of them, and the roster
-    must find exactly one student among everything they claim. ``config`` (the course's
-    nbgrader configuration) may override a scheme's regexp, e.g. ``c.Canvas.named_regexp``."""
+def namings(config=None) -> list[LmsNaming]:
+    """Every LMS's scheme. ``config`` (the course's nbgrader configuration) may override a
+    scheme's regexp (one path component), e.g. ``c.Canvas.named_regexp``."""
     schemes = [Canvas, MoodleFolder, MoodleFlat, Blackboard, BrightspaceFlat, BrightspaceFolder]
-    return [scheme(config=config) for scheme in schemes] + [StudentFolder(assignment, config=config),
-                                                            StudentPrefix(config=config)]
-
-
-# The namings that are not an LMS's own (a folder or a prefix per student id): an LMS's claim,
-# with its time and LATE mark, is preferred over theirs.
-GENERIC = (StudentFolder.lms, StudentPrefix.lms)
+    return [scheme(config=config) for scheme in schemes]

@@ -2,12 +2,12 @@
 distribution, and a short text summary (also written next to them)."""
 from __future__ import annotations
 
-import csv
 import statistics
 from collections import Counter
 
 from course.model import Course
 
+from .csvsafe import writer as csv_writer
 from .results import read_results
 
 
@@ -29,7 +29,7 @@ def write_report(course: Course, assignment: str) -> str:
     maxima = {t.grade_id: t.max_points for t in graded[0].tests}
     lateness = apply_late_penalties(course, assignment)
     with (folder / "questions.csv").open("w", newline="") as handle:
-        writer = csv.writer(handle)
+        writer = csv_writer(handle)
         writer.writerow(["student", *questions, "score", "max_score", "status"])
         for row in graded:
             points = {t.grade_id: t.points for t in row.tests}

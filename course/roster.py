@@ -14,7 +14,11 @@ Import checks the whole file first and changes nothing when any row is wrong, th
 3. keeps the imported roster as ``course/roster.csv`` (git-ignored): ``course collect``
    refuses submissions from anyone not on it.
 
-Importing again is safe: existing students keep their password and home, names are updated.
+Importing again merges: new students are added, a known student's fields are updated from
+the columns the file has and the cells it fills (an absent ``lms_id`` column or an empty
+cell never erases an LMS id), and students not in the file stay on the roster unless
+``--remove-missing`` is given; the command says who was added, updated, kept and removed.
+Existing students keep their password and home.
 An existing account that the course did not create (not in the students group) is refused.
 """
 from __future__ import annotations
@@ -25,7 +29,6 @@ import os
 import pwd
 import re
 import secrets
-import shutil
 import subprocess
 import sys
 import unicodedata
@@ -63,6 +66,12 @@ class Student:
 
 def read_roster(path: Path) -> list[Student]:
     """Every row of the roster, checked; RosterError names each bad line."""
+    return read_roster_columns(path)[0]
+
+
+def read_roster_columns(path: Path) -> tuple[list[Student], set[str]]:
+    """The roster's rows, and the columns its header names (a column that is absent says
+    nothing about the students: a re-import without ``lms_id`` keeps the LMS ids)."""
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except OSError as error:
@@ -79,6 +88,7 @@ def read_roster(path: Path) -> list[Student]:
     problems: list[str] = []
     students: list[Student] = []
     first_line_of: dict[str, int] = {}
+    lms_line_of: dict[str, int] = {}
     for line, row in enumerate(reader, start=2):
         row = {key.strip(): (value or "").strip() for key, value in row.items() if key}
         student_id = row.get("id", "")
@@ -94,6 +104,13 @@ def read_roster(path: Path) -> list[Student]:
                             f"{first_line_of[student_id]}")
             continue
         first_line_of[student_id] = line
+        lms_id = row.get("lms_id", "")
+        if lms_id and lms_id in lms_line_of:
+            problems.append(f"line {line}: lms_id {lms_id!r} is also line {lms_line_of[lms_id]}'s: an LMS id "
+                            "names one student")
+            continue
+        if lms_id:
+            lms_line_of[lms_id] = line
         students.append(Student(student_id, row.get("first_name", ""), row.get("last_name", ""),
                                 row.get("email", ""), row.get("lms_id", "")))
     if problems:
@@ -101,7 +118,79 @@ def read_roster(path: Path) -> list[Student]:
                           + "\n  ".join(problems))
     if not students:
         raise RosterError(f"{path}: the roster has no students")
-    return students
+    return students, set(header)
+
+
+@dataclass
+class RosterChange:
+    """What importing a file does to the roster used for matching."""
+    roster: list[Student]                  # the roster after the import
+    added: list[str]
+    updated: dict[str, list[str]]          # id -> the fields changed ("lms_id '' -> '123'")
+    unchanged: list[str]
+    missing: list[str]                     # on the roster, not in the file: kept unless removed
+    removed: list[str]
+
+    def lines(self, source: str) -> list[str]:
+        changed = "; ".join(f"{student}: {', '.join(fields)}" for student, fields in list(self.updated.items())[:5])
+        changed += " ..." if len(self.updated) > 5 else ""
+        said = [f"{len(self.added)} added" + (f" ({_few(self.added)})" if self.added else ""),
+                f"{len(self.updated)} updated" + (f" ({changed})" if self.updated else ""),
+                f"{len(self.unchanged)} unchanged"]
+        lines = [f"roster: {source}: " + ", ".join(said)]
+        if self.missing:
+            lines.append(f"roster: {len(self.missing)} student(s) on the roster but not in this file, kept "
+                         f"({_few(self.missing)}); `--remove-missing` removes them from the roster")
+        if self.removed:
+            lines.append(f"roster: removed {len(self.removed)} student(s) not in this file ({_few(self.removed)}) "
+                         "from the roster used for matching; their gradebook records, submissions and grades stay")
+        return lines
+
+
+def _few(ids: list[str]) -> str:
+    return ", ".join(ids[:8]) + (f" and {len(ids) - 8} more" if len(ids) > 8 else "")
+
+
+def merge_roster(current: list[Student] | None, incoming: list[Student], columns: set[str],
+                 remove_missing: bool = False) -> RosterChange:
+    """The roster after importing ``incoming``: new students added; a known student's fields
+    updated from the columns the file has and the cells it fills (an absent column or an
+    empty cell never erases what the roster holds); students not in the file kept, unless
+    ``remove_missing``. RosterError when two students would then share an LMS id."""
+    known = {s.id: s for s in current or []}
+    arriving = {s.id: s for s in incoming}
+    added, updated, unchanged = [], {}, []
+    result: dict[str, Student] = {}
+    for student_id, old in known.items():
+        new = arriving.get(student_id)
+        if new is None:
+            result[student_id] = old
+            continue
+        values, changes = {}, []
+        for name in COLUMNS[1:]:
+            before, after = getattr(old, name), getattr(new, name)
+            if name in columns and after and after != before:
+                values[name] = after
+                changes.append(f"{name} {before!r} -> {after!r}")
+        result[student_id] = Student(student_id, **{n: values.get(n, getattr(old, n)) for n in COLUMNS[1:]})
+        (updated.__setitem__(student_id, changes) if changes else unchanged.append(student_id))
+    for student_id, new in arriving.items():
+        if student_id not in known:
+            result[student_id] = new
+            added.append(student_id)
+    missing = sorted(set(known) - set(arriving))
+    removed = []
+    if remove_missing:
+        removed = missing
+        for student_id in removed:
+            del result[student_id]
+        missing = []
+    owners: dict[str, str] = {}
+    for student in result.values():
+        if student.lms_id and owners.setdefault(student.lms_id, student.id) != student.id:
+            raise RosterError(f"nothing was imported: lms_id {student.lms_id!r} would belong to both "
+                              f"{owners[student.lms_id]} and {student.id}; fix the file or the roster")
+    return RosterChange(list(result.values()), added, updated, unchanged, missing, removed)
 
 
 def roster_path(course_root: Path) -> Path:
@@ -116,11 +205,13 @@ def roster_ids(course_root: Path) -> set[str] | None:
     return {student.id for student in read_roster(path)}
 
 
-def _name_key(text: str) -> str:
-    """A name as LMSs mangle it: accents dropped, case folded, only letters and digits
-    ("Lovelace, Ada" and Canvas's "lovelaceada" meet at "lovelaceada")."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed.casefold() if c.isalnum())
+def name_key(text: str) -> str:
+    """A name as it is compared with an LMS's: canonical Unicode (NFC, so an accent written
+    as one character or two is the same), case-folded, letters and digits only ("Lovelace,
+    Ada" and Canvas's "lovelaceada" meet at "lovelaceada"). Compatibility characters are not
+    folded: a full-width "Ａｄａ" or a ligature is other letters, never a classmate's name."""
+    folded = unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+    return "".join(c for c in folded if c.isalnum())
 
 
 class RosterIndex:
@@ -135,7 +226,7 @@ class RosterIndex:
         for student in students:
             first, last = student.first_name, student.last_name
             for order in ((first, last), (last, first)):
-                key = _name_key(" ".join(order))
+                key = name_key(" ".join(order))
                 if key and first and last:
                     self._names.setdefault(key, set()).add(student.id)
             if student.lms_id:
@@ -153,7 +244,7 @@ class RosterIndex:
         return {r for r in self.students if text == r or text.endswith("_" + r)}
 
     def by_name(self, text: str) -> set[str]:
-        return set(self._names.get(_name_key(text), set()))
+        return set(self._names.get(name_key(text), set()))
 
     def by_lms_id(self, text: str) -> set[str]:
         return set(self._lms.get(text.strip(), set()))
@@ -178,30 +269,6 @@ def roster_index(course_root: Path, db_url: str | None = None, course_id: str | 
     except Exception:  # noqa: BLE001 - no gradebook yet is the same as no roster
         return None
     return RosterIndex(students, "the gradebook's students") if students else None
-
-
-def refuse_off_roster(course_root: Path, submitted_root: Path, assignment: str,
-                      collected: list[str]) -> dict[str, Path]:
-    """Collected students who are not on the imported roster: their submission moves out of
-    the way of grading to course/refused/<student>/<assignment> (nothing is deleted; the
-    exchange keeps its copy too). Returns student -> where it was kept. No roster, no check."""
-    allowed = roster_ids(course_root)
-    if allowed is None:
-        return {}
-    refused = {}
-    for student in sorted(set(collected) - allowed):
-        source = Path(submitted_root) / student / assignment
-        if not source.exists():
-            continue
-        kept = Path(course_root) / "course" / "refused" / student / assignment
-        if kept.exists():
-            shutil.rmtree(kept)  # an older refused copy of the same (refused) submission
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(source), str(kept))
-        if not any(source.parent.iterdir()):
-            source.parent.rmdir()
-        refused[student] = kept
-    return refused
 
 
 def _user_exists(name: str) -> pwd.struct_passwd | None:
@@ -289,10 +356,11 @@ def add_to_gradebook(students: list[Student], course_root: Path) -> None:
     db_file = _sqlite_file(course.db_url)
     with Gradebook(course.db_url, course_id=course.course_id) as gradebook:
         for student in students:
-            gradebook.update_or_create_student(
-                student.id, first_name=student.first_name or None,
-                last_name=student.last_name or None, email=student.email or None,
-                lms_user_id=student.lms_id or None)
+            # Only the fields the roster holds: nbgrader sets every keyword it is given, so a
+            # None would erase what Formgrader or an earlier import put there.
+            known = {"first_name": student.first_name, "last_name": student.last_name,
+                     "email": student.email, "lms_user_id": student.lms_id}
+            gradebook.update_or_create_student(student.id, **{k: v for k, v in known.items() if v})
     if db_file is not None:
         _give_to_course_owner(db_file, Path(course_root) / "course")
 
@@ -345,16 +413,22 @@ def cmd_import(args) -> int:
     from course.model import REPO
     course_root = Path(args.root or REPO).resolve()
     try:
-        students = read_roster(Path(args.roster))
+        students, columns = read_roster_columns(Path(args.roster))
+        saved_at = roster_path(course_root)
+        current = read_roster(saved_at) if saved_at.exists() else None
+        change = merge_roster(current, students, columns, args.remove_missing)
         if not args.gradebook_only:
             check_accounts(students, args.group)
             created = create_unix_users(students, args.group, Path(args.passwords))
-        add_to_gradebook(students, course_root)
-        saved = save_roster(students, course_root)
+        add_to_gradebook(change.roster, course_root)
+        saved = save_roster(change.roster, course_root)
     except RosterError as error:
         print(f"course roster import: {error}", file=sys.stderr)
         return 1
-    print(f"roster: {len(students)} student(s) in the gradebook; roster kept at {saved}")
+    for line in change.lines(f"{len(students)} student(s) in {args.roster}"):
+        print(line)
+    print(f"roster: {len(change.roster)} student(s) in the gradebook and on the roster used for matching, "
+          f"kept at {saved} (git-ignored)")
     if not args.gradebook_only:
         print(f"created {len(created)} Unix user(s) in group {args.group!r}"
               + (f"; their passwords were added to {args.passwords} (root only)"
@@ -390,6 +464,9 @@ def register(subparsers) -> None:
                       f"(default {DEFAULT_PASSWORDS})")
     load.add_argument("--gradebook-only", action="store_true",
                       help="only add the names to the gradebook; create no Unix users")
+    load.add_argument("--remove-missing", action="store_true",
+                      help="remove students who are not in this file from the roster used for matching "
+                           "(default: a smaller file adds and updates, and keeps everyone else)")
     load.set_defaults(func=cmd_import)
     remove = actions.add_parser("remove", help="delete the roster's Unix users and their homes")
     remove.add_argument("roster", help="the CSV that was imported")

@@ -4,7 +4,7 @@
     course student-kit --audit ../reftorch-student   # scan an existing kit, exit 1 on a leak
 
 The kit is built from the repository's last commit (git HEAD), never from the working
-tree: only committed files go in, and uncommitted changes are named (commit them first).
+tree: only committed files go in, and uncommitted course files are named (student data is never committed).
 It holds what a student reads and runs: the lessons with their stored outputs
 (lessons/*.ipynb), the released assignments (assignments/*/), reftorch, the tests of
 reftorch against torch (every tests/test_*.py that imports nothing but reftorch, torch and
@@ -613,7 +613,7 @@ def run_student_kit(args) -> int:
           f"{kit.head.commit[:12]} (committed files only), audited clean")
     if kit.head.uncommitted:
         shown = ", ".join(kit.head.uncommitted[:5]) + (" ..." if len(kit.head.uncommitted) > 5 else "")
-        print(f"not in the kit: {len(kit.head.uncommitted)} uncommitted change(s) ({shown}); "
-              "commit them and build again to include them")
+        print(f"not in the kit: {len(kit.head.uncommitted)} uncommitted change(s) ({shown}); to include course "
+              "material (lessons, assignments, code), commit it and build again; student data stays out of git")
     print(f"next: cd {shlex.quote(args.dest)} && git init && git add -A && git commit -m 'Student kit'")
     return 0

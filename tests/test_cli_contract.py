@@ -125,6 +125,11 @@ CONTRACT = [
     (nothing, ["new", "09_softplus", "--root", "{root}/nowhere"], 2, "No nbgrader configuration"),
     (nothing, ["roster", "import", "{root}/missing.csv", "--root", "{root}", "--gradebook-only"], 1,
      "cannot read the roster"),
+    (nothing, ["collect", ASSIGNMENT, "--root", "{root}"], 1,
+     f"no exchange inbound folder at {{root}}/course/exchange/reftorch-course/inbound: release with "
+     f"`course release {ASSIGNMENT} --exchange`"),
+    (nothing, ["feedback", ASSIGNMENT, "--root", "{root}", "--lms", "blackboard"], 2,
+     "--lms: invalid choice: 'blackboard'"),
 ]
 
 

@@ -126,7 +126,7 @@ def test_new_assignment_releases_validates_and_grades(term, tmp_path, course):
     moodle = list(csv.DictReader(open(term / "course" / "reports" / NAME / "grades-moodle.csv")))
     bo = next(r for r in moodle if r["Username"] == "bo")
     assert bo["Email address"] == "bo@example.org" and bo[NAME] == "1"
-    assert "late by 1d 9h 01m: -1 points" in bo["Feedback"]
+    assert bo["Feedback"].startswith("1 of 4 points (2 before the late penalty of 1: late by 1d 9h 01m)")
 
     course("feedback", NAME, "--root", root)
     page = (term / "course" / "feedback" / "bo" / NAME / f"{NAME}.html").read_text()

@@ -1,8 +1,9 @@
 """~instructor/course/course/nbgrader_config.py on the TLJH machine: the instructor's course.
 
 The instructor clones the course repository into ~instructor/course; this file is the
-repository's own course/nbgrader_config.py with two lines changed: the shared exchange,
-and the gradebook in PostgreSQL when grading runs on more than one machine.
+repository's own course/nbgrader_config.py with three lines changed: the shared exchange,
+who owns a student's submissions in it, and the gradebook in PostgreSQL when grading runs
+on more than one machine.
 """
 import os
 
@@ -19,6 +20,9 @@ c.CourseDirectory.feedback_directory = os.path.join("course", "feedback")
 c.CourseDirectory.db_url = os.environ.get(
     "COURSE_DB_URL", "sqlite:///" + os.path.join(root, "course", "gradebook.db"))
 c.Exchange.root = "/srv/nbgrader/exchange"
+# TLJH's Unix accounts are jupyter-<name>, nbgrader's student ids <name>: `course collect`
+# places an exchange submission only when that account wrote it.
+c.CourseExchange.owner = "jupyter-{student}"
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
     "nbgrader.preprocessors.ClearHiddenTests",
