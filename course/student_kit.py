@@ -497,7 +497,8 @@ def student_readme(root: Path) -> str:
         + (f"`assignments/{path.stem}/`" if path.stem in assignments else "") + " |"
         for path in lessons)
     unpaired = [name for name in assignments if name not in {path.stem for path in lessons}]
-    listing += "".join(f"\n| | | `assignments/{name}/` |" for name in unpaired)
+    listing += "".join(f"\n| | {_title(root / 'assignments' / name / f'{name}.ipynb')} | `assignments/{name}/` |"
+                       for name in unpaired)   # an assignment without a lesson: the capstone
     text = (root / "course" / "kit" / "README.md").read_text()
     return (text.replace("@LESSON_COUNT@", f"{count} lesson{'s' if len(lessons) != 1 else ''}")
                 .replace("@LESSON_TABLE@", listing))
