@@ -79,7 +79,8 @@ STUDENT_TEST_IMPORTS = {"reftorch", "torch", "numpy", "ml_dtypes", "hypothesis",
 INSTRUCTOR_REFERENCE = re.compile(r"""(["'/])(solutions|autograder|assignments)(["'/])|\bautograder\.""")
 # What `make lab` and `make test` need; the lock gets these and everything they require.
 STUDENT_PACKAGES = ("torch", "numpy", "ml_dtypes", "jupyterlab", "nbgrader", "nbval", "torchviz", "graphviz",
-                    "matplotlib", "ipykernel", "hypothesis", "pytest", "onnx", "onnxscript")
+                    "matplotlib", "ipykernel", "hypothesis", "pytest", "onnx", "onnxscript",
+                    "scikit-learn")  # assignment 10's digits (and its tests' reference run in Validate)
 # The venv's own installer and build tools: every venv has them, the lock does not pin them.
 VENV_TOOLS = ("pip", "setuptools", "wheel")
 SKIPPED_NAMES = ("__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".hypothesis")
@@ -497,7 +498,8 @@ def student_readme(root: Path) -> str:
         + (f"`assignments/{path.stem}/`" if path.stem in assignments else "") + " |"
         for path in lessons)
     unpaired = [name for name in assignments if name not in {path.stem for path in lessons}]
-    listing += "".join(f"\n| | | `assignments/{name}/` |" for name in unpaired)
+    listing += "".join(f"\n| | {_title(root / 'assignments' / name / f'{name}.ipynb')} | `assignments/{name}/` |"
+                       for name in unpaired)   # an assignment without a lesson: the capstone
     text = (root / "course" / "kit" / "README.md").read_text()
     return (text.replace("@LESSON_COUNT@", f"{count} lesson{'s' if len(lessons) != 1 else ''}")
                 .replace("@LESSON_TABLE@", listing))

@@ -13,9 +13,10 @@ if "BatchNorm2d" in globals() and not getattr(BatchNorm2d.__init__, "draws", Fal
     BatchNorm2d.__init__ = _init_with_a_draw  # noqa: F821
 
 if "train" in globals() and not getattr(train, "draws", False):  # noqa: F821
-    def _train_with_a_draw(model, loader, epochs, lr, _plain=train):  # noqa: F821
+    def _train_with_a_draw(model, loader, epochs, lr, accumulation, _plain=train):  # noqa: F821
         torch.rand(7)  # an unused draw
-        return [float(torch.tensor(loss, dtype=torch.float64)) for loss in _plain(model, loader, epochs, lr)]
+        return [float(torch.tensor(loss, dtype=torch.float64))
+                for loss in _plain(model, loader, epochs, lr, accumulation)]
 
     _train_with_a_draw.draws = True
     train = _train_with_a_draw
