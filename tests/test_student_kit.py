@@ -82,7 +82,7 @@ def test_the_kit_holds_no_secret_line_instructor_file_or_setting(kit, secrets):
     assert shipped == student_kit.grader_files(REPO)
     assert {"validate.py", "zygote.py", "judge.py", "forbidden.py"} <= set(shipped)
     assert not {"grade.py", "collect.py", "results.py", "feedback.py", "export.py"} & set(shipped)
-    for wanted in ("Makefile", "README.md", "environment.yml", "pyproject.toml", "requirements.lock",
+    for wanted in ("Makefile", "README.md", "environment.yml", "pyproject.toml", "locks/python3.11.lock",
                    "course/nbgrader_config.py", "course/jupyter_server_config.py", "reftorch/tensor.py",
                    "lessons/01_tensors.ipynb", "assignments/01_tensors/01_tensors.ipynb"):
         assert wanted in names, wanted
@@ -188,7 +188,7 @@ def test_a_leaking_build_writes_nothing_and_a_used_folder_is_refused(tmp_path, m
 
     dest.mkdir()
     (dest / "notes.txt").write_text("mine")
-    with pytest.raises(student_kit.KitError, match="exists and is not an empty folder"):
+    with pytest.raises(student_kit.KitError, match="exists and is neither an empty folder nor a student kit"):
         student_kit.build_kit(dest, REPO)
     assert [p.name for p in dest.iterdir()] == ["notes.txt"]
     with pytest.raises(student_kit.KitError, match="inside the course repository"):
@@ -198,18 +198,20 @@ def test_a_leaking_build_writes_nothing_and_a_used_folder_is_refused(tmp_path, m
 def test_the_kit_installs_torch_first_and_alone(kit):
     makefile = (kit / "Makefile").read_text()
     torch_line = makefile.index("pip install --quiet torch==2.13.0\n")
-    assert torch_line < makefile.index("pip install --quiet -r requirements.lock")
-    lock = (kit / "requirements.lock").read_text().splitlines()
-    assert "torch==2.13.0" in lock and "nbgrader==0.9.6" in lock
-    assert not any(line.startswith(("distributed==", "playwright==", "psycopg==")) for line in lock)
+    assert torch_line < makefile.index("pip install --quiet -r $(LOCK)")
+    for minor in ("3.11", "3.12", "3.13"):
+        lock = (kit / "locks" / f"python{minor}.lock").read_text().splitlines()
+        assert "torch==2.13.0" in lock and "nbgrader==0.9.6" in lock
+        assert not any(line.startswith(("distributed==", "playwright==", "psycopg==")) for line in lock)
     assert "make lab" in (kit / "README.md").read_text() and "make test" in (kit / "README.md").read_text()
 
 
 def test_the_kit_dependency_files_agree(kit):
     from test_environment import mismatches
 
-    texts = [(kit / name).read_text() for name in ("pyproject.toml", "environment.yml", "requirements.lock")]
-    assert mismatches(*texts) == []
+    for lock in sorted((kit / "locks").glob("python3.*.lock")):
+        texts = [(kit / name).read_text() for name in ("pyproject.toml", "environment.yml")]
+        assert mismatches(*texts, lock.read_text()) == [], lock.name
 
 
 def _git(*args, cwd):
