@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
-.PHONY: lab lab-check test lessons release bench sysdeps lab-sysdeps venv python-check clean-runtime hub hub-proxy site locks
+.PHONY: lab lab-check test lessons release bench sysdeps lab-sysdeps venv python-check clean-runtime hub hub-venv hub-proxy site locks
 
 venv: $(STAMP)
 
@@ -77,7 +77,16 @@ test: $(STAMP) sysdeps hub-proxy
 # HUB_ARGS passes options to `course hub start`, e.g. HUB_ARGS="--port 8080 --instructor ada".
 HUB_PROXY := course/hub/node_modules/.bin/configurable-http-proxy
 
-hub: $(STAMP) sysdeps $(HUB_PROXY) $(LAB_SETTINGS)/overrides.json
+# As root (sudo make hub), .venv is made by the checkout's owner, the instructor, with the
+# system's python3 (PATH reset): root's venv would be root's, of a Python the instructor may not
+# be able to run (pyenv under /root: `.venv/bin/course: bad interpreter: Permission denied`).
+OWNER := $(shell stat -c %U course 2>/dev/null)
+AS_OWNER := $(if $(and $(filter 0,$(shell id -u)),$(filter-out root,$(OWNER))),runuser -u $(OWNER) -- env PATH=/usr/local/bin:/usr/bin:/bin,)
+
+hub-venv:
+	$(AS_OWNER) $(MAKE) --no-print-directory venv
+
+hub: hub-venv sysdeps $(HUB_PROXY) $(LAB_SETTINGS)/overrides.json
 	$(VENV)/bin/course hub start $(HUB_ARGS)
 
 # configurable-http-proxy from npm, the exact version in course/hub/package-lock.json.

@@ -113,6 +113,11 @@ def server_environment(settings: "HubSettings", instructor: bool, home: str = ""
     return {
         "PATH": f"{environment / 'bin'}:/usr/local/bin:/usr/bin:/bin",
         "PYTHONPATH": python_path,
+        # terminals run course/hub/student/terminal.bashrc, which puts these back after the
+        # login shell's /etc/profile has reset PATH
+        "COURSE_PATH": str(environment / "bin"),
+        "COURSE_PYTHONPATH": python_path,
+        "COURSE_TERMINAL_RC": str(Path(settings.student_config) / "terminal.bashrc"),
         "JUPYTER_PATH": str(jupyter),
         "JUPYTERLAB_DIR": str(jupyter / "lab"),
         "JUPYTER_CONFIG_PATH": os.pathsep.join(map(str, [*config, environment / "etc" / "jupyter"])),

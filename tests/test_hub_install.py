@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import stat
 import subprocess
 import sys
@@ -98,3 +99,87 @@ def test_a_class_folder_holding_other_files_is_refused(tmp_path):
     (tmp_path / "notes.txt").write_text("not ours")
     with pytest.raises(hub_install.PublishError, match=r"holds files that are not a class install \(notes.txt\)"):
         hub_install._check_class_folder(tmp_path)
+
+
+# -- terminals: `course` is there, and it is the person's own ----------------------------------
+
+def _terminal_command(config_dir: Path, environment: dict) -> list[str]:
+    """The shell a JupyterLab terminal runs with the jupyter_server_config.py in
+    ``config_dir``: jupyter_server_terminals' rule, `$SHELL -l` unless the config says."""
+    from traitlets.config import PyFileConfigLoader
+    saved = dict(os.environ)
+    os.environ.update(environment)
+    try:
+        config = PyFileConfigLoader("jupyter_server_config.py", path=str(config_dir)).load_config()
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    return config.ServerApp.get("terminado_settings", {}).get("shell_command") or [environment["SHELL"], "-l"]
+
+
+@pytest.fixture(scope="module")
+def hub_people(tmp_path_factory):
+    """A class install published from a copy of this checkout (as root), an instructor who owns
+    the copy in their 0700 home and a student whose home got the kit (both removed after)."""
+    import secrets
+    import shutil
+    import tempfile
+    if os.geteuid() != 0:
+        pytest.skip("publishing a class install and creating users needs root (CI runs as root)")
+    from browser.course_copy import copy_course
+    from course.hub import HubSettings
+    suffix = secrets.token_hex(3)
+    users = {"instructor": f"termi{suffix}", "student": f"terms{suffix}"}
+    top = Path(tempfile.mkdtemp(prefix="course-terminal-"))
+    top.chmod(0o755)
+    try:
+        for user in users.values():
+            subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", user], check=True)
+        homes = {role: Path(pwd.getpwnam(user).pw_dir) for role, user in users.items()}
+        checkout = copy_course(homes["instructor"] / "course")
+        git = ["git", "-C", str(checkout), "-c", "user.name=I", "-c", "user.email=i@localhost"]
+        for step in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "course"]):
+            subprocess.run(git + step, check=True, capture_output=True)
+        subprocess.run(["chown", "-R", f"{users['instructor']}:", str(homes["instructor"])], check=True)
+        homes["instructor"].chmod(0o700)
+        install = hub_install.publish(checkout, top / "class")
+        settings = HubSettings(course_root=str(checkout), instructor=users["instructor"],
+                               class_dir=str(top / "class"), environment=str(install.environment),
+                               kit=str(install.kit), student_config=str(install.student_config),
+                               deliver_script=str(install.deliver_script), course_id="reftorch-course")
+        delivered = subprocess.run(["setpriv", f"--reuid={users['student']}", f"--regid={users['student']}",
+                                    "--init-groups", settings.python, "-I", settings.deliver_script,
+                                    settings.kit, str(homes["student"])], capture_output=True, text=True)
+        assert delivered.returncode == 0, delivered.stdout + delivered.stderr
+        yield settings, users, homes
+    finally:
+        for user in users.values():
+            subprocess.run(["pkill", "-KILL", "-u", user], capture_output=True)
+            subprocess.run(["userdel", "--remove", user], capture_output=True)
+        shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("role", ["instructor", "student"])
+def test_the_hub_terminal_runs_the_persons_own_course_command(hub_people, role):
+    """In a JupyterLab terminal on the hub (the shell the server's config makes it run, as the
+    person, with the environment the hub gives their server), `course` is found, and it is the
+    instructor's CLI for the instructor (collect, grade ...) and the kit's for a student."""
+    from course.hub import server_environment
+    settings, users, homes = hub_people
+    user, home = users[role], homes[role]
+    environment = {"HOME": str(home), "USER": user, "LOGNAME": user, "SHELL": "/bin/bash", "LANG": "C.UTF-8",
+                   **server_environment(settings, instructor=role == "instructor", home=str(home))}
+    config_dir = (Path(settings.course_root) / "course" / "hub" / "instructor" if role == "instructor"
+                  else Path(settings.student_config))
+    shell = _terminal_command(config_dir, environment)
+    typed = "command -v course\ncourse --help\nexit\n"
+    done = subprocess.run(["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--", *shell],
+                          input=typed, capture_output=True, text=True, env=environment, cwd=home, timeout=120)
+    found = done.stdout.splitlines()[0] if done.stdout.strip() else ""
+    assert found == f"{settings.environment}/bin/course", (shell, done.stdout, done.stderr)
+    listed = done.stdout.split("{", 1)[-1].split("}", 1)[0].split(",")
+    if role == "instructor":
+        assert {"release", "collect", "grade", "feedback", "export"} <= set(listed), done.stdout
+    else:
+        assert sorted(listed) == ["lessons", "validate"], done.stdout
