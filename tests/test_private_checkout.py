@@ -45,6 +45,15 @@ def _copy_venv(destination: Path, python_home: str | None = None) -> Path:
         text = finder.read_text()
         finder.unlink()
         finder.write_text(text.replace(old_repo, new_repo))
+    for script in (destination / "bin").iterdir():   # console scripts name their venv's python
+        if script.is_symlink() or not script.is_file():
+            continue
+        text = script.read_bytes()
+        first, _, rest = text.partition(b"\n")
+        if first.startswith(b"#!") and str(source).encode() in first:
+            script.unlink()
+            script.write_bytes(first.replace(str(source).encode(), str(destination).encode()) + b"\n" + rest)
+            script.chmod(0o755)
     if python_home:   # another Python of the same minor version runs the same wheels
         config = destination / "pyvenv.cfg"
         lines = [f"home = {python_home}" if line.startswith("home =") else line
