@@ -51,8 +51,9 @@ def _copy_venv(destination: Path, python_home: str | None = None) -> Path:
         text = script.read_bytes()
         first, _, rest = text.partition(b"\n")
         if first.startswith(b"#!") and str(source).encode() in first:
+            from course.hub_install import _shebang   # pip's form, also for a path with spaces
             script.unlink()
-            script.write_bytes(first.replace(str(source).encode(), str(destination).encode()) + b"\n" + rest)
+            script.write_bytes(_shebang(Path(first[2:].decode().replace(str(source), str(destination)))) + rest)
             script.chmod(0o755)
     if python_home:   # another Python of the same minor version runs the same wheels
         config = destination / "pyvenv.cfg"
