@@ -261,6 +261,10 @@ def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student):
 
     # a student clones the kit, answers assignment 1, and runs lesson 01 (saved with outputs)
     clone = student / "reftorch-student"
+    # (the shared folder stands in for the course's git host: another user's repository, which
+    # git reads for the student once they say it is safe)
+    (student / ".gitconfig").write_text(f"[safe]\n\tdirectory = {shared / 'kit.git'}\n")
+    os.chown(student / ".gitconfig", pwd.getpwnam(STUDENT).pw_uid, pwd.getpwnam(STUDENT).pw_gid)
     _as(STUDENT, ["git", "clone", "-q", shared / "kit.git", clone], cwd=student)
     mine = clone / "assignments" / WEEK_1 / f"{WEEK_1}.ipynb"
     nbformat.write(inject.honest(root, WEEK_1), str(mine))
