@@ -93,7 +93,7 @@ def update() -> list[str]:
     theirs, ours = changed(base, upstream), changed(base, "HEAD")
     both = sorted(theirs & ours)
     day = datetime.date.today().isoformat()
-    merged = git("merge", "--no-ff", "--no-commit", "--quiet", upstream, check=False)
+    merged = git(*identity(), "merge", "--no-ff", "--no-commit", "--quiet", upstream, check=False)
     if merged.returncode != 0 and git("rev-parse", "-q", "--verify", "MERGE_HEAD", check=False).returncode != 0:
         raise UpdateError(f"git could not merge the update: {merged.stderr.strip()[-500:]}")
     kept = []
