@@ -184,3 +184,42 @@ def test_the_hub_terminal_runs_the_persons_own_course_command(hub_people, role):
         assert {"release", "collect", "grade", "feedback", "export"} <= set(listed), done.stdout
     else:
         assert sorted(listed) == ["lessons", "validate"], done.stdout
+
+
+@pytest.mark.parametrize("where", ["hub", "kit"])
+def test_a_fetched_assignment_lands_where_the_kit_puts_it(where, tmp_path, monkeypatch):
+    """One copy of each assignment: nbgrader's Fetch (the Assignment List) writes into
+    assignments/<a>/ of the student's home (hub) or kit clone, where the kit puts its copy and
+    the kit's README says to work, and Submit sends that folder; a copy already there is what
+    the list shows as fetched (nbgrader refuses to fetch over it)."""
+    from nbgrader.auth import Authenticator
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.exchange.default import ExchangeFetchAssignment, ExchangeList
+    from traitlets.config import PyFileConfigLoader
+
+    home, exchange = tmp_path / "home", tmp_path / "exchange"
+    outbound = exchange / "reftorch-course" / "outbound" / "02_devices"
+    outbound.mkdir(parents=True)
+    (outbound / "02_devices.ipynb").write_text((REPO / "assignments" / "02_devices" / "02_devices.ipynb").read_text())
+    if where == "hub":
+        home.mkdir()
+        folder, work = REPO / "course" / "hub" / "student", home / "assignments"
+        monkeypatch.setenv("COURSE_ID", "reftorch-course")
+        monkeypatch.setenv("COURSE_EXCHANGE", str(exchange))
+    else:   # the kit's own settings, as `course student-kit` writes them
+        (home / "course").mkdir(parents=True)
+        (home / "course" / "nbgrader_config.py").write_text(
+            (REPO / "course" / "kit" / "nbgrader_config.py").read_text().replace("@COURSE_ID@", "reftorch-course"))
+        folder, work = home / "course", home / "assignments"
+        monkeypatch.setenv("NBGRADER_EXCHANGE", str(exchange))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(home)   # Jupyter's root: where nbgrader's default would have put it
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
+    coursedir = CourseDirectory(config=config)
+    coursedir.assignment_id = "02_devices"
+    ExchangeFetchAssignment(coursedir=coursedir, authenticator=Authenticator(config=config), config=config).start()
+    assert (work / "02_devices" / "02_devices.ipynb").is_file()
+    assert not (home / "02_devices").exists()
+    listed = ExchangeList(coursedir=coursedir, authenticator=Authenticator(config=config), config=config).start()
+    assert [(item["assignment_id"], item["status"], item["path"]) for item in listed] == [
+        ("02_devices", "fetched", str(work / "02_devices"))]
