@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import re
 import shutil
 import subprocess
@@ -214,11 +215,6 @@ def test_the_kit_dependency_files_agree(kit):
         assert mismatches(*texts, lock.read_text()) == [], lock.name
 
 
-def _git(*args, cwd):
-    subprocess.run(["git", "-c", "user.name=course", "-c", "user.email=course@localhost", *args],
-                   cwd=cwd, check=True, capture_output=True, timeout=120)
-
-
 def _failure_excerpt(log: str) -> str:
     """What a reviewer needs from a long make log: the first failure's report (pytest's
     "____ name ____" section) and the summary at the end, not pages of warnings."""
@@ -227,44 +223,93 @@ def _failure_excerpt(log: str) -> str:
     return head + log[-2500:]
 
 
-@pytest.mark.slow
-def test_make_test_passes_in_a_fresh_clone_of_the_kit(kit, tmp_path):
-    """git init + commit the kit, clone it into a private folder whose path has spaces, and
-    run its `make test` there: a new .venv from the
-    pinned files (torch first), reftorch's tests, every lesson under nbval. Then the student's
-    terminal check: `course validate` on an unanswered assignment names the missing answers."""
-    origin = tmp_path / "origin"
-    shutil.copytree(kit, origin)
-    _git("init", "-q", cwd=origin)
-    _git("add", "-A", cwd=origin)
-    _git("commit", "-q", "-m", "Student kit", cwd=origin)
-    # A student's clone in a private folder (0700, as `mktemp -d` makes), at a path with spaces.
-    private = tmp_path / "private folder"
-    private.mkdir(mode=0o700)
-    clone = private / "reftorch student"
-    _git("clone", "-q", str(origin), str(clone), cwd=tmp_path)
-    assert not (clone / ".venv").exists()
+KIT_STUDENT = "course-kit-student-test"
+# The student's pip cache, kept between runs (a fresh machine starts it empty, as root's is).
+STUDENT_PIP_CACHE = Path("/var/cache/reftorch-course-tests/pip")
 
+
+@pytest.fixture
+def kit_student():
+    """A student's Unix account with a 0700 home (removed afterwards)."""
+    if os.geteuid() != 0 or not shutil.which("useradd"):
+        pytest.skip("creating a user needs root and useradd (CI runs as root)")
+    subprocess.run(["userdel", "-r", KIT_STUDENT], capture_output=True)
+    subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", KIT_STUDENT], check=True)
+    home = Path(pwd.getpwnam(KIT_STUDENT).pw_dir)
+    home.chmod(0o700)
+    yield home
+    subprocess.run(["pkill", "-KILL", "-u", KIT_STUDENT], capture_output=True)
+    subprocess.run(["userdel", "-r", KIT_STUDENT], capture_output=True)
+
+
+def _package_sources() -> dict[str, str]:
+    """This machine's pip package sources (find-links, extra indexes), as environment variables:
+    a student installs from the same places root does (here, root's pip.conf holds them)."""
+    sources = {}
+    for key in ("find-links", "extra-index-url", "index-url"):
+        done = subprocess.run([sys.executable, "-m", "pip", "config", "get", f"global.{key}"],
+                              capture_output=True, text=True)
+        if done.returncode == 0 and done.stdout.strip():
+            sources[f"PIP_{key.upper().replace('-', '_')}"] = done.stdout.strip()
+    return sources
+
+
+@pytest.mark.slow
+def test_make_test_passes_in_a_fresh_clone_of_the_kit(kit, kit_student):
+    """A student's Unix account (not root) commits the kit, clones it into a private folder
+    whose path has spaces, and runs its `make test` there with Debian 12's own python3.11
+    (3.11.2, where the system has it): a new .venv from that Python's lock (torch first),
+    reftorch's tests, every lesson under nbval. Then the student's terminal check: `course
+    validate` on an unanswered assignment names the missing answers."""
+    account = pwd.getpwnam(KIT_STUDENT)
+    python = next((str(p) for p in (Path("/usr/bin/python3.11"), Path(f"/usr/bin/python3.{sys.version_info.minor}"))
+                   if p.exists()), "python3")
+    origin = kit_student / "origin"
+    shutil.copytree(kit, origin)
+    private = kit_student / "private folder"   # 0700, as `mktemp -d` makes it
+    private.mkdir(mode=0o700)
+    STUDENT_PIP_CACHE.mkdir(parents=True, exist_ok=True)
+    for path in (origin, private, STUDENT_PIP_CACHE):
+        subprocess.run(["chown", "-R", f"{account.pw_uid}:{account.pw_gid}", str(path)], check=True)
     # Nothing of this repository may leak in: no PYTHONPATH, no Jupyter paths of ours.
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("PYTHON", "JUPYTER", "VIRTUAL_ENV"))}
-    env["REFTORCH_ENGINE_EXAMPLES"] = "5"  # the property tests' search depth; the tests are the same
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(kit_student), "USER": KIT_STUDENT,
+           "LANG": "C.UTF-8", "PIP_CACHE_DIR": str(STUDENT_PIP_CACHE), **_package_sources(),
+           "REFTORCH_ENGINE_EXAMPLES": "5"}   # the property tests' search depth; the tests are the same
+    as_student = [shutil.which("setpriv"), f"--reuid={account.pw_uid}", f"--regid={account.pw_gid}",
+                  "--init-groups", "--"]
+
+    def run(argv, cwd, **options):
+        return subprocess.run([*as_student, *argv], cwd=cwd, env=env, **options)
+
+    git = ["git", "-c", "user.name=Student", "-c", "user.email=student@localhost"]
+    for step in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "Student kit"]):
+        assert run(git + step, origin, capture_output=True).returncode == 0
+    clone = private / "reftorch student"
+    assert run(git + ["clone", "-q", str(origin), str(clone)], kit_student, capture_output=True).returncode == 0
+    assert not (clone / ".venv").exists()
     # Two steps, so a slow machine shows where the time went; the limits only stop a hang.
     outputs = {}
     for target in ("venv", "test"):
-        log = tmp_path / f"make-{target}.log"
+        log = kit_student / f"make-{target}.log"
         started = time.monotonic()
         with open(log, "w") as handle:
-            result = subprocess.run(["make", target], cwd=clone, env=env, stdout=handle,
-                                    stderr=subprocess.STDOUT, timeout=1500)
+            result = run(["make", target, f"PYTHON={python}"], clone, stdout=handle,
+                         stderr=subprocess.STDOUT, timeout=1500)
         outputs[target] = log.read_text()
         print(f"make {target}: {time.monotonic() - started:.0f} s")
         assert result.returncode == 0, f"make {target} failed:\n" + _failure_excerpt(outputs[target])
     assert " passed" in outputs["test"] and " failed" not in outputs["test"]
+    version = run([str(clone / ".venv" / "bin" / "python"), "-c", "import sys, torch; print(sys.version.split()[0], "
+                   "torch.version.cuda)"], clone, capture_output=True, text=True).stdout.split()
+    assert version[1] == "None", version   # the CPU build of torch
+    base = subprocess.run([python, "-c", "import platform; print(platform.python_version())"],
+                          capture_output=True, text=True).stdout.strip()
+    assert version[0] == base, (version, python)   # the system's own Python (Debian 12: 3.11.2)
+    print(f"the kit installed and tested with {python} {base}, as {KIT_STUDENT}")
 
     notebook = "assignments/01_tensors/01_tensors.ipynb"
-    check = subprocess.run([str(clone / ".venv" / "bin" / "course"), "validate", notebook], cwd=clone, env=env,
-                           capture_output=True, text=True, timeout=300)
+    check = run([str(clone / ".venv" / "bin" / "course"), "validate", notebook], clone,
+                capture_output=True, text=True, timeout=300)
     assert check.returncode == 1, check.stdout + check.stderr
     assert "TODO  answer cell" in check.stdout and "Success" not in check.stdout
 
