@@ -118,6 +118,9 @@ def _terminal_command(config_dir: Path, environment: dict) -> list[str]:
     return config.ServerApp.get("terminado_settings", {}).get("shell_command") or [environment["SHELL"], "-l"]
 
 
+WEEK_1_SCHEDULE = {"01_tensors": "2026-01-05 09:00 UTC", "02_devices": "2999-01-12 09:00 UTC"}
+
+
 @pytest.fixture(scope="module")
 def hub_people(tmp_path_factory):
     """A class install published from a copy of this checkout (as root), an instructor who owns
@@ -138,6 +141,8 @@ def hub_people(tmp_path_factory):
             subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", user], check=True)
         homes = {role: Path(pwd.getpwnam(user).pw_dir) for role, user in users.items()}
         checkout = copy_course(homes["instructor"] / "course")
+        config = checkout / "course" / "nbgrader_config.py"   # week 1 of a term: one assignment out
+        config.write_text(config.read_text() + f"\nc.CourseSchedule.release = {WEEK_1_SCHEDULE!r}\n")
         git = ["git", "-C", str(checkout), "-c", "user.name=I", "-c", "user.email=i@localhost"]
         for step in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "course"]):
             subprocess.run(git + step, check=True, capture_output=True)
@@ -223,3 +228,30 @@ def test_a_fetched_assignment_lands_where_the_kit_puts_it(where, tmp_path, monke
     listed = ExchangeList(coursedir=coursedir, authenticator=Authenticator(config=config), config=config).start()
     assert [(item["assignment_id"], item["status"], item["path"]) for item in listed] == [
         ("02_devices", "fetched", str(work / "02_devices"))]
+
+
+@pytest.mark.slow
+def test_publishing_again_brings_this_weeks_assignment_and_touches_no_students_file(hub_people):
+    """The weekly step on a running hub (`course hub publish`): the class kit follows the
+    release schedule of the checkout's HEAD, the running servers' environment stays, and the
+    student's next server start brings only what is new; their own work is untouched."""
+    settings, users, homes = hub_people
+    checkout, student, home = Path(settings.course_root), users["student"], homes["student"]
+    assert sorted(p.name for p in (home / "assignments").iterdir()) == ["01_tensors"]   # week 1
+    config = checkout / "course" / "nbgrader_config.py"
+    config.write_text(config.read_text().replace("2999-01-12", "2026-01-12"))
+    git = ["setpriv", f"--reuid={users['instructor']}", f"--regid={users['instructor']}", "--init-groups",
+           "git", "-C", str(checkout), "-c", "user.name=I", "-c", "user.email=i@localhost"]
+    subprocess.run(git + ["commit", "-q", "-am", "week 2"], check=True, capture_output=True,
+                   env={"HOME": str(homes["instructor"]), "PATH": "/usr/bin:/bin"})
+    mine = home / "assignments" / "01_tensors" / "01_tensors.ipynb"
+    mine.write_text(mine.read_text().replace("YOUR CODE HERE", "my answer"))
+    install = hub_install.publish(checkout, Path(settings.class_dir), Path(settings.environment))
+    assert install.environment == Path(settings.environment) and install.environment.is_dir()
+    assert sorted(p.name for p in (install.kit / "assignments").iterdir()) == ["01_tensors", "02_devices"]
+    delivered = subprocess.run(["setpriv", f"--reuid={student}", f"--regid={student}", "--init-groups",
+                                settings.python, "-I", settings.deliver_script, settings.kit, str(home)],
+                               capture_output=True, text=True)
+    assert delivered.returncode == 0 and "1 new file(s)" in delivered.stdout, delivered.stdout
+    assert (home / "assignments" / "02_devices" / "02_devices.ipynb").is_file()
+    assert "my answer" in mine.read_text()
