@@ -255,7 +255,7 @@ def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student):
     made = course("student-kit", kit, "--as-of", "2026-09-08 12:00 Europe/Berlin")
     assert "1 released assignment(s) (01_tensors); next: 02_devices at 2026-09-14 09:00" in made.stdout, made.stdout
     assert sorted(p.name for p in (kit / "assignments").iterdir()) == [WEEK_1]
-    assert "this copy holds one assignment" in " ".join((kit / "README.md").read_text().split())
+    assert "and one assignment released so far" in " ".join((kit / "README.md").read_text().split())
     git("init", "-q", "--bare", "--initial-branch=main", shared / "kit.git", cwd=work)
     git("push", "-q", shared / "kit.git", "main", cwd=kit)
 
