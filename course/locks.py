@@ -31,7 +31,8 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-REPO = Path(__file__).resolve().parent.parent
+from course.model import REPO
+
 LOCKS = REPO / "locks"
 KIT_LOCKS = REPO / "course" / "kit" / "locks"
 TORCH = "torch==2.13.0"
