@@ -24,7 +24,7 @@ python-check:
 	@test -f "$(LOCK)" -a -z "$(filter 3.11.0 3.11.1,$(PYTHON_VERSION))" || { echo "make: $(VENV_PYTHON) is Python $(PYTHON_VERSION), which the course does not support: it is locked for CPython $(SUPPORTED) (3.11 from 3.11.2 on); name another, e.g. make lab PYTHON=python3.12$(if $(wildcard $(PY)), after removing .venv,)" >&2; exit 1; }
 
 # torch goes first and alone: the CPU wheel pinned here; anything unpinned would pull CUDA.
-$(STAMP): pyproject.toml $(LOCK) | python-check
+$(STAMP): pyproject.toml $(wildcard $(LOCK)) | python-check
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0

@@ -209,3 +209,44 @@ def test_make_lab_asks_a_student_only_for_what_the_lab_needs():
     makefile = (ROOT / "Makefile").read_text()
     lab_rule = next(line for line in makefile.splitlines() if line.startswith("lab:"))
     assert "lab-sysdeps" in lab_rule.split() and "sysdeps" not in lab_rule.split()
+
+
+def _pythons() -> dict[str, str]:
+    """An interpreter per minor version found on this machine: the system's, pyenv's."""
+    found = {}
+    for pattern in ("/usr/bin/python3.*", "/root/.pyenv/versions/3.*/bin/python3", "/usr/local/bin/python3.*"):
+        for path in sorted(Path("/").glob(pattern.lstrip("/"))):
+            if path.name.endswith("-config") or not os.access(path, os.X_OK):
+                continue
+            done = subprocess.run([str(path), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                  capture_output=True, text=True)
+            if done.returncode == 0:
+                found.setdefault(done.stdout.strip(), str(path))
+    return found
+
+
+@pytest.mark.parametrize("makefile", ["Makefile", "course/kit/Makefile"])
+def test_make_picks_the_lock_of_the_python_it_runs_and_refuses_others(makefile, tmp_path):
+    """`make venv PYTHON=...` (no .venv yet) installs that Python's lock; a Python without one
+    is refused by name, before anything is created."""
+    folder = tmp_path / "course"
+    folder.mkdir()
+    shutil.copy(ROOT / makefile, folder / "Makefile")
+    shutil.copytree(ROOT / ("locks" if makefile == "Makefile" else "course/kit/locks"), folder / "locks")
+    (folder / "pyproject.toml").write_text("")
+    pythons = _pythons()
+    tried = 0
+    for minor, python in pythons.items():
+        if minor in locks():   # what it would run
+            done = subprocess.run(["make", "-n", "venv", f"PYTHON={python}"], cwd=folder, capture_output=True, text=True)
+            assert done.returncode == 0, done.stderr
+            assert f"pip install --quiet -r locks/python{minor}.lock" in done.stdout, done.stdout
+            tried += 1
+        else:                  # run for real: refused before anything is made
+            done = subprocess.run(["make", "venv", f"PYTHON={python}"], cwd=folder, capture_output=True, text=True)
+            assert done.returncode != 0 and f"is Python {minor}." in done.stderr, (python, done.stdout, done.stderr)
+            assert "it is locked for CPython 3.11, 3.12, 3.13 (3.11 from 3.11.2 on)" in done.stderr, done.stderr
+            assert not (folder / ".venv").exists()
+    assert tried >= 1, pythons
+    missing = subprocess.run(["make", "venv", "PYTHON=no-such-python3"], cwd=folder, capture_output=True, text=True)
+    assert missing.returncode != 0 and "cannot run no-such-python3" in missing.stderr, missing.stderr
