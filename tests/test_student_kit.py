@@ -375,3 +375,62 @@ def test_the_kits_validate_gives_the_graders_verdict_without_a_sandbox(kit, tmp_
                 assert passed or message == test.message, (student, grade_id, message, test.message)
     assert list(scratch.iterdir()) == []   # the validator's folders are gone
 
+
+
+def test_make_update_never_touches_the_students_work(tmp_path):
+    """The kit's `make update` (course/kit/update.py) in a real clone where the student has
+    worked: plain `git pull` refuses (their notebook and the course's fix collide); the update
+    keeps every file of theirs whole, puts the course's new version beside the ones both
+    changed, brings what is new, restores what they deleted and the course changed, and
+    leaves a clean clone; a second run has nothing to do."""
+    def git(*args, cwd):
+        return subprocess.run(["git", "-c", "user.name=Course", "-c", "user.email=course@localhost", *args],
+                              cwd=cwd, capture_output=True, text=True, timeout=60)
+
+    origin = tmp_path / "kit"
+    (origin / "course").mkdir(parents=True)
+    shutil.copy(REPO / "course" / "kit" / "update.py", origin / "course" / "update.py")
+    files = {"lessons/01.ipynb": "lesson 1\n", "assignments/01/01.ipynb": "assignment 1\n",
+             "lessons/02.ipynb": "lesson 2\n", "README.md": "readme\n", "notes.txt": "notes\n"}
+    for name, text in files.items():
+        (origin / name).parent.mkdir(parents=True, exist_ok=True)
+        (origin / name).write_text(text)
+    for step in (["init", "-q", "--initial-branch=main"], ["add", "-A"], ["commit", "-q", "-m", "week 1"]):
+        git(*step, cwd=origin)
+    clone = tmp_path / "student"
+    git("clone", "-q", str(origin), str(clone), cwd=tmp_path)
+    # the student works: answers assignment 1, runs lesson 1, deletes lesson 2, edits notes, adds a file
+    (clone / "assignments/01/01.ipynb").write_text("my answers\n")
+    (clone / "lessons/01.ipynb").write_text("lesson 1 with my outputs\n")
+    (clone / "lessons/02.ipynb").unlink()
+    (clone / "notes.txt").write_text("my notes\n")
+    (clone / "scratch.py").write_text("mine\n")
+    # the course's week 2: fixes assignment 1 and lessons 1 and 2, adds assignment 2, drops notes
+    (origin / "assignments/01/01.ipynb").write_text("assignment 1, fixed\n")
+    (origin / "lessons/01.ipynb").write_text("lesson 1, re-executed\n")
+    (origin / "lessons/02.ipynb").write_text("lesson 2, fixed\n")
+    (origin / "assignments/02").mkdir()
+    (origin / "assignments/02/02.ipynb").write_text("assignment 2\n")
+    (origin / "notes.txt").unlink()
+    git("add", "-A", cwd=origin)
+    git("commit", "-q", "-m", "week 2", cwd=origin)
+
+    pulled = git("pull", "-q", cwd=clone)
+    assert pulled.returncode != 0 and "would be overwritten" in pulled.stderr, pulled.stderr   # the old way
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "USER": "student", "LANG": "C.UTF-8"}
+    done = subprocess.run([sys.executable, "-I", "course/update.py"], cwd=clone, capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (clone / "assignments/01/01.ipynb").read_text() == "my answers\n"
+    assert (clone / "lessons/01.ipynb").read_text() == "lesson 1 with my outputs\n"
+    besides = {path.relative_to(clone).as_posix(): path.read_text() for path in clone.rglob("*.course-*")}
+    assert sorted(besides.values()) == ["assignment 1, fixed\n", "lesson 1, re-executed\n"], besides
+    assert (clone / "lessons/02.ipynb").read_text() == "lesson 2, fixed\n"    # deleted by them, fixed by the course
+    assert (clone / "notes.txt").read_text() == "my notes\n"                  # dropped by the course, kept as theirs
+    assert (clone / "scratch.py").read_text() == "mine\n"
+    assert (clone / "assignments/02/02.ipynb").read_text() == "assignment 2\n"
+    assert "new assignment(s): 02" in done.stdout and "yours is kept" in done.stdout, done.stdout
+    assert git("status", "--porcelain", cwd=clone).stdout == ""
+    again = subprocess.run([sys.executable, "-I", "course/update.py"], cwd=clone, capture_output=True, text=True,
+                           env=env, timeout=60)
+    assert again.returncode == 0 and "already up to date" in again.stdout, again.stdout + again.stderr

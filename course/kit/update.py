@@ -100,7 +100,8 @@ def update() -> list[str]:
     for path in both:
         ours_exists, theirs_exists = exists_at("HEAD", path), exists_at(upstream, path)
         if not ours_exists:   # you deleted it, the course changed it: the course's version comes back
-            git("checkout", upstream, "--", path)
+            if theirs_exists:
+                git("checkout", upstream, "--", path)
             continue
         git("checkout", "HEAD", "--", path)      # yours, whole, never a line-by-line merge
         if theirs_exists:
