@@ -434,3 +434,27 @@ def test_make_update_never_touches_the_students_work(tmp_path):
     again = subprocess.run([sys.executable, "-I", "course/update.py"], cwd=clone, capture_output=True, text=True,
                            env=env, timeout=60)
     assert again.returncode == 0 and "already up to date" in again.stdout, again.stdout + again.stderr
+
+
+def test_a_kit_is_updated_in_place_only_when_clean(kit, tmp_path):
+    """`course student-kit` on a kit written before: refused while the kit holds uncommitted
+    edits (they would be overwritten), named; then an update with nothing new changes nothing
+    and makes no commit; a file removed from the course is removed from the kit."""
+    copy = tmp_path / "kit"
+    shutil.copytree(kit, copy)
+    head = subprocess.run(["git", "-C", str(copy), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    with open(copy / "README.md", "a") as handle:
+        handle.write("an edit made in the kit\n")
+    with pytest.raises(student_kit.KitError, match=r"uncommitted changes \(README.md\)"):
+        student_kit.build_kit(copy, REPO)
+    subprocess.run(["git", "-C", str(copy), "checkout", "--", "README.md"], check=True)
+    (copy / "lessons" / "99_extra.ipynb").write_text("{}")   # committed in the kit, not in the course
+    subprocess.run(["git", "-C", str(copy), "-c", "user.name=I", "-c", "user.email=i@l", "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(copy), "-c", "user.name=I", "-c", "user.email=i@l", "commit", "-qm", "x"],
+                   check=True)
+    updated = student_kit.build_kit(copy, REPO)
+    assert updated.updated and updated.changes == ["removed lessons/99_extra.ipynb"] and updated.commit
+    again = student_kit.build_kit(copy, REPO)
+    assert again.changes == [] and again.commit == ""
+    log = subprocess.run(["git", "-C", str(copy), "log", "--format=%s"], capture_output=True, text=True).stdout
+    assert log.splitlines()[0] == "Course update" and head.strip()
