@@ -84,6 +84,8 @@ OWNER := $(shell stat -c %U course 2>/dev/null)
 AS_OWNER := $(if $(and $(filter 0,$(shell id -u)),$(filter-out root,$(OWNER))),runuser -u $(OWNER) -- env PATH=/usr/local/bin:/usr/bin:/bin,)
 
 hub-venv:
+	@if [ -n "$(AS_OWNER)" ] && [ -e $(VENV) ] && [ "$$(stat -c %U $(VENV))" != "$(OWNER)" ]; then \
+	  echo "make hub: $(VENV) belongs to $$(stat -c %U $(VENV)), not to $(OWNER), who owns the checkout and runs course in it: remove it (sudo rm -rf $(VENV)) and run sudo make hub again, which makes it as $(OWNER)" >&2; exit 1; fi
 	$(AS_OWNER) $(MAKE) --no-print-directory venv
 
 hub: hub-venv sysdeps $(HUB_PROXY) $(LAB_SETTINGS)/overrides.json
