@@ -190,7 +190,7 @@ def _moodle_zip(path: Path, assignment: str, notebooks: dict) -> Path:
     return path
 
 
-def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student):
+def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student, request):
     """Two weeks of a term, from a clean clone in the instructor's 0700 home (a path with a
     space), as the instructor's Unix user, with Debian's own python3.11 under the course venv:
 
@@ -220,6 +220,7 @@ def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student):
             os.chown(os.path.join(folder, name), user.pw_uid, user.pw_gid, follow_symlinks=False)
     os.chown(root / ".venv", user.pw_uid, user.pw_gid)
     shared = Path(tempfile.mkdtemp(prefix="course-kit-remote-"))   # where students clone from
+    request.addfinalizer(lambda: shutil.rmtree(shared, ignore_errors=True))
     shared.chmod(0o755)
     os.chown(shared, user.pw_uid, user.pw_gid)
 
