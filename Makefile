@@ -7,16 +7,28 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
-.PHONY: lab lab-check test lessons release bench sysdeps lab-sysdeps venv clean-runtime hub hub-proxy site
+.PHONY: lab lab-check test lessons release bench sysdeps lab-sysdeps venv python-check clean-runtime hub hub-venv hub-proxy site locks
 
 venv: $(STAMP)
 
+# One lock per CPython minor version (locks/python3.X.lock, written by `make locks`): the one
+# of the Python that runs .venv, or that will create it (PYTHON=python3.12 make lab).
+VENV_PYTHON    := $(if $(wildcard $(PY)),$(PY),$(PYTHON))
+PYTHON_VERSION := $(shell $(VENV_PYTHON) -c 'import sys; print("%d.%d.%d" % sys.version_info[:3])' 2>/dev/null)
+LOCK           := locks/python$(basename $(PYTHON_VERSION)).lock
+COMMA          := ,
+SUPPORTED      := $(subst $() ,$(COMMA) ,$(strip $(patsubst locks/python%.lock,%,$(wildcard locks/python*.lock))))
+
+python-check:
+	@test -n "$(PYTHON_VERSION)" || { echo "make: cannot run $(VENV_PYTHON): install CPython $(SUPPORTED) (3.11 from 3.11.2 on), or name one: make lab PYTHON=python3.12" >&2; exit 1; }
+	@test -f "$(LOCK)" -a -z "$(filter 3.11.0 3.11.1,$(PYTHON_VERSION))" || { echo "make: $(VENV_PYTHON) is Python $(PYTHON_VERSION), which the course does not support: it is locked for CPython $(SUPPORTED) (3.11 from 3.11.2 on); name another, e.g. make lab PYTHON=python3.12$(if $(wildcard $(PY)), after removing .venv,)" >&2; exit 1; }
+
 # torch goes first and alone: the CPU wheel pinned here; anything unpinned would pull CUDA.
-$(STAMP): pyproject.toml requirements.lock
+$(STAMP): pyproject.toml $(wildcard $(LOCK)) | python-check
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -r requirements.lock
+	$(PY) -m pip install --quiet -r $(LOCK)
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	mkdir -p $(LAB_SETTINGS)
 	cp course/lab/overrides.json $(LAB_SETTINGS)/overrides.json
@@ -65,7 +77,18 @@ test: $(STAMP) sysdeps hub-proxy
 # HUB_ARGS passes options to `course hub start`, e.g. HUB_ARGS="--port 8080 --instructor ada".
 HUB_PROXY := course/hub/node_modules/.bin/configurable-http-proxy
 
-hub: $(STAMP) sysdeps $(HUB_PROXY) $(LAB_SETTINGS)/overrides.json
+# As root (sudo make hub), .venv is made by the checkout's owner, the instructor, with the
+# system's python3 (PATH reset): root's venv would be root's, of a Python the instructor may not
+# be able to run (pyenv under /root: `.venv/bin/course: bad interpreter: Permission denied`).
+OWNER := $(shell stat -c %U course 2>/dev/null)
+AS_OWNER := $(if $(and $(filter 0,$(shell id -u)),$(filter-out root,$(OWNER))),runuser -u $(OWNER) -- env PATH=/usr/local/bin:/usr/bin:/bin,)
+
+hub-venv:
+	@if [ -n "$(AS_OWNER)" ] && [ -e $(VENV) ] && [ "$$(stat -c %U $(VENV))" != "$(OWNER)" ]; then \
+	  echo "make hub: $(VENV) belongs to $$(stat -c %U $(VENV)), not to $(OWNER), who owns the checkout and runs course in it: remove it (sudo rm -rf $(VENV)) and run sudo make hub again, which makes it as $(OWNER)" >&2; exit 1; fi
+	$(AS_OWNER) $(MAKE) --no-print-directory venv
+
+hub: hub-venv sysdeps $(HUB_PROXY) $(LAB_SETTINGS)/overrides.json
 	$(VENV)/bin/course hub start $(HUB_ARGS)
 
 # configurable-http-proxy from npm, the exact version in course/hub/package-lock.json.
@@ -90,6 +113,12 @@ bench: $(STAMP)
 # LAB_URL points the "open in JupyterLab" links at a class hub ({path} = the notebook's path).
 site: $(STAMP)
 	$(VENV)/bin/course site $(if $(LAB_URL),--lab-url '$(LAB_URL)',)
+
+# The locks, one per supported Python (course/locks.py): give the oldest patch release of each
+# minor version, e.g. make locks PYTHONS="/usr/bin/python3.11 python3.12 python3.13".
+PYTHONS ?= $(PYTHON)
+locks: $(STAMP)
+	$(PY) -m course.locks $(PYTHONS)
 
 # The students' repository: lessons, releases, reftorch, no solutions (docs/deploy.md).
 STUDENT_KIT ?= ../reftorch-student

@@ -113,6 +113,11 @@ def server_environment(settings: "HubSettings", instructor: bool, home: str = ""
     return {
         "PATH": f"{environment / 'bin'}:/usr/local/bin:/usr/bin:/bin",
         "PYTHONPATH": python_path,
+        # terminals run course/hub/student/terminal.bashrc, which puts these back after the
+        # login shell's /etc/profile has reset PATH
+        "COURSE_PATH": str(environment / "bin"),
+        "COURSE_PYTHONPATH": python_path,
+        "COURSE_TERMINAL_RC": str(Path(settings.student_config) / "terminal.bashrc"),
         "JUPYTER_PATH": str(jupyter),
         "JUPYTERLAB_DIR": str(jupyter / "lab"),
         "JUPYTER_CONFIG_PATH": os.pathsep.join(map(str, [*config, environment / "etc" / "jupyter"])),
@@ -299,6 +304,27 @@ def start(settings: HubSettings, timeout: float = 60.0, say=lambda line: None) -
                    f"ends with:\n{_tail(log_path)}")
 
 
+def publish_again(settings: HubSettings) -> int:
+    """The weekly step on a running hub: the class kit of the checkout's HEAD, with the
+    assignments released by now, replaces the published one; each student gets the files it
+    gained at their next server start, and nothing they have is touched (deliver_kit.py).
+    The Python environment stays the one the running servers use."""
+    from .hub_install import PublishError, publish
+    if os.geteuid() != 0:
+        raise HubError("publishing the class install needs root (sudo .venv/bin/course hub publish)")
+    if not running_pid(settings) or not settings.environment:
+        raise HubError("the course hub is not running: `course hub start` publishes the kit")
+    try:
+        install = publish(Path(settings.course_root), Path(settings.class_dir), Path(settings.environment))
+    except PublishError as error:
+        raise HubError(str(error)) from None
+    released = sorted(p.name for p in (install.kit / "assignments").glob("*") if p.is_dir())
+    print(f"published the kit of commit {install.commit[:12]} in {install.kit} (assignments: "
+          f"{', '.join(released) or 'none yet'}); students get what is new at their next server start "
+          "(File > Hub Control Panel > Stop My Server, then Start), and nothing of theirs is touched")
+    return 0
+
+
 def hub_config_file(settings: HubSettings) -> Path:
     """The jupyterhub_config.py of the course being served (its copy, in tests)."""
     return Path(settings.course_root) / "course" / "hub" / "jupyterhub_config.py"
@@ -351,6 +377,8 @@ def cmd_hub(args) -> int:
                   f"exchange {settings.exchange}; log {settings.state_dir}/jupyterhub.log")
         elif args.hub_command == "stop":
             print("course hub stopped" if stop(settings) else "course hub was not running")
+        elif args.hub_command == "publish":
+            return publish_again(settings)
         else:
             pid = running_pid(settings)
             print(f"course hub running at {settings.url} (pid {pid})" if pid
@@ -365,7 +393,8 @@ def cmd_hub(args) -> int:
 def register(subparsers) -> None:
     hub = subparsers.add_parser("hub", help="the course server for a class: JupyterHub with "
                                 "the roster's Unix users (start, stop, status)")
-    hub.add_argument("hub_command", choices=("start", "stop", "status"))
+    hub.add_argument("hub_command", choices=("start", "stop", "status", "publish"),
+                     help="publish: the kit of git HEAD again (this week's release), hub running")
     hub.add_argument("--root", help="course root (default: this repository)")
     hub.add_argument("--state-dir", default=str(DEFAULT_STATE),
                      help=f"hub database, secrets, pid and log (default {DEFAULT_STATE})")

@@ -270,8 +270,9 @@ def _check_class_folder(root: Path) -> None:
                                f"({', '.join(others[:5])}); give a new or empty folder")
 
 
-def publish(checkout: Path, root: Path = DEFAULT_CLASS_DIR) -> ClassInstall:
-    """Write the class install of ``checkout``'s HEAD to ``root`` (as root: the hub's)."""
+def publish(checkout: Path, root: Path = DEFAULT_CLASS_DIR, environment: Path | None = None) -> ClassInstall:
+    """Write the class install of ``checkout``'s HEAD to ``root`` (as root: the hub's).
+    ``environment``: keep that one (a running hub's servers use it) instead of building."""
     from course import student_kit
 
     root = Path(root)
@@ -298,10 +299,11 @@ def publish(checkout: Path, root: Path = DEFAULT_CLASS_DIR) -> ClassInstall:
         shutil.copytree(exported / "course" / "hub" / "student", new_config)
         _replace(root / "student", new_config)
         shutil.copyfile(exported / "course" / "hub" / "deliver_kit.py", root / "deliver_kit.py")
-    environment = build_environment(root, kit)
-    for stale in [*root.glob("env-*"), *root.glob(".env-*")]:  # older, or half-built
-        if stale != environment:
-            shutil.rmtree(stale, ignore_errors=True)
+    if environment is None:
+        environment = build_environment(root, kit)
+        for stale in [*root.glob("env-*"), *root.glob(".env-*")]:  # older, or half-built
+            if stale != environment:
+                shutil.rmtree(stale, ignore_errors=True)
     for folder, folders, files in os.walk(root):  # the kit and settings: readable by all
         if Path(folder) == root:
             folders[:] = [name for name in folders if not name.startswith("env-")]

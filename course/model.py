@@ -30,6 +30,10 @@ from traitlets.config import Config, PyFileConfigLoader
 # The repository: the course's code (course/, autograder/, reftorch/) and its default course.
 REPO = Path(__file__).resolve().parent.parent
 CONFIG_RELATIVE_PATH = Path("course") / "nbgrader_config.py"
+# Every assignment is worth at least this many points (a CI gate, tests/test_assignments_gates.py):
+# enough graded tests that partial credit and a late penalty show in the score. `course new`'s
+# two sample questions are worth exactly this together.
+MIN_POINTS = 10
 
 
 class CourseError(Exception):

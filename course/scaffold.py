@@ -8,7 +8,8 @@
 The notebook has nbgrader's metadata on every graded cell, the read-only grading-tools cell
 copied from the first existing assignment (the gates require it to be the same in all of
 them), and two sample questions in the probe form: one graded without torch, one with
-torch as the oracle, each with visible and hidden checks. Replace them with yours; the
+torch as the oracle, each with visible and hidden checks, worth 5 points each: the 10 points
+every assignment must be worth at least (course.model.MIN_POINTS, a CI gate). Replace them with yours; the
 tests and CI gates find the new assignment by itself (they list solutions/).
 """
 from __future__ import annotations
@@ -19,9 +20,11 @@ import sys
 from pathlib import Path
 
 from course import nbgrader_course
-from course.model import REPO, CourseError, load_config
+from course.model import MIN_POINTS, REPO, CourseError, load_config
 
 NAME = re.compile(r"^\d{2}_[a-z][a-z0-9_]*$")
+# Two sample questions, together exactly the course's minimum (course.model.MIN_POINTS).
+SAMPLE_POINTS = MIN_POINTS // 2
 
 INTRO = """# {name}
 
@@ -34,11 +37,11 @@ graders also run hidden checks on many generated inputs. Check your work with
 
 | Question | Points |
 |---|---|
-| 1. a dot product, without torch | 2 |
-| 2. rows that sum to one | 2 |
+| 1. a dot product, without torch | 5 |
+| 2. rows that sum to one | 5 |
 """
 
-QUESTION_1 = """## 1. A dot product, without torch (2 points)
+QUESTION_1 = """## 1. A dot product, without torch (5 points)
 
 Write `dot(xs, ys)`: the sum of the products of two equally long lists of numbers, in plain
 Python. This question is graded where torch cannot be imported (`@probe(torch=False)`)."""
@@ -61,7 +64,7 @@ for _xs, _ys in examples(_pairs):
     check(f"dot({_xs}, {_ys})", _dot, _xs, _ys, expect=int(torch.dot(torch.tensor(_xs + [0]), torch.tensor(_ys + [0]))))
 ### END HIDDEN TESTS'''
 
-QUESTION_2 = """## 2. Rows that sum to one (2 points)
+QUESTION_2 = """## 2. Rows that sum to one (5 points)
 
 Write `normalize_rows(matrix)`: a new float64 tensor whose rows are the rows of `matrix`
 divided by their sums (every row sum is positive). Do not change `matrix`."""
@@ -130,10 +133,10 @@ def new_notebook(name: str, root: Path) -> dict:
         grading_tools_cell(root),
         _cell("markdown", QUESTION_1),
         _cell("code", ANSWER_1, "dot", solution=True),
-        _cell("code", TEST_1, "test_dot", grade=True, locked=True, points=2),
+        _cell("code", TEST_1, "test_dot", grade=True, locked=True, points=SAMPLE_POINTS),
         _cell("markdown", QUESTION_2),
         _cell("code", ANSWER_2, "normalize_rows", solution=True),
-        _cell("code", TEST_2, "test_normalize_rows", grade=True, locked=True, points=2),
+        _cell("code", TEST_2, "test_normalize_rows", grade=True, locked=True, points=SAMPLE_POINTS),
     ]
     for number, cell in enumerate(cells):
         cell["id"] = cell["metadata"].get("nbgrader", {}).get("grade_id", f"text-{number}").replace("_", "-")

@@ -151,13 +151,50 @@ def _validate_as_graded(path: Path, shown: str, out) -> int:
     return report.status
 
 
+def _graded_ids(notebook: dict) -> set[str]:
+    """The grade ids of a notebook's answer and test cells (nbgrader's metadata)."""
+    ids = set()
+    for cell in notebook.get("cells", []) if isinstance(notebook, dict) else []:
+        meta = cell.get("metadata", {}).get("nbgrader") if isinstance(cell, dict) else None
+        if isinstance(meta, dict) and (meta.get("solution") or meta.get("grade")) and meta.get("grade_id"):
+            ids.add(str(meta["grade_id"]))
+    return ids
+
+
+def not_a_submission(path: Path, root: Path) -> str:
+    """Why ``path`` is not a notebook of the assignment its name points to ('' when it is, or
+    when no assignment has that name): a lesson shares its assignment's name, and graded as
+    that assignment it would get every test cell put back and fail them all."""
+    from autograder.validate import trusted_copy
+
+    copy = trusted_copy(path, root)
+    if copy == path.resolve():
+        return ""    # no assignment of that name: the notebook is its own copy
+    try:
+        mine = _graded_ids(json.loads(path.read_text(encoding="utf-8")))
+        theirs = _graded_ids(json.loads(copy.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return ""    # the validator reads them again and says what is wrong
+    if mine & theirs:
+        return ""
+    name = copy.parent.name
+    lesson = " (it is a lesson: its exercises are for practice, not graded)" if path.parent.name == "lessons" else ""
+    return (f"{path.name} is not a notebook of assignment {name}: it has none of its answer or test "
+            f"cells{lesson}. Nothing was run; Validate checks the assignment's own notebook, "
+            f"assignments/{name}/{name}.ipynb")
+
+
 def judge_as_graded(path: Path, shown: str, out) -> GraderReport:
     """The grader's own judgement of ``path`` (its visible checks); what it is doing goes to
     ``out`` as it happens."""
     from autograder.probes import ProbeFormError
+    from autograder.sandbox import REPO as GRADER_ROOT
     from autograder.sandbox import SandboxError
     from autograder.validate import ValidationError
 
+    problem = not_a_submission(Path(path), GRADER_ROOT)
+    if problem:
+        return GraderReport(EXIT_UNUSABLE, problem=problem)
     validator = _shared_validator()
     _announce(shown, validator.plain, out)
     try:

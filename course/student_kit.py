@@ -52,16 +52,17 @@ import tarfile
 import tempfile
 import tomllib
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from course.markers import course_markers
-from course.model import REPO, load_config
+from course.model import REPO, CourseError, load_config
 
 # The repository parts a kit is built from, exported from git HEAD (solutions/ only to
 # know what must not leak; course/kit/ holds the kit's own fixed files).
 KIT_SOURCES = ("lessons", "assignments", "reftorch", "course", "autograder", "tests", "solutions",
-               "pyproject.toml", "requirements.lock", "environment.yml")
-COPIED_TREES = ("lessons", "assignments", "reftorch")
+               "pyproject.toml", "environment.yml")
+COPIED_TREES = ("lessons", "reftorch")   # whole; of assignments/, the released ones
 # course/ modules behind `course validate` and `course lessons`; the kit's own course/cli.py
 # (course/kit/cli.py) offers exactly those two commands.
 COURSE_FILES = ("__init__.py", "model.py", "markers.py", "release.py", "release_audit.py", "nbgrader_course.py",
@@ -77,12 +78,11 @@ STUDENT_TEST_IMPORTS = {"reftorch", "torch", "numpy", "ml_dtypes", "hypothesis",
 # ROOT / "assignments", autograder/...): the bare word in prose ("lessons, assignments and
 # tutorials use") is no reference.
 INSTRUCTOR_REFERENCE = re.compile(r"""(["'/])(solutions|autograder|assignments)(["'/])|\bautograder\.""")
-# What `make lab` and `make test` need; the lock gets these and everything they require.
+# What `make lab` and `make test` need; the kit's locks (course/kit/locks/, written with the
+# course's own by course/locks.py) pin these and everything they require.
 STUDENT_PACKAGES = ("torch", "numpy", "ml_dtypes", "jupyterlab", "nbgrader", "nbval", "torchviz", "graphviz",
                     "matplotlib", "ipykernel", "hypothesis", "pytest", "onnx", "onnxscript",
                     "scikit-learn")  # assignment 10's digits (and its tests' reference run in Validate)
-# The venv's own installer and build tools: every venv has them, the lock does not pin them.
-VENV_TOOLS = ("pip", "setuptools", "wheel")
 SKIPPED_NAMES = ("__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".hypothesis")
 
 MIN_SECRET_LENGTH = 8
@@ -324,43 +324,6 @@ def _normal(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def lock_pins(root: Path) -> dict[str, str]:
-    pins = {}
-    for line in (root / "requirements.lock").read_text().splitlines():
-        if "==" in line and not line.lstrip().startswith("#"):
-            name, version = line.split("==", 1)
-            pins[_normal(name.strip())] = f"{name.strip()}=={version.strip()}"
-    return pins
-
-
-def student_lock(root: Path) -> list[str]:
-    """The repository's pins of the student packages and all they require here (torch's own
-    requirements excepted: torch is installed first and alone, and brings them)."""
-    from importlib.metadata import PackageNotFoundError, requires
-    from packaging.requirements import Requirement
-
-    pins = lock_pins(root)
-    wanted, queue = set(), [_normal(n) for n in STUDENT_PACKAGES]
-    while queue:
-        name = queue.pop()
-        if name in wanted or name in VENV_TOOLS:
-            continue
-        if name not in pins:
-            raise KitError(f"{name} is needed by the student kit but not pinned in requirements.lock")
-        wanted.add(name)
-        if name == "torch":
-            continue
-        try:
-            needs = requires(name) or []
-        except PackageNotFoundError:
-            raise KitError(f"{name} is pinned but not installed here; run `make venv` first") from None
-        for text in needs:
-            requirement = Requirement(text)
-            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
-                queue.append(_normal(requirement.name))
-    return sorted((pins[name] for name in wanted), key=str.lower)
-
-
 def student_pyproject(root: Path) -> str:
     from packaging.requirements import Requirement
 
@@ -380,8 +343,8 @@ version = "{project["project"]["version"]}"
 description = "A course on how PyTorch works inside: lessons, the reftorch reference engine, assignments."
 readme = "README.md"
 requires-python = "{project["project"]["requires-python"]}"
-# Ranges for people installing by hand; `make` installs the exact pins in requirements.lock,
-# torch first and alone (an unpinned torch pulls the CUDA build).
+# Ranges for people installing by hand; `make` installs the exact pins of locks/python3.X.lock
+# (one per supported Python), torch first and alone (an unpinned torch pulls the CUDA build).
 dependencies = [
 {dependencies}]
 
@@ -412,7 +375,7 @@ def student_environment(root: Path) -> str:
         name = re.split(r"[<>=!\s]", entry)[0]
         if name in wanted or name in ("python", "pip", "graphviz"):
             conda.append(entry)
-    lines = ["# For conda users. `make` uses .venv and requirements.lock instead.",
+    lines = ["# For conda users. `make` uses .venv and locks/python3.X.lock instead.",
              "name: reftorch-course-student", "channels:", "  - conda-forge", "dependencies:"]
     lines += [f"  - {entry}" for entry in conda] + ["  - pip:"]
     lines += [f"      - {entry}" for entry in pip] + ["      - -e .", ""]
@@ -487,33 +450,53 @@ def _title(notebook: Path) -> str:
     return notebook.stem
 
 
-def student_readme(root: Path) -> str:
-    """course/kit/README.md with the lessons and assignments of this commit filled in."""
+def student_readme(root: Path, releases: "Releases") -> str:
+    """course/kit/README.md with the lessons of this commit and the assignments released."""
     lessons = sorted((root / "lessons").glob("[0-9][0-9]_*.ipynb"))
-    assignments = sorted(p.parent.name for p in (root / "assignments").glob("*/*.ipynb")
-                         if p.stem == p.parent.name)
+    released = set(releases.released)
+    later = {name: f"from {moment:%Y-%m-%d}" for name, moment in releases.upcoming}
     count = NUMBER_WORDS[len(lessons)] if len(lessons) < len(NUMBER_WORDS) else str(len(lessons))
     listing = "\n".join(
         f"| `lessons/{path.name}` | {_title(path)} | "
-        + (f"`assignments/{path.stem}/`" if path.stem in assignments else "") + " |"
+        + (f"`assignments/{path.stem}/`" if path.stem in released else later.get(path.stem, "")) + " |"
         for path in lessons)
-    unpaired = [name for name in assignments if name not in {path.stem for path in lessons}]
+    unpaired = [name for name in releases.released if name not in {path.stem for path in lessons}]
     listing += "".join(f"\n| | {_title(root / 'assignments' / name / f'{name}.ipynb')} | `assignments/{name}/` |"
                        for name in unpaired)   # an assignment without a lesson: the capstone
+    shipped = len(releases.released)
     text = (root / "course" / "kit" / "README.md").read_text()
     return (text.replace("@LESSON_COUNT@", f"{count} lesson{'s' if len(lessons) != 1 else ''}")
+                .replace("@ASSIGNMENT_COUNT@", f"{NUMBER_WORDS[shipped] if shipped < len(NUMBER_WORDS) else shipped} "
+                         f"assignment{'s' if shipped != 1 else ''}")
                 .replace("@LESSON_TABLE@", listing))
 
 
-def _fill(kit: Path, root: Path) -> None:
-    """Write the kit's files into ``kit`` from ``root``, an export of the repository's HEAD."""
+def kit_releases(tree: Path, now: datetime | None = None) -> "Releases":
+    """The assignments of ``tree`` (an export of HEAD) that students get at ``now``."""
+    from course.schedule import releases
+
+    assignments = sorted(p.parent.name for p in (tree / "assignments").glob("*/*.ipynb")
+                         if p.stem == p.parent.name)
+    try:
+        return releases(tree, assignments, now)
+    except CourseError as error:
+        raise KitError(str(error)) from None
+
+
+def _fill(kit: Path, root: Path, releases: "Releases") -> None:
+    """Write the kit's files into ``kit`` from ``root``, an export of the repository's HEAD,
+    with the assignments of ``releases``."""
     templates = root / "course" / "kit"
     for tree in COPIED_TREES:
         shutil.copytree(root / tree, kit / tree, ignore=_ignore)
+    (kit / "assignments").mkdir()
+    for name in releases.released:
+        shutil.copytree(root / "assignments" / name, kit / "assignments" / name, ignore=_ignore)
     for name in COURSE_FILES:
         (kit / "course" / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(root / "course" / name, kit / "course" / name)
     shutil.copy2(templates / "cli.py", kit / "course" / "cli.py")
+    shutil.copy2(templates / "update.py", kit / "course" / "update.py")
     (kit / "autograder").mkdir()
     for name in grader_files(root):
         shutil.copy2(root / "autograder" / name, kit / "autograder" / name)
@@ -526,46 +509,65 @@ def _fill(kit: Path, root: Path) -> None:
     (kit / "course" / "labconfig").mkdir()
     shutil.copy2(templates / "page_config.json", kit / "course" / "labconfig" / "page_config.json")
     shutil.copy2(templates / "Makefile", kit / "Makefile")
-    (kit / "README.md").write_text(student_readme(root))
+    (kit / "README.md").write_text(student_readme(root, releases))
     shutil.copy2(templates / "gitignore", kit / ".gitignore")
     (kit / "pyproject.toml").write_text(student_pyproject(root))
-    (kit / "requirements.lock").write_text("\n".join(student_lock(root)) + "\n")
+    locks = sorted((templates / "locks").glob("python3.*.lock"))
+    if not locks:
+        raise KitError("course/kit/locks/ holds no lock: run `make locks` (course/locks.py)")
+    (kit / "locks").mkdir()
+    for lock in locks:
+        shutil.copy2(lock, kit / "locks" / lock.name)
     (kit / "environment.yml").write_text(student_environment(root))
+    (kit / KIT_MARK).write_text(json.dumps({"course_id": load_config(root).CourseDirectory.course_id,
+                                            "assignments": releases.released}, indent=1) + "\n")
 
 
 @dataclass(frozen=True)
 class Kit:
     files: list[Path]
     head: Head
+    releases: "Releases"
+    changes: list[str]          # an update: "added X", "changed Y", "removed Z"; empty for a new kit
+    commit: str                 # the kit repository's commit ("" when nothing changed)
+    updated: bool               # DEST held a kit, now updated in place
 
 
-def build_kit(dest: Path | str, root: Path | str = REPO) -> Kit:
-    """Write the student kit of ``root``'s git HEAD to ``dest`` (new or empty). Raises KitError."""
+def build_kit(dest: Path | str, root: Path | str = REPO, now: datetime | None = None,
+              commit: bool = True) -> Kit:
+    """Write the student kit of ``root``'s git HEAD to ``dest``: a new (or empty) folder, or
+    a kit written before, updated in place. With ``commit``, ``dest`` is a git repository
+    and each build a commit on it (what students clone and `make update` from). Raises KitError."""
     dest, root = Path(dest).resolve(), Path(root).resolve()
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise KitError(f"{dest} exists and is not an empty folder; give a new folder")
+    existing = dest.exists() and (not dest.is_dir() or any(dest.iterdir()))
+    if existing and not is_kit(dest):
+        raise KitError(f"{dest} exists and is neither an empty folder nor a student kit of this "
+                       f"course (a git repository with {KIT_MARK}); give a new folder, or the kit to update")
     if dest == root or root in dest.parents:
         raise KitError(f"{dest} is inside the course repository {root}; give a folder outside it")
     if not (root / "solutions").is_dir():
         raise KitError(f"{root} has no solutions/: the kit is built from the instructor's repository")
+    if existing:
+        _check_kit_to_update(dest, root)
     with tempfile.TemporaryDirectory(prefix="course-head-") as exported:
         head = export_head(root, Path(exported))
-        files = write_kit(dest, Path(exported))
-    return Kit(files, head)
+        releases = kit_releases(Path(exported), now)
+        if existing:
+            changes = update_kit(dest, Path(exported), releases)
+        else:
+            write_kit(dest, Path(exported), releases)
+            changes = []
+    made = ""
+    if commit and (changes or not existing):
+        made = _commit_kit(dest, head, releases, changes)
+    return Kit(kit_files(dest), head, releases, changes, made, existing)
 
 
-def write_kit(dest: Path, tree: Path) -> list[Path]:
+def write_kit(dest: Path, tree: Path, releases: "Releases | None" = None) -> list[Path]:
     """Write the kit of ``tree`` (an export of the repository's HEAD) to ``dest`` (absent or
     empty): into a scratch folder beside it, audited, then renamed. Raises KitError."""
-    if not (tree / "solutions").is_dir():
-        raise KitError("the last commit has no solutions/: the kit is built from the instructor's repository")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
+    scratch = _audited_scratch(dest, tree, releases)
     try:
-        _fill(scratch, tree)
-        problems = audit_kit(scratch, tree)
-        if problems:
-            raise KitError("the kit would leak instructor material:\n  " + "\n  ".join(problems))
         umask = os.umask(0)
         os.umask(umask)
         scratch.chmod(0o777 & ~umask)  # mkdtemp made it private; the kit is an ordinary folder
@@ -577,18 +579,127 @@ def write_kit(dest: Path, tree: Path) -> list[Path]:
     return kit_files(dest)
 
 
+def _audited_scratch(dest: Path, tree: Path, releases: "Releases | None") -> Path:
+    """The kit of ``tree`` written into a scratch folder beside ``dest`` and audited."""
+    if not (tree / "solutions").is_dir():
+        raise KitError("the last commit has no solutions/: the kit is built from the instructor's repository")
+    releases = releases or kit_releases(tree)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
+    try:
+        _fill(scratch, tree, releases)
+        problems = audit_kit(scratch, tree)
+        if problems:
+            raise KitError("the kit would leak instructor material:\n  " + "\n  ".join(problems))
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    return scratch
+
+
+# -- updating a kit in place --------------------------------------------------------------------
+
+# Marks a folder as a student kit (and says which course, which assignments it ships).
+KIT_MARK = "course/kit.json"
+
+
+def is_kit(folder: Path) -> bool:
+    return (folder / KIT_MARK).is_file()
+
+
+def _kit_git(kit: Path, *args: str, check: bool = True) -> str:
+    done = subprocess.run(["git", "-C", str(kit), *args], capture_output=True, text=True, timeout=120)
+    if check and done.returncode != 0:
+        raise KitError(f"`git {' '.join(args[:2])}` failed in the kit {kit}: "
+                       f"{(done.stderr.strip().splitlines() or [f'exit {done.returncode}'])[-1]}")
+    return done.stdout
+
+
+def _check_kit_to_update(kit: Path, root: Path) -> None:
+    """A kit is updated only when it is this course's and holds nothing uncommitted (an edit
+    made in the kit itself would be lost)."""
+    mark = json.loads((kit / KIT_MARK).read_text())
+    course_id = load_config(root).CourseDirectory.course_id
+    if mark.get("course_id") != course_id:
+        raise KitError(f"{kit} is the kit of course {mark.get('course_id')!r}, not of {course_id!r}")
+    if (kit / ".git").exists():
+        status = _kit_git(kit, "status", "--porcelain", "--untracked-files=all")
+        if status.strip():
+            changed = [line[3:] for line in status.splitlines()]
+            raise KitError(f"the kit {kit} has uncommitted changes ({', '.join(changed[:5])}"
+                           f"{' ...' if len(changed) > 5 else ''}): the update would overwrite them. "
+                           "Make them in the course repository instead, or commit or discard them there")
+
+
+def update_kit(kit: Path, tree: Path, releases: "Releases") -> list[str]:
+    """Bring the kit at ``kit`` to the kit of ``tree``: files added, changed and removed in
+    place (its .git and whatever git ignores there stay). Returns what changed."""
+    scratch = _audited_scratch(kit, tree, releases)
+    try:
+        new = {path.relative_to(scratch).as_posix() for path in kit_files(scratch)}
+        if (kit / ".git").exists():   # what the kit repository tracks (not what git ignores there)
+            old = set(_kit_git(kit, "ls-files", "-z").split("\0")) - {""}
+        else:
+            old = {path.relative_to(kit).as_posix() for path in kit_files(kit)}
+        changes = []
+        for name in sorted(old - new):
+            (kit / name).unlink()
+            changes.append(f"removed {name}")
+        for name in sorted(new):
+            source, target = scratch / name, kit / name
+            if name in old and target.read_bytes() == source.read_bytes():
+                continue
+            changes.append(f"{'changed' if name in old else 'added'} {name}")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+        for folder in sorted({(kit / name).parent for name in old - new}, key=lambda p: -len(p.parts)):
+            while folder != kit and folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+                folder = folder.parent
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return changes
+
+
+def _commit_kit(kit: Path, head: Head, releases: "Releases", changes: list[str]) -> str:
+    """Commit the kit as it is now on its git repository (created the first time)."""
+    if not (kit / ".git").exists():
+        _kit_git(kit, "init", "--quiet", "--initial-branch=main")
+    _kit_git(kit, "add", "--all")
+    added = [change.split()[1].split("/")[1] for change in changes
+             if change.startswith("added assignments/") and change.endswith(".ipynb")]
+    title = (f"Course kit: {', '.join(releases.released) or 'lessons only'}" if not changes else
+             f"Course update: {', '.join(added)} released" if added else "Course update")
+    message = f"{title}\n\nBuilt from the course's commit {head.commit[:12]}.\n"
+    if changes:
+        message += "\n" + "\n".join(changes[:200]) + "\n"
+    identity = [] if _kit_git(kit, "config", "user.email", check=False).strip() else [
+        "-c", "user.name=course student-kit", "-c", "user.email=course-student-kit@localhost"]
+    done = subprocess.run(["git", "-C", str(kit), *identity, "commit", "--quiet", "-m", message],
+                          capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise KitError(f"`git commit` failed in the kit {kit}: {done.stderr.strip()[-300:]}")
+    return _kit_git(kit, "rev-parse", "HEAD").strip()
+
+
 # -- `course student-kit` -------------------------------------------------------------------
 
 def register(subparsers) -> None:
     kit = subparsers.add_parser(
-        "student-kit", help="write the students' repository: lessons, assignments, reftorch, no solutions",
-        description="Write a self-contained student repository to DEST (new or empty): lessons, released "
-                    "assignments, reftorch and its tests, `course validate`, a Makefile with `make lab` "
-                    "and `make test`. It is audited for solution lines, hidden tests and instructor "
-                    "settings before it is written.")
-    kit.add_argument("dest", metavar="DEST", help="folder to write (outside this repository)")
+        "student-kit", help="write or update the students' repository: lessons, released assignments, "
+                            "reftorch, no solutions",
+        description="Write a self-contained student repository to DEST: lessons, the assignments "
+                    "released by now (c.CourseSchedule.release; all without a schedule), reftorch and "
+                    "its tests, `course validate`, a Makefile with `make lab`, `make test` and "
+                    "`make update`. DEST is a git repository and each build a commit on it: a new "
+                    "folder gets the first, a kit built before is updated in place (next week's "
+                    "assignment, fixes) with a new commit. It is audited for solution lines, hidden "
+                    "tests and instructor settings before anything is written.")
+    kit.add_argument("dest", metavar="DEST", help="folder to write, or a kit to update (outside this repository)")
     kit.add_argument("--audit", action="store_true", help="write nothing; scan the existing kit at DEST "
                      "and exit 1 when it holds instructor material")
+    kit.add_argument("--as-of", metavar="TIME", help="release the assignments scheduled by TIME "
+                     "('2026-09-14 09:00 Europe/Berlin') instead of by now")
     kit.add_argument("--root", help="course repository to build from (default: this repository)")
     kit.set_defaults(func=run_student_kit)
 
@@ -607,15 +718,30 @@ def run_student_kit(args) -> int:
         print(f"clean: {len(kit_files(Path(args.dest)))} files, no instructor material")
         return 0
     try:
-        kit = build_kit(args.dest, root)
-    except KitError as error:
+        from course.schedule import parse_as_of
+        now = parse_as_of(args.as_of) if args.as_of else None
+        kit = build_kit(args.dest, root, now=now)
+    except (KitError, CourseError) as error:
         print(f"course student-kit: {error}", file=sys.stderr)
         return 1
-    print(f"wrote the student kit to {args.dest}: {len(kit.files)} files from git HEAD "
-          f"{kit.head.commit[:12]} (committed files only), audited clean")
+    source = f"git HEAD {kit.head.commit[:12]} (committed files only), audited clean"
+    if not kit.updated:
+        print(f"wrote the student kit to {args.dest}: {len(kit.files)} files from {source}")
+    elif kit.changes:
+        print(f"updated the student kit in {args.dest} from {source}: {len(kit.changes)} file(s) "
+              "added, changed or removed")
+        for change in kit.changes[:20]:
+            print(f"  {change}")
+        if len(kit.changes) > 20:
+            print(f"  ... and {len(kit.changes) - 20} more")
+    else:
+        print(f"the student kit in {args.dest} is up to date with {source}; nothing to commit")
+    print(f"assignments: {kit.releases.describe()}")
     if kit.head.uncommitted:
         shown = ", ".join(kit.head.uncommitted[:5]) + (" ..." if len(kit.head.uncommitted) > 5 else "")
-        print(f"not in the kit: {len(kit.head.uncommitted)} uncommitted change(s) ({shown}); to include course "
-              "material (lessons, assignments, code), commit it and build again; student data stays out of git")
-    print(f"next: cd {shlex.quote(args.dest)} && git init && git add -A && git commit -m 'Student kit'")
+        print(f"not in the kit: {len(kit.head.uncommitted)} uncommitted change(s) ({shown}); the kit "
+              "holds the last commit only")
+    if kit.commit:
+        print(f"committed {kit.commit[:12]} on the kit's repository; publish it where students clone "
+              f"from (git -C {shlex.quote(args.dest)} push), and they run `make update`")
     return 0

@@ -40,6 +40,27 @@ def test_validate_fails_on_the_blank_release_and_reports_every_test(tmp_path):
     assert "0 of 6 tests passed, 0 of 16 points." in result.stdout
 
 
+@pytest.mark.parametrize("where", ["lessons", "elsewhere"])
+def test_validate_on_a_lesson_says_it_is_not_the_assignment_and_grades_nothing(where, tmp_path):
+    """Lesson 02 shares assignment 02's name; it is not a submission of it. Wherever it is
+    (in lessons/, or copied beside an assignment), Validate says so and runs nothing."""
+    from course.self_check import EXIT_UNUSABLE, judge_as_graded
+    from course.validate_button import lab_answer
+
+    lesson = REPO / "lessons" / f"{ASSIGNMENT}.ipynb"
+    if where == "elsewhere":
+        lesson = shutil.copy(lesson, tmp_path / lesson.name)
+    result = course("validate", str(lesson))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert f"is not a notebook of assignment {ASSIGNMENT}: it has none of its answer or test cells" in result.stderr
+    assert f"assignments/{ASSIGNMENT}/{ASSIGNMENT}.ipynb" in result.stderr
+    assert ("it is a lesson" in result.stderr) == (where == "lessons"), result.stderr
+    assert "tests passed" not in result.stdout and "restored" not in result.stdout + result.stderr
+    report = judge_as_graded(Path(lesson), "the lesson", sys.stderr)   # the Validate button's judgement
+    assert report.status == EXIT_UNUSABLE and not report.lines
+    assert "is not a notebook of assignment" in lab_answer(report)["value"]
+
+
 def test_validate_passes_the_solution(tmp_path):
     result = course("validate", str(SOURCE))
     assert result.returncode == 0, result.stdout + result.stderr

@@ -31,7 +31,7 @@ from sqlalchemy.exc import SAWarning
 
 from course import nbgrader_course, release_audit
 from course.markers import course_markers
-from course.model import CONFIG_RELATIVE_PATH, REPO
+from course.model import CONFIG_RELATIVE_PATH, MIN_POINTS, REPO
 
 # nbgrader's gradebook queries warn about its own session handling; not ours to fix.
 pytestmark = pytest.mark.filterwarnings("ignore", category=SAWarning)
@@ -196,7 +196,19 @@ def test_gate3_solution_scores_full_marks(assignment, graded):
     lost = {cell: (graded.scores["full"].get(cell), maximum)
             for cell, maximum in graded.max_points.items() if graded.scores["full"].get(cell) != maximum}
     assert not lost, f"the solution of {assignment} loses points (got, max): {lost}"
-    assert _points(graded.max_points) >= 10
+    assert _points(graded.max_points) >= MIN_POINTS, (
+        f"{assignment} is worth {_points(graded.max_points):g} points; every assignment is worth at least "
+        f"{MIN_POINTS} (course.model.MIN_POINTS, docs/instructors.md)")
+
+
+def test_course_new_scaffolds_an_assignment_the_gates_accept():
+    """`course new`'s sample questions are worth the minimum gate 3 asks of every assignment."""
+    from course.scaffold import new_notebook
+    notebook = new_notebook("99_sample", REPO)
+    points = [cell["metadata"]["nbgrader"]["points"] for cell in notebook["cells"]
+              if cell["metadata"].get("nbgrader", {}).get("grade")]
+    assert len(points) >= 2 and sum(points) >= MIN_POINTS, points
+    assert f"| {points[0]:g} |" in "".join(notebook["cells"][0]["source"])   # the intro's table says so
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

@@ -1,5 +1,8 @@
 """environment.yml (for conda users) must name the same packages as pyproject.toml, with
-version ranges that both admit the exact pins `make` installs from requirements.lock."""
+version ranges that both admit the exact pins `make` installs from locks/python3.X.lock; there
+is a lock for every CPython minor version pyproject.toml and the README claim, resolved with
+the oldest patch release claimed (3.11: Debian 12's 3.11.2), and the student kit's locks are
+the course's, cut down to what the kit needs."""
 from __future__ import annotations
 
 import os
@@ -64,7 +67,7 @@ def mismatches(pyproject_text: str, environment_text: str, lock_text: str) -> li
     for name, req in wanted.items():
         pin = pins.get(name)
         if pin is None:
-            problems.append(f"{name}: not pinned in requirements.lock")
+            problems.append(f"{name}: not pinned in the lock")
         elif not req.specifier.contains(Version(pin), prereleases=True):
             problems.append(f"{name}: lock pin {pin} is outside pyproject's {req.specifier}")
         conda_name = CONDA_NAMES.get(name, name)
@@ -89,31 +92,88 @@ def read(name: str) -> str:
     return (ROOT / name).read_text()
 
 
-def test_environment_yml_matches_pyproject():
-    assert mismatches(read("pyproject.toml"), read("environment.yml"), read("requirements.lock")) == []
+def locks() -> dict[str, Path]:
+    """minor version ('3.11') -> the course's lock for it."""
+    return {path.name[len("python"):-len(".lock")]: path for path in sorted((ROOT / "locks").glob("python3.*.lock"))}
+
+
+OLDEST = "locks/python3.11.lock"   # the lock the checker tests below break things against
+
+
+def claimed_minors(requires_python: str) -> list[str]:
+    """Every CPython 3.X that pyproject's requires-python admits (it must have an upper bound:
+    each minor version needs its own lock)."""
+    from packaging.specifiers import SpecifierSet
+    spec = SpecifierSet(requires_python)
+    return [f"3.{minor}" for minor in range(0, 40) if f"3.{minor}.99" in spec or f"3.{minor}.2" in spec]
+
+
+@pytest.mark.parametrize("minor", sorted(locks()))
+def test_environment_yml_and_each_lock_match_pyproject(minor):
+    assert mismatches(read("pyproject.toml"), read("environment.yml"), locks()[minor].read_text()) == []
+
+
+def test_there_is_a_lock_for_every_python_claimed_and_only_those():
+    requires = tomllib.loads(read("pyproject.toml"))["project"]["requires-python"]
+    claimed = claimed_minors(requires)
+    assert claimed and sorted(locks()) == claimed, (requires, sorted(locks()))
+    kit = sorted(path.name for path in (ROOT / "course" / "kit" / "locks").glob("python3.*.lock"))
+    assert kit == [f"python{minor}.lock" for minor in claimed]
+    # README and the kit's README name exactly those, 3.11 from Debian 12's 3.11.2 on
+    said = "CPython " + ", ".join(["3.11 (from 3.11.2, Debian 12's `python3.11`)", *claimed[1:-1]]) \
+        + f" or {claimed[-1]}"
+    for readme in ("README.md", "course/kit/README.md"):
+        assert said in " ".join(read(readme).split()), (readme, said)
+
+
+def test_each_lock_was_resolved_with_the_oldest_python_it_claims():
+    for minor, path in locks().items():
+        header = path.read_text().splitlines()[:3]
+        resolved = next(line for line in header if line.startswith("# Resolved with CPython "))
+        version = resolved.split()[4]
+        assert version.rsplit(".", 1)[0] == minor, (path.name, resolved)
+        assert f"(from {version} on)" in header[0], header
+    # Debian 12's own python3.11 is 3.11.2: soupsieve 4 (needs 3.11.5) cannot be in that lock
+    assert "Resolved with CPython 3.11.2 " in read(OLDEST)
+    assert lock_pins(read(OLDEST))["soupsieve"].split(".")[0] != "4"
+
+
+def test_the_kits_locks_are_the_courses_cut_down():
+    from course.student_kit import STUDENT_PACKAGES
+    for minor, path in locks().items():
+        course = lock_pins(path.read_text())
+        kit = lock_pins((ROOT / "course" / "kit" / "locks" / path.name).read_text())
+        assert {name: course.get(name) for name in kit} == kit, minor
+        assert {package.lower() for package in STUDENT_PACKAGES} <= set(kit), minor
+        assert not {"distributed", "playwright", "psycopg", "jupyterhub", "sphinx"} & set(kit), minor
+
+
+def test_checker_catches_a_lock_for_an_unclaimed_python():
+    assert claimed_minors(">=3.11,<3.14") == ["3.11", "3.12", "3.13"]
+    assert claimed_minors(">=3.11") == [f"3.{minor}" for minor in range(11, 40)]   # no end: no lock set fits
 
 
 def test_checker_catches_a_missing_package():
     broken = read("environment.yml").replace("  - nbval>=0.11,<0.12\n", "")
     assert "nbval: in pyproject.toml but not in environment.yml" in mismatches(
-        read("pyproject.toml"), broken, read("requirements.lock"))
+        read("pyproject.toml"), broken, read(OLDEST))
 
 
 def test_checker_catches_an_incompatible_range():
     broken = read("environment.yml").replace("numpy>=2.0,<3", "numpy>=1.20,<2")
-    problems = mismatches(read("pyproject.toml"), broken, read("requirements.lock"))
+    problems = mismatches(read("pyproject.toml"), broken, read(OLDEST))
     assert any(p.startswith("numpy: environment.yml range") for p in problems)
 
 
 def test_checker_catches_an_extra_package():
     broken = read("environment.yml").replace("  - pip\n", "  - pip\n  - scipy>=1.10\n")
     assert "scipy: in environment.yml but not in pyproject.toml" in mismatches(
-        read("pyproject.toml"), broken, read("requirements.lock"))
+        read("pyproject.toml"), broken, read(OLDEST))
 
 
 @pytest.mark.parametrize("name", ["torch", "numpy", "nbgrader", "jupyterlab"])
 def test_lock_pins_the_core_packages(name):
-    assert name in lock_pins(read("requirements.lock"))
+    assert name in lock_pins(read(OLDEST))
 
 
 # -- system packages: a student's `make lab` asks only for what the lab needs -------------
@@ -149,3 +209,44 @@ def test_make_lab_asks_a_student_only_for_what_the_lab_needs():
     makefile = (ROOT / "Makefile").read_text()
     lab_rule = next(line for line in makefile.splitlines() if line.startswith("lab:"))
     assert "lab-sysdeps" in lab_rule.split() and "sysdeps" not in lab_rule.split()
+
+
+def _pythons() -> dict[str, str]:
+    """An interpreter per minor version found on this machine: the system's, pyenv's."""
+    found = {}
+    for pattern in ("/usr/bin/python3.*", "/root/.pyenv/versions/3.*/bin/python3", "/usr/local/bin/python3.*"):
+        for path in sorted(Path("/").glob(pattern.lstrip("/"))):
+            if path.name.endswith("-config") or not os.access(path, os.X_OK):
+                continue
+            done = subprocess.run([str(path), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                  capture_output=True, text=True)
+            if done.returncode == 0:
+                found.setdefault(done.stdout.strip(), str(path))
+    return found
+
+
+@pytest.mark.parametrize("makefile", ["Makefile", "course/kit/Makefile"])
+def test_make_picks_the_lock_of_the_python_it_runs_and_refuses_others(makefile, tmp_path):
+    """`make venv PYTHON=...` (no .venv yet) installs that Python's lock; a Python without one
+    is refused by name, before anything is created."""
+    folder = tmp_path / "course"
+    folder.mkdir()
+    shutil.copy(ROOT / makefile, folder / "Makefile")
+    shutil.copytree(ROOT / ("locks" if makefile == "Makefile" else "course/kit/locks"), folder / "locks")
+    (folder / "pyproject.toml").write_text("")
+    pythons = _pythons()
+    tried = 0
+    for minor, python in pythons.items():
+        if minor in locks():   # what it would run
+            done = subprocess.run(["make", "-n", "venv", f"PYTHON={python}"], cwd=folder, capture_output=True, text=True)
+            assert done.returncode == 0, done.stderr
+            assert f"pip install --quiet -r locks/python{minor}.lock" in done.stdout, done.stdout
+            tried += 1
+        else:                  # run for real: refused before anything is made
+            done = subprocess.run(["make", "venv", f"PYTHON={python}"], cwd=folder, capture_output=True, text=True)
+            assert done.returncode != 0 and f"is Python {minor}." in done.stderr, (python, done.stdout, done.stderr)
+            assert "it is locked for CPython 3.11, 3.12, 3.13 (3.11 from 3.11.2 on)" in done.stderr, done.stderr
+            assert not (folder / ".venv").exists()
+    assert tried >= 1, pythons
+    missing = subprocess.run(["make", "venv", "PYTHON=no-such-python3"], cwd=folder, capture_output=True, text=True)
+    assert missing.returncode != 0 and "cannot run no-such-python3" in missing.stderr, missing.stderr

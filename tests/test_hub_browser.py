@@ -7,8 +7,9 @@ instructor's 0700 home, at a path with spaces (tests/browser/hub.py):
 
 1. the hub refuses to start twice and the first keeps serving;
 2. the instructor releases an assignment; both students log in and find the student kit of
-   the checkout's HEAD in their home (exactly its files); they fetch the assignment in the
-   Assignment List, answer (A one question, B two), save and submit;
+   the checkout's HEAD in their home (exactly its files); the Assignment List shows the kit's
+   copy (assignments/<a>/, the one copy) as fetched; they answer there (A one question, B two),
+   save and submit it;
 3. A cannot open B's work: not on the file system as A's Unix user, not from A's kernel,
    not through B's server with A's login;
 4. A cannot read anything of the instructor's: the checkout, its .git (also with
@@ -188,16 +189,17 @@ def list_item(panel, section: str):
 
 
 def fetch_work_submit(lab: Lab, name: str, solved: list[str]) -> None:
+    """The assignment is released on the exchange and its kit copy is in the student's home
+    (assignments/<a>/, where the kit's README says to work): the Assignment List shows that one
+    copy as fetched, opens it, and submits it (nothing to fetch, no second copy)."""
     page = lab.page
     panel = assignment_panel(lab)
-    released = list_item(panel, "released")
-    expect(released).to_be_visible(timeout=60_000)
-    released.get_by_role("button", name="Fetch").click()
     fetched = list_item(panel, "fetched")
     expect(fetched).to_be_visible(timeout=60_000)
+    expect(list_item(panel, "released")).to_have_count(0)
     fetched.locator(".assignment-notebooks-link").first.click()
     fetched.locator(".nested_list_item .item_name a", has_text=ASSIGNMENT).first.click()
-    lab.wait_for_notebook(f"{ASSIGNMENT}/{ASSIGNMENT}.ipynb", timeout=120)
+    lab.wait_for_notebook(f"assignments/{ASSIGNMENT}/{ASSIGNMENT}.ipynb", timeout=120)
     state = lab.notebook_state()
     slots = [cell["index"] for cell in state["cells"]
              if cell["type"] == "code" and cell["nbgrader"].get("solution")]
@@ -318,25 +320,27 @@ def with_the_class(hub: CourseHub, a: str, b: str, inbound: Path, release) -> No
             expect(labs[a].page.locator(".jp-DirListing-item", has_text="lessons")).to_be_visible()
             release.result(timeout=180)  # raises what the release raised
 
-            # 2. Both students fetch, work and submit.
+            # 2. Both students work in their kit's copy and submit it: one copy of the assignment.
             fetch_work_submit(labs[a], "a", answers(1))
             fetch_work_submit(labs[b], "b", answers(2))
+            for student in (a, b):
+                assert not (hub.home(student) / ASSIGNMENT).exists(), f"{student} has a second copy"
 
             # 3. A cannot reach B's work: as A's Unix user, from A's kernel, through B's server.
             b_home = hub.home(b)
             targets = {
                 "exchange inbound (everyone's submissions)": (str(inbound), "list"),
                 "B's home": (str(b_home), "list"),
-                "B's notebook": (str(b_home / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), "read"),
+                "B's notebook": (str(b_home / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), "read"),
             }
             own = {"A's own notebook":
-                   (str(hub.home(a) / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), "read")}
+                   (str(hub.home(a) / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), "read")}
             expected = {**{name: "denied" for name in targets}, "A's own notebook": "allowed"}
             seen = probe_as(hub, a, {**targets, **own})
             assert seen == expected, seen
             seen = probe_in_kernel(labs[a], {**targets, **own})
             assert seen == expected, seen
-            reply = labs[a].page.request.get(hub.url(f"user/{b}/api/contents/{ASSIGNMENT}"))
+            reply = labs[a].page.request.get(hub.url(f"user/{b}/api/contents/assignments/{ASSIGNMENT}"))
             assert reply.status == 403 and f"{ASSIGNMENT}.ipynb" not in reply.text(), (
                 f"A's login reached B's server: {reply.status} {reply.text()[:300]}")
 
@@ -361,7 +365,7 @@ def with_the_class(hub: CourseHub, a: str, b: str, inbound: Path, release) -> No
             hub.instructor_course("feedback", ASSIGNMENT)
             for user, name in ((a, "a"), (b, "b")):
                 assert fetch_feedback(labs[user], name) == 1
-                received = hub.home(user) / ASSIGNMENT / "feedback"
+                received = hub.home(user) / "assignments" / ASSIGNMENT / "feedback"
                 pages = sorted(received.glob(f"*/{ASSIGNMENT}.html"))
                 assert len(pages) == 1, f"{user} has feedback pages {pages}"
                 got, out_of = scores[user]

@@ -162,3 +162,35 @@ def test_the_pid_file_counts_only_a_live_jupyterhub(tmp_path):
         for process in (hub, other):
             process.kill()
             process.wait()
+
+
+def test_sudo_make_hub_makes_the_venv_as_the_checkouts_owner():
+    """`sudo make hub` makes .venv as the instructor who owns the checkout, with the system's
+    python3 (root's venv would be of root's Python, e.g. pyenv under /root: `.venv/bin/course:
+    bad interpreter: Permission denied` for the instructor), and refuses a .venv root made."""
+    import subprocess
+    if os.geteuid() != 0 or not shutil.which("useradd") or not shutil.which("runuser"):
+        pytest.skip("needs root, useradd and runuser (CI runs as root)")
+    repo = Path(__file__).resolve().parent.parent
+    owner = "course-hub-owner-test"
+    subprocess.run(["userdel", "-r", owner], capture_output=True)
+    subprocess.run(["useradd", "--create-home", owner], check=True)
+    try:
+        checkout = Path(pwd.getpwnam(owner).pw_dir) / "course"
+        (checkout / "course").mkdir(parents=True)
+        shutil.copy(repo / "Makefile", checkout / "Makefile")
+        shutil.copytree(repo / "locks", checkout / "locks")
+        (checkout / "pyproject.toml").write_text("")
+        subprocess.run(["chown", "-R", f"{owner}:", str(checkout.parent)], check=True)
+        system = subprocess.run(["/usr/bin/python3", "-c", "import platform; print(platform.python_version())"],
+                                capture_output=True, text=True).stdout.strip()
+        planned = subprocess.run(["make", "-n", "hub-venv"], cwd=checkout, capture_output=True, text=True)
+        assert planned.returncode == 0, planned.stderr
+        # the recursive make ran as the owner: their python3 (PATH reset), their lock
+        assert f'test -n "{system}"' in planned.stdout, planned.stdout
+        assert f"-r locks/python{system.rsplit('.', 1)[0]}.lock" in planned.stdout, planned.stdout
+        (checkout / ".venv").mkdir()   # made by root (sudo make test, say)
+        refused = subprocess.run(["make", "hub-venv"], cwd=checkout, capture_output=True, text=True)
+        assert refused.returncode != 0 and f".venv belongs to root, not to {owner}" in refused.stderr, refused.stderr
+    finally:
+        subprocess.run(["userdel", "-r", owner], capture_output=True)

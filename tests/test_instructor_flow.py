@@ -72,7 +72,7 @@ def test_new_assignment_releases_validates_and_grades(term, tmp_path, course):
     course("release", NAME, "--root", root)
     source = term / "solutions" / NAME / f"{NAME}.ipynb"
     release = term / "assignments" / NAME / f"{NAME}.ipynb"
-    assert "2 of 2 tests passed, 4 of 4 points." in course("validate", str(source)).stdout
+    assert "2 of 2 tests passed, 10 of 10 points." in course("validate", str(source)).stdout
     blank = course("validate", str(release), check=False)
     assert blank.returncode == 1 and "0 of 2 tests passed" in blank.stdout
 
@@ -106,30 +106,30 @@ def test_new_assignment_releases_validates_and_grades(term, tmp_path, course):
     assert len(progress) == 3, graded.stderr  # one line per finished submission, output not a terminal
     assert {line.split()[3].rstrip(":") for line in progress} == {"ada", "bo", "cy"}
     summary = {line.split()[0]: line for line in graded.stdout.splitlines()[1:4]}
-    assert "4/4" in summary["ada"] and summary["ada"].split()[2] == "ok"
-    assert "2/4" in summary["bo"] and "ok, errors raised" in summary["bo"]
+    assert "10/10" in summary["ada"] and summary["ada"].split()[2] == "ok"
+    assert "5/10" in summary["bo"] and "ok, errors raised" in summary["bo"]
     assert "crashed" in summary["cy"] and "notebook exited" in summary["cy"]
     assert "3 submission(s): 1 ok, 1 ok, errors raised, 1 crashed" in graded.stdout
 
     course("export", NAME, "--root", root)
     rows = {r["student"]: r for r in csv.DictReader(open(term / "course" / "reports" / NAME / "grades.csv"))}
-    assert rows["ada"]["score"] == "4" and rows["ada"]["late_by"] == "" and rows["ada"]["due"] == "2026-11-20 23:59 UTC"
-    # bo: 1 day 9 h late, two started days at 25 %: half of 2 points
-    assert (rows["bo"]["raw_score"], rows["bo"]["late_penalty"], rows["bo"]["score"]) == ("2", "1", "1")
+    assert rows["ada"]["score"] == "10" and rows["ada"]["late_by"] == "" and rows["ada"]["due"] == "2026-11-20 23:59 UTC"
+    # bo: 1 day 9 h late, two started days at 25 %: half of 5 points
+    assert (rows["bo"]["raw_score"], rows["bo"]["late_penalty"], rows["bo"]["score"]) == ("5", "2.5", "2.5")
     assert rows["bo"]["late_by"] == "1d 9h 01m" and rows["bo"]["submitted"] == "2026-11-22 09:00 UTC"
 
     course("export", NAME, "--root", root, "--format", "canvas", "--column", "Sample (4711)")
     canvas = list(csv.reader(open(term / "course" / "reports" / NAME / "grades-canvas.csv")))
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Sample (4711)"]
-    assert ["Li, Bo", "456", "", "bo", "", "1"] in canvas
+    assert ["Li, Bo", "456", "", "bo", "", "2.5"] in canvas
     course("export", NAME, "--root", root, "--format", "moodle")
     moodle = list(csv.DictReader(open(term / "course" / "reports" / NAME / "grades-moodle.csv")))
     bo = next(r for r in moodle if r["Username"] == "bo")
-    assert bo["Email address"] == "bo@example.org" and bo[NAME] == "1"
-    assert bo["Feedback"].startswith("1 of 4 points (2 before the late penalty of 1: late by 1d 9h 01m)")
+    assert bo["Email address"] == "bo@example.org" and bo[NAME] == "2.5"
+    assert bo["Feedback"].startswith("2.5 of 10 points (5 before the late penalty of 2.5: late by 1d 9h 01m)")
 
     course("feedback", NAME, "--root", root)
     page = (term / "course" / "feedback" / "bo" / NAME / f"{NAME}.html").read_text()
-    assert "late by 1d 9h 01m: 1 point(s) off (25% of the score per started day late" in page
-    assert "score after the penalty: 1 / 4" in page
+    assert "late by 1d 9h 01m: 2.5 point(s) off (25% of the score per started day late" in page
+    assert "score after the penalty: 2.5 / 10" in page
     assert "on time" in (term / "course" / "feedback" / "ada" / NAME / f"{NAME}.html").read_text()

@@ -12,6 +12,7 @@ test is the copy's own (`autograder/` and `reftorch/` are found from where they 
 """
 from __future__ import annotations
 
+import csv
 import os
 import pwd
 import shutil
@@ -44,6 +45,16 @@ def _copy_venv(destination: Path, python_home: str | None = None) -> Path:
         text = finder.read_text()
         finder.unlink()
         finder.write_text(text.replace(old_repo, new_repo))
+    for script in (destination / "bin").iterdir():   # console scripts name their venv's python
+        if script.is_symlink() or not script.is_file():
+            continue
+        text = script.read_bytes()
+        first, _, rest = text.partition(b"\n")
+        if first.startswith(b"#!") and str(source).encode() in first:
+            from course.hub_install import _shebang   # pip's form, also for a path with spaces
+            script.unlink()
+            script.write_bytes(_shebang(Path(first[2:].decode().replace(str(source), str(destination)))) + rest)
+            script.chmod(0o755)
     if python_home:   # another Python of the same minor version runs the same wheels
         config = destination / "pyvenv.cfg"
         lines = [f"home = {python_home}" if line.startswith("home =") else line
@@ -92,12 +103,12 @@ def _grade_and_validate(root: Path, python: Path, as_user: str | None = None) ->
             "validate": validated}
 
 
-def _gradebook_scores(root: Path) -> dict[str, float]:
+def _gradebook_scores(root: Path, assignment: str = ASSIGNMENT) -> dict[str, float]:
     from nbgrader.api import Gradebook
 
     from course.model import Course
     with Gradebook(Course.load(root).db_url) as gradebook:
-        return {s.student.id: s.score for s in gradebook.find_assignment(ASSIGNMENT).submissions}
+        return {s.student.id: s.score for s in gradebook.find_assignment(assignment).submissions}
 
 
 def _nobody_can_enter(path: Path) -> bool:
@@ -133,29 +144,215 @@ def instructor():
     subprocess.run(["userdel", "-r", INSTRUCTOR], capture_output=True)
 
 
-def test_a_non_root_instructor_grades_in_their_private_home(instructor):
+# -- two weeks of a term, as a non-root instructor, from a clean clone -----------------------
+
+STUDENT = "course-student-test"
+WEEK_1, WEEK_2 = "01_tensors", "02_devices"
+SCHEDULE = {WEEK_1: "2026-09-07 09:00 Europe/Berlin", WEEK_2: "2026-09-14 09:00 Europe/Berlin"}
+ROSTER = [("ada", "Ada", "Lovelace", "301"), ("bo", "Bo", "Li", "302"), ("cy", "Cy", "Young", "303")]
+NEWCOMER = ("dee", "Dee", "Ray", "304")   # joins in week 2
+
+
+@pytest.fixture
+def student():
+    """A student's Unix account (removed afterwards): they clone the kit and `make update`."""
+    if os.geteuid() != 0 or not shutil.which("useradd"):
+        pytest.skip("creating a user needs root and useradd (CI runs as root)")
+    subprocess.run(["userdel", "-r", STUDENT], capture_output=True)
+    subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", STUDENT], check=True)
+    yield Path(pwd.getpwnam(STUDENT).pw_dir)
+    subprocess.run(["pkill", "-KILL", "-u", STUDENT], capture_output=True)
+    subprocess.run(["userdel", "-r", STUDENT], capture_output=True)
+
+
+def _as(user: str, argv: list, cwd: Path, check: bool = True, **extra) -> subprocess.CompletedProcess:
+    account = pwd.getpwnam(user)
+    environment = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": account.pw_dir,
+                   "USER": user, **extra}
+    done = subprocess.run([shutil.which("setpriv"), f"--reuid={user}", f"--regid={user}", "--init-groups",
+                           "--", *map(str, argv)], cwd=cwd, env=environment, capture_output=True, text=True,
+                          timeout=900)
+    if check and done.returncode != 0:
+        raise AssertionError(f"`{' '.join(map(str, argv))}` as {user} exited {done.returncode}:\n"
+                             f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
+    return done
+
+
+def _moodle_zip(path: Path, assignment: str, notebooks: dict) -> Path:
+    """A Moodle "download all submissions" zip: a folder per student, named by full name."""
+    import zipfile
+    people = {row[0]: row for row in [*ROSTER, NEWCOMER]}
+    with zipfile.ZipFile(path, "w") as archive:
+        for student_id, notebook in notebooks.items():
+            _, first, last, number = people[student_id]
+            archive.writestr(f"{first} {last}_{number}_assignsubmission_file/{assignment}.ipynb",
+                             nbformat.writes(notebook))
+    return path
+
+
+def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student, request):
+    """Two weeks of a term, from a clean clone in the instructor's 0700 home (a path with a
+    space), as the instructor's Unix user, with Debian's own python3.11 under the course venv:
+
+    week 1: the roster; the release schedule; `course student-kit` writes the kit repository
+    with week 1's assignment only; a student clones it, answers, and runs lesson 01 (JupyterLab
+    saves the lesson with their outputs); a Moodle download is collected, graded, exported
+    (Moodle's grade import, with its feedback column) and feedback written;
+    week 2: a newcomer on the roster; the instructor fixes lesson 01; `course student-kit`
+    updates the kit in place with week 2's assignment (one commit); the student's `make update`
+    brings it in and keeps both their answers and their lesson (the course's new lesson beside
+    it); the week-2 download is graded, then a late submission arrives and is graded; a
+    re-upload of a graded notebook is placed only with --replace-graded and graded; a fix to
+    the instructor's notebook re-grades every submission; the Moodle export has everyone."""
     system_python = Path(f"/usr/bin/python3.{sys.version_info.minor}")
     if not system_python.exists():
         pytest.skip(f"no {system_python} for the instructor's own venv")
-    work = Path(tempfile.mkdtemp(dir=instructor))   # 0700, inside a 0700 home
-    root = _private_course(work)
-    python = _copy_venv(root / ".venv", python_home=str(system_python.parent))
     user = pwd.getpwnam(INSTRUCTOR)
-    # everything the instructor will write is theirs; the venv's hard-linked files stay root's
-    # (readable, as any system-wide package would be)
-    for folder, _, files in os.walk(instructor):
+    work = Path(tempfile.mkdtemp(dir=instructor))   # 0700, inside a 0700 home
+    root = work / "my course"
+    subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(inject.REPO), str(root)], check=True, timeout=300)
+    python = _copy_venv(root / ".venv", python_home=str(system_python.parent))
+    for folder, _, files in os.walk(instructor):   # the instructor's, but the venv's hard links
         if Path(folder).is_relative_to(root / ".venv"):
             continue
         os.chown(folder, user.pw_uid, user.pw_gid)
         for name in files:
             os.chown(os.path.join(folder, name), user.pw_uid, user.pw_gid, follow_symlinks=False)
     os.chown(root / ".venv", user.pw_uid, user.pw_gid)
-    result = _grade_and_validate(root, python, as_user=INSTRUCTOR)
-    assert result["scores"] == {"blank": 0.0, "honest": _maximum(root)}, result["grade_output"]
-    assert result["validate"].returncode == 0, result["validate"].stdout + result["validate"].stderr
-    # the grader ran as the instructor: what it wrote is theirs
-    gradebook_owner = (root / "course" / "gradebook.db").stat().st_uid
-    assert gradebook_owner == user.pw_uid
+    shared = Path(tempfile.mkdtemp(prefix="course-kit-remote-"))   # where students clone from
+    request.addfinalizer(lambda: shutil.rmtree(shared, ignore_errors=True))
+    shared.chmod(0o755)
+    os.chown(shared, user.pw_uid, user.pw_gid)
+
+    def course(*args, check=True):
+        return _as(INSTRUCTOR, [python, "-c", RUN, *args, "--root", root], cwd=root, check=check)
+
+    def git(*args, cwd=root):
+        return _as(INSTRUCTOR, ["git", "-c", "user.name=Instructor", "-c", "user.email=i@localhost", *args], cwd=cwd)
+
+    def roster(rows) -> Path:
+        path = work / "roster.csv"
+        path.write_text("id,first_name,last_name,email,lms_id\n"
+                        + "".join(f"{i},{f},{l},{i}@example.org,{n}\n" for i, f, l, n in rows))
+        os.chown(path, user.pw_uid, user.pw_gid)
+        return path
+
+    def moodle(assignment: str, notebooks: dict, name: str) -> Path:
+        path = _moodle_zip(work / name, assignment, notebooks)
+        os.chown(path, user.pw_uid, user.pw_gid)
+        return path
+
+    def moodle_grades(assignment: str) -> dict:
+        course("export", assignment, "--format", "moodle")
+        with open(root / "course" / "reports" / assignment / "grades-moodle.csv", newline="") as handle:
+            return {row["Username"]: row for row in csv.DictReader(handle)}
+
+    # ---- week 1 ----------------------------------------------------------------------
+    course("roster", "import", roster(ROSTER), "--gradebook-only")
+    config = root / "course" / "nbgrader_config.py"
+    config.write_text(config.read_text() + f"\nc.CourseSchedule.release = {SCHEDULE!r}\n")
+    git("commit", "-q", "-am", "Release schedule")
+    kit = work / "kit"
+    made = course("student-kit", kit, "--as-of", "2026-09-08 12:00 Europe/Berlin")
+    assert "1 released assignment(s) (01_tensors); next: 02_devices at 2026-09-14 09:00" in made.stdout, made.stdout
+    assert sorted(p.name for p in (kit / "assignments").iterdir()) == [WEEK_1]
+    assert "and one assignment released so far" in " ".join((kit / "README.md").read_text().split())
+    git("init", "-q", "--bare", "--initial-branch=main", shared / "kit.git", cwd=work)
+    git("push", "-q", shared / "kit.git", "main", cwd=kit)
+
+    # a student clones the kit, answers assignment 1, and runs lesson 01 (saved with outputs)
+    clone = student / "reftorch-student"
+    # (the shared folder stands in for the course's git host: another user's repository, which
+    # git reads for the student once they say it is safe)
+    (student / ".gitconfig").write_text(f"[safe]\n\tdirectory = {shared / 'kit.git'}\n")
+    os.chown(student / ".gitconfig", pwd.getpwnam(STUDENT).pw_uid, pwd.getpwnam(STUDENT).pw_gid)
+    _as(STUDENT, ["git", "clone", "-q", shared / "kit.git", clone], cwd=student)
+    mine = clone / "assignments" / WEEK_1 / f"{WEEK_1}.ipynb"
+    nbformat.write(inject.honest(root, WEEK_1), str(mine))
+    lesson = clone / "lessons" / "01_tensors.ipynb"
+    run_lesson = nbformat.read(str(lesson), as_version=4)
+    run_lesson.cells[0].metadata["collapsed"] = True   # what JupyterLab writes back
+    nbformat.write(run_lesson, str(lesson))
+    subprocess.run(["chown", "-R", f"{STUDENT}:", str(clone)], check=True)
+    my_answers, my_lesson = mine.read_bytes(), lesson.read_bytes()
+
+    week1 = {"ada": inject.honest(root, WEEK_1), "bo": inject.honest(root, WEEK_1, keep=0.5),
+             "cy": inject.released(root, WEEK_1)}
+    collected = course("collect", WEEK_1, "--from", moodle(WEEK_1, week1, "week1.zip"))
+    assert "collected 3 submission(s)" in collected.stdout, collected.stdout
+    course("grade", WEEK_1, "--workers", "2")
+    maximum_1 = sum(points for _, points in inject.test_points(root, WEEK_1))
+    scores = _gradebook_scores(root, WEEK_1)
+    assert scores["ada"] == maximum_1 and 0 < scores["bo"] < maximum_1 and scores["cy"] == 0, scores
+    assert (root / "course" / "gradebook.db").stat().st_uid == user.pw_uid   # the grader ran as the instructor
+    grades = moodle_grades(WEEK_1)
+    assert set(grades) == {"ada", "bo", "cy"} and float(grades["ada"][WEEK_1]) == maximum_1, grades
+    course("feedback", WEEK_1)
+    assert sorted(p.name for p in (root / "course" / "feedback").iterdir()) == ["ada", "bo", "cy"]
+
+    # ---- week 2 ----------------------------------------------------------------------
+    course("roster", "import", roster([*ROSTER, NEWCOMER]), "--gradebook-only")
+    fixed = root / "lessons" / "01_tensors.ipynb"     # the instructor fixes a typo in lesson 01
+    fixed_lesson = nbformat.read(str(fixed), as_version=4)
+    fixed_lesson.cells[0].source += "\n\n(Corrected in week 2.)"
+    nbformat.write(fixed_lesson, str(fixed))
+    git("commit", "-q", "-am", "Lesson 01: a correction")
+    updated = course("student-kit", kit, "--as-of", "2026-09-15 12:00 Europe/Berlin")
+    assert "updated the student kit" in updated.stdout and f"added assignments/{WEEK_2}/{WEEK_2}.ipynb" \
+        in updated.stdout, updated.stdout
+    log = git("log", "--format=%s", cwd=kit).stdout.splitlines()
+    assert log[0] == f"Course update: {WEEK_2} released" and len(log) == 2, log
+    git("push", "-q", shared / "kit.git", "main", cwd=kit)
+
+    update = _as(STUDENT, ["make", "update"], cwd=clone)
+    assert f"new assignment(s): {WEEK_2}" in update.stdout, update.stdout
+    assert mine.read_bytes() == my_answers and lesson.read_bytes() == my_lesson   # theirs, untouched
+    beside = list((clone / "lessons").glob("01_tensors.course-*.ipynb"))
+    assert len(beside) == 1 and "(Corrected in week 2.)" in beside[0].read_text(), update.stdout
+    assert f"lessons/01_tensors.ipynb: yours is kept; the course's new version is lessons/{beside[0].name}" \
+        in update.stdout
+    assert (clone / "assignments" / WEEK_2 / f"{WEEK_2}.ipynb").read_bytes() == \
+        (kit / "assignments" / WEEK_2 / f"{WEEK_2}.ipynb").read_bytes()
+    assert _as(STUDENT, ["git", "status", "--porcelain"], cwd=clone).stdout == ""
+    again = _as(STUDENT, ["make", "update"], cwd=clone)
+    assert "already up to date" in again.stdout, again.stdout
+
+    week2 = {"ada": inject.honest(root, WEEK_2), "bo": inject.honest(root, WEEK_2, keep=0.5),
+             "dee": inject.honest(root, WEEK_2)}
+    collected = course("collect", WEEK_2, "--from", moodle(WEEK_2, week2, "week2.zip"))
+    assert "collected 3 submission(s)" in collected.stdout, collected.stdout
+    course("grade", WEEK_2, "--workers", "2")
+    maximum_2 = sum(points for _, points in inject.test_points(root, WEEK_2))
+    # late: cy's notebook arrives after the batch was graded (one waiting, two workers)
+    late = {**week2, "cy": inject.honest(root, WEEK_2)}
+    collected = course("collect", WEEK_2, "--from", moodle(WEEK_2, late, "week2-late.zip"))
+    assert "collected 1 submission(s), 3 unchanged" in collected.stdout, collected.stdout
+    course("grade", WEEK_2, "--workers", "2")
+    assert _gradebook_scores(root, WEEK_2)["cy"] == maximum_2
+    # a re-upload: bo finishes the assignment after being graded
+    again = {**late, "bo": inject.honest(root, WEEK_2)}
+    refused = course("collect", WEEK_2, "--from", moodle(WEEK_2, again, "week2-again.zip"), check=False)
+    assert refused.returncode == 1 and "NOT PLACED" in refused.stdout, refused.stdout
+    course("collect", WEEK_2, "--from", work / "week2-again.zip", "--replace-graded")
+    course("grade", WEEK_2, "--workers", "2")
+    scores = _gradebook_scores(root, WEEK_2)
+    assert scores == {"ada": maximum_2, "bo": maximum_2, "cy": maximum_2, "dee": maximum_2}, scores
+    # a fix to the instructor's notebook: every submission is graded again, no --force needed
+    source = root / "solutions" / WEEK_2 / f"{WEEK_2}.ipynb"
+    notebook = nbformat.read(str(source), as_version=4)
+    notebook.cells[0].source += "\n\n(Clarified in week 2.)"
+    nbformat.write(notebook, str(source))
+    git("commit", "-q", "-am", f"{WEEK_2}: a clarification")
+    regraded = course("grade", WEEK_2, "--workers", "2")
+    assert "4 submission(s)" in regraded.stdout, regraded.stdout
+    grades = moodle_grades(WEEK_2)
+    assert {name: float(row[WEEK_2]) for name, row in grades.items()} == {
+        "ada": maximum_2, "bo": maximum_2, "cy": maximum_2, "dee": maximum_2}, grades
+    course("feedback", WEEK_2)
+    validated = _as(INSTRUCTOR, [python, "-c", RUN, "validate",
+                                 root / "course" / "submitted" / "ada" / WEEK_2 / f"{WEEK_2}.ipynb"], cwd=root,
+                    check=False)
+    assert validated.returncode == 0, validated.stdout + validated.stderr
 
 
 def test_unreadable_files_are_refused_with_what_to_change(tmp_path):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import pwd
 import re
 import shutil
 import subprocess
@@ -82,7 +83,7 @@ def test_the_kit_holds_no_secret_line_instructor_file_or_setting(kit, secrets):
     assert shipped == student_kit.grader_files(REPO)
     assert {"validate.py", "zygote.py", "judge.py", "forbidden.py"} <= set(shipped)
     assert not {"grade.py", "collect.py", "results.py", "feedback.py", "export.py"} & set(shipped)
-    for wanted in ("Makefile", "README.md", "environment.yml", "pyproject.toml", "requirements.lock",
+    for wanted in ("Makefile", "README.md", "environment.yml", "pyproject.toml", "locks/python3.11.lock",
                    "course/nbgrader_config.py", "course/jupyter_server_config.py", "reftorch/tensor.py",
                    "lessons/01_tensors.ipynb", "assignments/01_tensors/01_tensors.ipynb"):
         assert wanted in names, wanted
@@ -129,7 +130,8 @@ def test_the_kit_readme_lists_the_lessons_and_assignments_it_holds(kit):
     lessons = sorted((kit / "lessons").glob("[0-9][0-9]_*.ipynb"))
     assert len(lessons) >= 8
     count = student_kit.NUMBER_WORDS[len(lessons)]
-    assert f"open `lessons/README.md`: {count} lessons, in order" in readme
+    shipped = len(list((kit / "assignments").glob("*/*.ipynb")))
+    assert f"This copy holds {count} lessons and {student_kit.NUMBER_WORDS[shipped]} assignments released" in readme
     for lesson in lessons:
         assert f"| `lessons/{lesson.name}` | {student_kit._title(lesson)} |" in readme, lesson.name
     for assignment in sorted((kit / "assignments").iterdir()):
@@ -188,7 +190,7 @@ def test_a_leaking_build_writes_nothing_and_a_used_folder_is_refused(tmp_path, m
 
     dest.mkdir()
     (dest / "notes.txt").write_text("mine")
-    with pytest.raises(student_kit.KitError, match="exists and is not an empty folder"):
+    with pytest.raises(student_kit.KitError, match="exists and is neither an empty folder nor a student kit"):
         student_kit.build_kit(dest, REPO)
     assert [p.name for p in dest.iterdir()] == ["notes.txt"]
     with pytest.raises(student_kit.KitError, match="inside the course repository"):
@@ -198,23 +200,20 @@ def test_a_leaking_build_writes_nothing_and_a_used_folder_is_refused(tmp_path, m
 def test_the_kit_installs_torch_first_and_alone(kit):
     makefile = (kit / "Makefile").read_text()
     torch_line = makefile.index("pip install --quiet torch==2.13.0\n")
-    assert torch_line < makefile.index("pip install --quiet -r requirements.lock")
-    lock = (kit / "requirements.lock").read_text().splitlines()
-    assert "torch==2.13.0" in lock and "nbgrader==0.9.6" in lock
-    assert not any(line.startswith(("distributed==", "playwright==", "psycopg==")) for line in lock)
+    assert torch_line < makefile.index("pip install --quiet -r $(LOCK)")
+    for minor in ("3.11", "3.12", "3.13"):
+        lock = (kit / "locks" / f"python{minor}.lock").read_text().splitlines()
+        assert "torch==2.13.0" in lock and "nbgrader==0.9.6" in lock
+        assert not any(line.startswith(("distributed==", "playwright==", "psycopg==")) for line in lock)
     assert "make lab" in (kit / "README.md").read_text() and "make test" in (kit / "README.md").read_text()
 
 
 def test_the_kit_dependency_files_agree(kit):
     from test_environment import mismatches
 
-    texts = [(kit / name).read_text() for name in ("pyproject.toml", "environment.yml", "requirements.lock")]
-    assert mismatches(*texts) == []
-
-
-def _git(*args, cwd):
-    subprocess.run(["git", "-c", "user.name=course", "-c", "user.email=course@localhost", *args],
-                   cwd=cwd, check=True, capture_output=True, timeout=120)
+    for lock in sorted((kit / "locks").glob("python3.*.lock")):
+        texts = [(kit / name).read_text() for name in ("pyproject.toml", "environment.yml")]
+        assert mismatches(*texts, lock.read_text()) == [], lock.name
 
 
 def _failure_excerpt(log: str) -> str:
@@ -225,44 +224,90 @@ def _failure_excerpt(log: str) -> str:
     return head + log[-2500:]
 
 
-@pytest.mark.slow
-def test_make_test_passes_in_a_fresh_clone_of_the_kit(kit, tmp_path):
-    """git init + commit the kit, clone it into a private folder whose path has spaces, and
-    run its `make test` there: a new .venv from the
-    pinned files (torch first), reftorch's tests, every lesson under nbval. Then the student's
-    terminal check: `course validate` on an unanswered assignment names the missing answers."""
-    origin = tmp_path / "origin"
-    shutil.copytree(kit, origin)
-    _git("init", "-q", cwd=origin)
-    _git("add", "-A", cwd=origin)
-    _git("commit", "-q", "-m", "Student kit", cwd=origin)
-    # A student's clone in a private folder (0700, as `mktemp -d` makes), at a path with spaces.
-    private = tmp_path / "private folder"
-    private.mkdir(mode=0o700)
-    clone = private / "reftorch student"
-    _git("clone", "-q", str(origin), str(clone), cwd=tmp_path)
-    assert not (clone / ".venv").exists()
+KIT_STUDENT = "course-kit-student-test"
+# The student's pip cache, kept between runs (a fresh machine starts it empty, as root's is).
+STUDENT_PIP_CACHE = Path("/var/cache/reftorch-course-tests/pip")
 
+
+@pytest.fixture
+def kit_student():
+    """A student's Unix account with a 0700 home (removed afterwards)."""
+    if os.geteuid() != 0 or not shutil.which("useradd"):
+        pytest.skip("creating a user needs root and useradd (CI runs as root)")
+    subprocess.run(["userdel", "-r", KIT_STUDENT], capture_output=True)
+    subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", KIT_STUDENT], check=True)
+    home = Path(pwd.getpwnam(KIT_STUDENT).pw_dir)
+    home.chmod(0o700)
+    yield home
+    subprocess.run(["pkill", "-KILL", "-u", KIT_STUDENT], capture_output=True)
+    subprocess.run(["userdel", "-r", KIT_STUDENT], capture_output=True)
+
+
+def _package_sources() -> dict[str, str]:
+    """This machine's pip package sources (find-links, extra indexes), as environment variables:
+    a student installs from the same places root does (here, root's pip.conf holds them)."""
+    sources = {}
+    for key in ("find-links", "extra-index-url", "index-url"):
+        done = subprocess.run([sys.executable, "-m", "pip", "config", "get", f"global.{key}"],
+                              capture_output=True, text=True)
+        if done.returncode == 0 and done.stdout.strip():
+            sources[f"PIP_{key.upper().replace('-', '_')}"] = done.stdout.strip()
+    return sources
+
+
+@pytest.mark.slow
+def test_make_test_passes_in_a_fresh_clone_of_the_kit(kit, kit_student):
+    """A student's Unix account (not root) clones the kit repository into a private folder
+    whose path has spaces, and runs its `make test` there with Debian 12's own python3.11
+    (3.11.2, where the system has it): a new .venv from that Python's lock (torch first),
+    reftorch's tests, every lesson under nbval. Then the student's terminal check: `course
+    validate` on an unanswered assignment names the missing answers."""
+    account = pwd.getpwnam(KIT_STUDENT)
+    python = next((str(p) for p in (Path("/usr/bin/python3.11"), Path(f"/usr/bin/python3.{sys.version_info.minor}"))
+                   if p.exists()), "python3")
+    origin = kit_student / "origin"
+    shutil.copytree(kit, origin)
+    private = kit_student / "private folder"   # 0700, as `mktemp -d` makes it
+    private.mkdir(mode=0o700)
+    STUDENT_PIP_CACHE.mkdir(parents=True, exist_ok=True)
+    for path in (origin, private, STUDENT_PIP_CACHE):
+        subprocess.run(["chown", "-R", f"{account.pw_uid}:{account.pw_gid}", str(path)], check=True)
     # Nothing of this repository may leak in: no PYTHONPATH, no Jupyter paths of ours.
-    env = {key: value for key, value in os.environ.items()
-           if not key.startswith(("PYTHON", "JUPYTER", "VIRTUAL_ENV"))}
-    env["REFTORCH_ENGINE_EXAMPLES"] = "5"  # the property tests' search depth; the tests are the same
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(kit_student), "USER": KIT_STUDENT,
+           "LANG": "C.UTF-8", "PIP_CACHE_DIR": str(STUDENT_PIP_CACHE), **_package_sources(),
+           "REFTORCH_ENGINE_EXAMPLES": "5"}   # the property tests' search depth; the tests are the same
+    as_student = [shutil.which("setpriv"), f"--reuid={account.pw_uid}", f"--regid={account.pw_gid}",
+                  "--init-groups", "--"]
+
+    def run(argv, cwd, **options):
+        return subprocess.run([*as_student, *argv], cwd=cwd, env=env, **options)
+
+    clone = private / "reftorch student"   # the kit is a git repository: a clone of its commit
+    assert run(["git", "clone", "-q", str(origin), str(clone)], kit_student, capture_output=True).returncode == 0
+    assert not (clone / ".venv").exists()
     # Two steps, so a slow machine shows where the time went; the limits only stop a hang.
     outputs = {}
     for target in ("venv", "test"):
-        log = tmp_path / f"make-{target}.log"
+        log = kit_student / f"make-{target}.log"
         started = time.monotonic()
         with open(log, "w") as handle:
-            result = subprocess.run(["make", target], cwd=clone, env=env, stdout=handle,
-                                    stderr=subprocess.STDOUT, timeout=1500)
+            result = run(["make", target, f"PYTHON={python}"], clone, stdout=handle,
+                         stderr=subprocess.STDOUT, timeout=1500)
         outputs[target] = log.read_text()
         print(f"make {target}: {time.monotonic() - started:.0f} s")
         assert result.returncode == 0, f"make {target} failed:\n" + _failure_excerpt(outputs[target])
     assert " passed" in outputs["test"] and " failed" not in outputs["test"]
+    version = run([str(clone / ".venv" / "bin" / "python"), "-c", "import sys, torch; print(sys.version.split()[0], "
+                   "torch.version.cuda)"], clone, capture_output=True, text=True).stdout.split()
+    assert version[1] == "None", version   # the CPU build of torch
+    base = subprocess.run([python, "-c", "import platform; print(platform.python_version())"],
+                          capture_output=True, text=True).stdout.strip()
+    assert version[0] == base, (version, python)   # the system's own Python (Debian 12: 3.11.2)
+    print(f"the kit installed and tested with {python} {base}, as {KIT_STUDENT}")
 
     notebook = "assignments/01_tensors/01_tensors.ipynb"
-    check = subprocess.run([str(clone / ".venv" / "bin" / "course"), "validate", notebook], cwd=clone, env=env,
-                           capture_output=True, text=True, timeout=300)
+    check = run([str(clone / ".venv" / "bin" / "course"), "validate", notebook], clone,
+                capture_output=True, text=True, timeout=300)
     assert check.returncode == 1, check.stdout + check.stderr
     assert "TODO  answer cell" in check.stdout and "Success" not in check.stdout
 
@@ -330,3 +375,86 @@ def test_the_kits_validate_gives_the_graders_verdict_without_a_sandbox(kit, tmp_
                 assert passed or message == test.message, (student, grade_id, message, test.message)
     assert list(scratch.iterdir()) == []   # the validator's folders are gone
 
+
+
+def test_make_update_never_touches_the_students_work(tmp_path):
+    """The kit's `make update` (course/kit/update.py) in a real clone where the student has
+    worked: plain `git pull` refuses (their notebook and the course's fix collide); the update
+    keeps every file of theirs whole, puts the course's new version beside the ones both
+    changed, brings what is new, restores what they deleted and the course changed, and
+    leaves a clean clone; a second run has nothing to do."""
+    def git(*args, cwd):
+        return subprocess.run(["git", "-c", "user.name=Course", "-c", "user.email=course@localhost", *args],
+                              cwd=cwd, capture_output=True, text=True, timeout=60)
+
+    origin = tmp_path / "kit"
+    (origin / "course").mkdir(parents=True)
+    shutil.copy(REPO / "course" / "kit" / "update.py", origin / "course" / "update.py")
+    files = {"lessons/01.ipynb": "lesson 1\n", "assignments/01/01.ipynb": "assignment 1\n",
+             "lessons/02.ipynb": "lesson 2\n", "README.md": "readme\n", "notes.txt": "notes\n"}
+    for name, text in files.items():
+        (origin / name).parent.mkdir(parents=True, exist_ok=True)
+        (origin / name).write_text(text)
+    for step in (["init", "-q", "--initial-branch=main"], ["add", "-A"], ["commit", "-q", "-m", "week 1"]):
+        git(*step, cwd=origin)
+    clone = tmp_path / "student"
+    git("clone", "-q", str(origin), str(clone), cwd=tmp_path)
+    # the student works: answers assignment 1, runs lesson 1, deletes lesson 2, edits notes, adds a file
+    (clone / "assignments/01/01.ipynb").write_text("my answers\n")
+    (clone / "lessons/01.ipynb").write_text("lesson 1 with my outputs\n")
+    (clone / "lessons/02.ipynb").unlink()
+    (clone / "notes.txt").write_text("my notes\n")
+    (clone / "scratch.py").write_text("mine\n")
+    # the course's week 2: fixes assignment 1 and lessons 1 and 2, adds assignment 2, drops notes
+    (origin / "assignments/01/01.ipynb").write_text("assignment 1, fixed\n")
+    (origin / "lessons/01.ipynb").write_text("lesson 1, re-executed\n")
+    (origin / "lessons/02.ipynb").write_text("lesson 2, fixed\n")
+    (origin / "assignments/02").mkdir()
+    (origin / "assignments/02/02.ipynb").write_text("assignment 2\n")
+    (origin / "notes.txt").unlink()
+    git("add", "-A", cwd=origin)
+    git("commit", "-q", "-m", "week 2", cwd=origin)
+
+    pulled = git("pull", "-q", cwd=clone)
+    assert pulled.returncode != 0 and "would be overwritten" in pulled.stderr, pulled.stderr   # the old way
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path), "USER": "student", "LANG": "C.UTF-8"}
+    done = subprocess.run([sys.executable, "-I", "course/update.py"], cwd=clone, capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (clone / "assignments/01/01.ipynb").read_text() == "my answers\n"
+    assert (clone / "lessons/01.ipynb").read_text() == "lesson 1 with my outputs\n"
+    besides = {path.relative_to(clone).as_posix(): path.read_text() for path in clone.rglob("*.course-*")}
+    assert sorted(besides.values()) == ["assignment 1, fixed\n", "lesson 1, re-executed\n"], besides
+    assert (clone / "lessons/02.ipynb").read_text() == "lesson 2, fixed\n"    # deleted by them, fixed by the course
+    assert (clone / "notes.txt").read_text() == "my notes\n"                  # dropped by the course, kept as theirs
+    assert (clone / "scratch.py").read_text() == "mine\n"
+    assert (clone / "assignments/02/02.ipynb").read_text() == "assignment 2\n"
+    assert "new assignment(s): 02" in done.stdout and "yours is kept" in done.stdout, done.stdout
+    assert git("status", "--porcelain", cwd=clone).stdout == ""
+    again = subprocess.run([sys.executable, "-I", "course/update.py"], cwd=clone, capture_output=True, text=True,
+                           env=env, timeout=60)
+    assert again.returncode == 0 and "already up to date" in again.stdout, again.stdout + again.stderr
+
+
+def test_a_kit_is_updated_in_place_only_when_clean(kit, tmp_path):
+    """`course student-kit` on a kit written before: refused while the kit holds uncommitted
+    edits (they would be overwritten), named; then an update with nothing new changes nothing
+    and makes no commit; a file removed from the course is removed from the kit."""
+    copy = tmp_path / "kit"
+    shutil.copytree(kit, copy)
+    head = subprocess.run(["git", "-C", str(copy), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    with open(copy / "README.md", "a") as handle:
+        handle.write("an edit made in the kit\n")
+    with pytest.raises(student_kit.KitError, match=r"uncommitted changes \(README.md\)"):
+        student_kit.build_kit(copy, REPO)
+    subprocess.run(["git", "-C", str(copy), "checkout", "--", "README.md"], check=True)
+    (copy / "lessons" / "99_extra.ipynb").write_text("{}")   # committed in the kit, not in the course
+    subprocess.run(["git", "-C", str(copy), "-c", "user.name=I", "-c", "user.email=i@l", "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(copy), "-c", "user.name=I", "-c", "user.email=i@l", "commit", "-qm", "x"],
+                   check=True)
+    updated = student_kit.build_kit(copy, REPO)
+    assert updated.updated and updated.changes == ["removed lessons/99_extra.ipynb"] and updated.commit
+    again = student_kit.build_kit(copy, REPO)
+    assert again.changes == [] and again.commit == ""
+    log = subprocess.run(["git", "-C", str(copy), "log", "--format=%s"], capture_output=True, text=True).stdout
+    assert log.splitlines()[0] == "Course update" and head.strip()

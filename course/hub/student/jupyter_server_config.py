@@ -23,3 +23,9 @@ c.ServerApp.jpserver_extensions.update(
         "course.validate_button": True,
     }
 )
+
+# Terminals: bash with the course's own startup file (course/hub/student/terminal.bashrc):
+# a login shell's setup, then `course` and the class environment first on PATH again
+# (Jupyter's default, `bash -l`, lets Debian's /etc/profile reset PATH: no `course` at all).
+if os.environ.get("COURSE_TERMINAL_RC"):
+    c.ServerApp.terminado_settings = {"shell_command": ["/bin/bash", "--rcfile", os.environ["COURSE_TERMINAL_RC"], "-i"]}

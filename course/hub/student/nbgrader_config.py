@@ -6,3 +6,7 @@ c = get_config()  # noqa: F821  (injected by Jupyter)
 
 c.CourseDirectory.course_id = os.environ["COURSE_ID"]
 c.Exchange.root = os.environ["COURSE_EXCHANGE"]
+# One copy of each assignment: the home holds the kit, whose assignments/<name>/ is where the
+# Assignment List fetches a release to and what Submit sends (the file the student worked in).
+c.Exchange.assignment_dir = os.path.join(os.path.expanduser("~"), "assignments")
+os.makedirs(c.Exchange.assignment_dir, exist_ok=True)
