@@ -23,11 +23,16 @@ python-check:
 	@test -n "$(PYTHON_VERSION)" || { echo "make: cannot run $(VENV_PYTHON): install CPython $(SUPPORTED) (3.11 from 3.11.2 on), or name one: make lab PYTHON=python3.12" >&2; exit 1; }
 	@test -f "$(LOCK)" -a -z "$(filter 3.11.0 3.11.1,$(PYTHON_VERSION))" || { echo "make: $(VENV_PYTHON) is Python $(PYTHON_VERSION), which the course does not support: it is locked for CPython $(SUPPORTED) (3.11 from 3.11.2 on); name another, e.g. make lab PYTHON=python3.12$(if $(wildcard $(PY)), after removing .venv,)" >&2; exit 1; }
 
+# PyPI's Linux torch is the CUDA build (several GB of nvidia packages): the CPU build comes from
+# PyTorch's own index whenever it answers; a machine without it installs the torch it can find
+# (a local CPU wheel, as here, or PyPI's, which is the CPU build on macOS and Windows).
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+
 # torch goes first and alone: the CPU wheel pinned here; anything unpinned would pull CUDA.
 $(STAMP): pyproject.toml $(wildcard $(LOCK)) | python-check
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet torch==2.13.0 $$($(PY) -c "import urllib.request as r; r.urlopen('$(TORCH_CPU_INDEX)/torch/', timeout=10); print('--extra-index-url $(TORCH_CPU_INDEX)')" 2>/dev/null)
 	$(PY) -m pip install --quiet -r $(LOCK)
 	$(PY) -m pip install --quiet --no-deps --no-build-isolation -e .
 	mkdir -p $(LAB_SETTINGS)

@@ -199,8 +199,11 @@ def test_a_leaking_build_writes_nothing_and_a_used_folder_is_refused(tmp_path, m
 
 def test_the_kit_installs_torch_first_and_alone(kit):
     makefile = (kit / "Makefile").read_text()
-    torch_line = makefile.index("pip install --quiet torch==2.13.0\n")
+    torch_line = makefile.index("pip install --quiet torch==2.13.0 ")
     assert torch_line < makefile.index("pip install --quiet -r $(LOCK)")
+    # on Linux PyPI's torch is the CUDA build: the CPU one comes from PyTorch's index where it answers
+    assert "--extra-index-url $(TORCH_CPU_INDEX)" in makefile[torch_line:makefile.index("\n", torch_line)]
+    assert "TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu" in makefile
     for minor in ("3.11", "3.12", "3.13"):
         lock = (kit / "locks" / f"python{minor}.lock").read_text().splitlines()
         assert "torch==2.13.0" in lock and "nbgrader==0.9.6" in lock
