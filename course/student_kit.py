@@ -54,6 +54,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from course.lessons import assignment_of, lesson_paths
 from course.markers import course_markers
 from course.model import REPO, load_config
 
@@ -473,7 +474,7 @@ def _ignore(_folder, names):
 
 
 NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-                "ten", "eleven", "twelve")
+                "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen")
 
 
 def _title(notebook: Path) -> str:
@@ -488,15 +489,17 @@ def _title(notebook: Path) -> str:
 
 def student_readme(root: Path) -> str:
     """course/kit/README.md with the lessons and assignments of this commit filled in."""
-    lessons = sorted((root / "lessons").glob("[0-9][0-9]_*.ipynb"))
+    lessons = lesson_paths(folder=root / "lessons")
     assignments = sorted(p.parent.name for p in (root / "assignments").glob("*/*.ipynb")
                          if p.stem == p.parent.name)
     count = NUMBER_WORDS[len(lessons)] if len(lessons) < len(NUMBER_WORDS) else str(len(lessons))
+    # a lesson leads into the assignment of its number (01_tensors and 01b_strides into 01_tensors)
+    leads_into = {path: assignment_of(path.stem, assignments) for path in lessons}
     listing = "\n".join(
         f"| `lessons/{path.name}` | {_title(path)} | "
-        + (f"`assignments/{path.stem}/`" if path.stem in assignments else "") + " |"
+        + (f"`assignments/{leads_into[path]}/`" if leads_into[path] else "") + " |"
         for path in lessons)
-    unpaired = [name for name in assignments if name not in {path.stem for path in lessons}]
+    unpaired = [name for name in assignments if name not in set(leads_into.values())]
     listing += "".join(f"\n| | | `assignments/{name}/` |" for name in unpaired)
     text = (root / "course" / "kit" / "README.md").read_text()
     return (text.replace("@LESSON_COUNT@", f"{count} lesson{'s' if len(lessons) != 1 else ''}")

@@ -19,8 +19,10 @@ from course.lessons import (APPENDIX_HEADING, EXERCISE_KINDS, LESSONS, RAISES_TA
                             assignment_of, core_path, estimate, exercise_kind, exercise_minutes, exercises_start,
                             lesson_paths, problems, stated_minutes)
 
+# The course's lessons in order; a lesson split in two keeps its number (09_graphs, 09b_compile), and
+# both lead into the assignment of that number (course.lessons.assignment_of)
 EXPECTED = ["01_tensors", "02_devices", "03_autograd", "04_autograd_advanced", "05_inplace", "06_clone_detach",
-            "07_modules", "08_training", "09_graphs"]
+            "07_modules", "08_training", "09_graphs", "09b_compile"]
 ASSIGNMENTS = sorted(p.name for p in (LESSONS.parent / "assignments").iterdir() if (p / f"{p.name}.ipynb").is_file())
 
 # Syllabus topics that must appear in a lesson's code (API names a lesson cannot teach without)
@@ -68,10 +70,11 @@ SYLLABUS_CODE = {
                   "call_module", "gm.code", "recompile()", "replace_pattern(", "eliminate_dead_code()",
                   "inserting_before(", "replace_all_uses_with(", "map_arg(", "ShapeProp(", "TorchDispatchMode",
                   "__torch_dispatch__", "FlopCounterMode", "make_fx(", "core_aten_decompositions()",
-                  "decomposition_table", "Tag.core", "CompositeImplicitAutograd", "torch.compile(",
-                  "_dynamo.explain(", "run_and_get_code(", "cpp.cxx", "backend='aot_eager'",
-                  "torch.export.export(", "run_decompositions()", "torch.cond(", "Dim(", "torch.onnx.export(",
-                  "ReferenceEvaluator", "ref_fx.trace(", "fuse_elementwise(", "draw_fx_graph("],
+                  "decomposition_table", "Tag.core", "CompositeImplicitAutograd", "TorchRefsMode", "prims.",
+                  "PrivateUse1", "ref_fx.trace(", "draw_fx_graph("],
+    "09b_compile": ["torch.compile(", "_dynamo.explain(", "run_and_get_code(", "cpp.cxx", "backend='aot_eager'",
+                    "torch.export.export(", "strict=strict", "run_decompositions()", "torch.cond(", "Dim(",
+                    "torch.onnx.export(", "ReferenceEvaluator", "fuse_elementwise(", "unique_graphs"],
 }
 
 
@@ -204,12 +207,21 @@ def names_missing_from_exercises(nb, release) -> list[str]:
     return [name for name in asked_names(release) if not re.search(rf"\b{re.escape(name)}\b", text)]
 
 
-@pytest.mark.parametrize("name", EXPECTED)
-def test_exercises_name_every_function_the_assignment_asks_for(name):
-    """One name per function: lesson N's exercises lead into assignment N by the same names."""
-    release = nbformat.read(LESSONS.parent / "assignments" / name / f"{name}.ipynb", as_version=4)
-    assert asked_names(release), f"assignments/{name} asks for no function or class"
-    assert names_missing_from_exercises(lesson(name), release) == []
+def test_every_lesson_leads_into_an_assignment():
+    assert {name: assignment_of(name, ASSIGNMENTS) for name in EXPECTED if assignment_of(name, ASSIGNMENTS) is None} == {}
+
+
+@pytest.mark.parametrize("assignment", sorted({assignment_of(name, ASSIGNMENTS) for name in EXPECTED}))
+def test_exercises_name_every_function_the_assignment_asks_for(assignment):
+    """One name per function: the exercises of the lessons with number N (01_tensors, 01b_strides)
+    lead into assignment N by the same names."""
+    release = nbformat.read(LESSONS.parent / "assignments" / assignment / f"{assignment}.ipynb", as_version=4)
+    assert asked_names(release), f"assignments/{assignment} asks for no function or class"
+    lessons = [lesson(name) for name in EXPECTED if assignment_of(name, ASSIGNMENTS) == assignment]
+    missing = set(asked_names(release))
+    for nb in lessons:
+        missing &= set(names_missing_from_exercises(nb, release))
+    assert sorted(missing) == []
 
 
 def self_checks(nb) -> int:
