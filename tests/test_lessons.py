@@ -21,7 +21,7 @@ from course.lessons import (APPENDIX_HEADING, EXERCISE_KINDS, LESSONS, RAISES_TA
 
 # The course's lessons in order; a lesson split in two keeps its number (09_graphs, 09b_compile), and
 # both lead into the assignment of that number (course.lessons.assignment_of)
-EXPECTED = ["01_tensors", "02_devices", "03_autograd", "04_autograd_advanced", "05_inplace", "06_clone_detach",
+EXPECTED = ["01_tensors", "01b_strides", "02_devices", "03_autograd", "04_autograd_advanced", "05_inplace", "06_clone_detach",
             "07_modules", "08_training", "09_graphs", "09b_compile"]
 ASSIGNMENTS = sorted(p.name for p in (LESSONS.parent / "assignments").iterdir() if (p / f"{p.name}.ipynb").is_file())
 
@@ -30,14 +30,15 @@ SYLLABUS_CODE = {
     "01_tensors": ["zeros(", "ones(", "full(", "arange(", "rand(", "randn(", "manual_seed", "float64",
                    "int32", "bool", "from_numpy", ".numpy()", "stride(", "storage_offset(",
                    "is_contiguous(", ".contiguous(", ".view(", ".reshape(", ".t()", "permute(",
-                   "expand(", "cat(", "stack(", "unsqueeze(", "squeeze(", "chunk(", "transpose(",
-                   "tile(", "repeat(", ".max(", "maximum(", "ravel(", "flatten(", "topk(", "dim=",
-                   "result_type", "[::-1]", ".flip(", "[1::2", "[[0, 2]]", "x > 20", "[[0, 1], [1, 2]]",
-                   "data_ptr()", "storage_diagram(", "broadcast_shapes", "keepdim=True",
+                   "expand(", "result_type", "storage_diagram(",
                    "def contiguous_strides(shape)", "def is_contiguous(shape, strides)",
-                   "def storage_position(index, strides, offset)", "def can_view(shape, strides, new_shape)",
-                   "def expanded_strides(shape, strides, new_shape)", "def broadcast_shape(shape_a, shape_b)",
-                   "def strided_map(fn, a)", "def strided_zip(fn, a, b)", "def strided_reduce(fn, start, a, dim)"],
+                   "def storage_position(index, strides, offset)", "def can_view(shape, strides, new_shape)"],
+    "01b_strides": ["cat(", "stack(", "unsqueeze(", "squeeze(", "chunk(", "transpose(",
+                    "tile(", "repeat(", ".max(", "maximum(", "ravel(", "flatten(", "topk(", "dim=",
+                    "[::-1]", ".flip(", "[1::2", "[[0, 2]]", "x > 20", "[[0, 1], [1, 2]]",
+                    "data_ptr()", "storage_diagram(", "broadcast_shapes", "keepdim=True",
+                    "def expanded_strides(shape, strides, new_shape)", "def broadcast_shape(shape_a, shape_b)",
+                    "def strided_map(fn, a)", "def strided_zip(fn, a, b)", "def strided_reduce(fn, start, a, dim)"],
     "02_devices": ["device(", ".to(", "copy=True", " is x", "is_available()", "synchronize", "memory_allocated",
                    ".item()", "_dispatch_keys(", "rename_privateuse1_backend", "_register_device_module",
                    "torch.library", "sim"],
