@@ -129,7 +129,7 @@ EXERCISE_KINDS = {           # tag: (minutes to read the question, minutes per t
     "exercise-write": (0, 8),
     "exercise-multistep": (0, 25),
 }
-PROMPT = re.compile(r"\*\*Predict\b")
+PROMPT = re.compile(r"\*{1,2}Predict\b")   # **Predict:** or *Predict:*
 
 
 def answer_cells(nb) -> list[int]:

@@ -21,7 +21,7 @@ from course.lessons import (APPENDIX_HEADING, EXERCISE_KINDS, LESSONS, RAISES_TA
 
 # The course's lessons in order; a lesson split in two keeps its number (09_graphs, 09b_compile), and
 # both lead into the assignment of that number (course.lessons.assignment_of)
-EXPECTED = ["01_tensors", "01b_strides", "02_devices", "03_autograd", "04_autograd_advanced", "05_inplace", "06_clone_detach",
+EXPECTED = ["01_tensors", "01b_strides", "02_devices", "03_autograd", "03b_autograd_functions", "04_autograd_advanced", "05_inplace", "06_clone_detach",
             "07_modules", "08_training", "09_graphs", "09b_compile"]
 ASSIGNMENTS = sorted(p.name for p in (LESSONS.parent / "assignments").iterdir() if (p / f"{p.name}.ipynb").is_file())
 
@@ -44,9 +44,10 @@ SYLLABUS_CODE = {
                    "torch.library", "sim"],
     "03_autograd": ["requires_grad", "requires_grad_(", "is_leaf", ".grad_fn", "next_functions",
                     ".backward(", "gradient=", "retain_grad(", "zero_", "inputs=", "retain_graph=True",
-                    "autograd.grad(", "grad_outputs", "create_graph=True", "hessian", "no_grad",
-                    "enable_grad", "inference_mode", "autograd.Function", "save_for_backward",
-                    "saved_tensors", ".apply(", "gradcheck", "make_dot"],
+                    "grad['a'] += grad['u'] * b"],
+    "03b_autograd_functions": ["autograd.grad(", "grad_outputs", "create_graph=True", "hessian", "no_grad",
+                               "enable_grad", "inference_mode", "autograd.Function", "save_for_backward",
+                               "saved_tensors", ".apply(", "gradcheck", "make_dot", "special.zeta", "torch.erf("],
     "04_autograd_advanced": ["register_hook(", "saved_tensors_hooks", "forward_ad", "make_dual",
                              "torch.func.jvp", "torch.func.vjp", "vmap(", "torch.func.grad(",
                              "is_grads_batched", "checkpoint(", "use_reentrant=False",
