@@ -22,7 +22,7 @@ from course.lessons import (APPENDIX_HEADING, EXERCISE_KINDS, LESSONS, RAISES_TA
 # The course's lessons in order; a lesson split in two keeps its number (09_graphs, 09b_compile), and
 # both lead into the assignment of that number (course.lessons.assignment_of)
 EXPECTED = ["01_tensors", "01b_strides", "02_devices", "03_autograd", "03b_autograd_functions", "04_autograd_advanced", "05_inplace", "06_clone_detach",
-            "07_modules", "08_training", "09_graphs", "09b_compile"]
+            "07_modules", "07b_using_modules", "08_training", "09_graphs", "09b_compile"]
 ASSIGNMENTS = sorted(p.name for p in (LESSONS.parent / "assignments").iterdir() if (p / f"{p.name}.ipynb").is_file())
 
 # Syllabus topics that must appear in a lesson's code (API names a lesson cannot teach without)
@@ -58,10 +58,11 @@ SYLLABUS_CODE = {
                         "copy_", "memory_allocated", "- x).detach()"],
     "07_modules": ["super().__init__()", "def forward", "register_parameter", "register_buffer",
                    "register_module", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict",
-                   "Sequential", "named_parameters(", "buffers(", "children(", "modules(",
-                   "requires_grad_(", ".to(", ".train(", ".eval(", "state_dict(", "load_state_dict(",
-                   "numel()", "register_forward_hook(", "nn.Buffer(", "_call_impl", "extra_repr",
-                   "FlopCounterMode"],
+                   "Sequential", "register_forward_hook(", "nn.Buffer(", "_call_impl", "extra_repr",
+                   "layer.weight = nn.Parameter("],
+    "07b_using_modules": ["named_parameters(", "buffers(", "children(", "modules(", "requires_grad_(", ".to(",
+                          ".train(", ".eval(", "state_dict(", "load_state_dict(", "numel()", "FlopCounterMode",
+                          "remove_duplicate=False"],
     "08_training": ["nn.Linear(", "nn.ReLU()", "Sequential(", "optim.SGD", "optim.Adam", "momentum=",
                     "zero_grad()", ".backward()", ".step()", "CrossEntropyLoss", "utils.data.Dataset",
                     "TensorDataset(", "DataLoader(", "shuffle=True", "drop_last=True", "__getitem__",
