@@ -260,7 +260,8 @@ def start(settings: HubSettings, timeout: float = 60.0, say=lambda line: None) -
         install = publish(Path(settings.course_root), Path(settings.class_dir))
     except PublishError as error:
         raise HubError(str(error)) from None
-    lessons = len(list(install.kit.glob("lessons/[0-9][0-9]_*.ipynb")))
+    from .lessons import LESSON_GLOB
+    lessons = len(list(install.kit.glob(f"lessons/{LESSON_GLOB}")))
     assignments = len(list(install.kit.glob("assignments/*/*.ipynb")))
     say(f"students get the kit of commit {install.commit[:12]} ({lessons} lessons, {assignments} "
         "assignments) in their home at first login, and the files it gains later")

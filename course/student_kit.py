@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from course.lessons import assignment_of, lesson_paths
 from course.markers import course_markers
 from course.model import REPO, CourseError, load_config
 
@@ -437,7 +438,7 @@ def _ignore(_folder, names):
 
 
 NUMBER_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine",
-                "ten", "eleven", "twelve")
+                "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen")
 
 
 def _title(notebook: Path) -> str:
@@ -452,15 +453,20 @@ def _title(notebook: Path) -> str:
 
 def student_readme(root: Path, releases: "Releases") -> str:
     """course/kit/README.md with the lessons of this commit and the assignments released."""
-    lessons = sorted((root / "lessons").glob("[0-9][0-9]_*.ipynb"))
+    lessons = lesson_paths(folder=root / "lessons")
+    assignments = sorted(p.parent.name for p in (root / "assignments").glob("*/*.ipynb")
+                         if p.stem == p.parent.name)
     released = set(releases.released)
     later = {name: f"from {moment:%Y-%m-%d}" for name, moment in releases.upcoming}
     count = NUMBER_WORDS[len(lessons)] if len(lessons) < len(NUMBER_WORDS) else str(len(lessons))
+    # a lesson leads into the assignment of its number (01_tensors and 01b_strides into 01_tensors)
+    leads_into = {path: assignment_of(path.stem, assignments) for path in lessons}
     listing = "\n".join(
         f"| `lessons/{path.name}` | {_title(path)} | "
-        + (f"`assignments/{path.stem}/`" if path.stem in released else later.get(path.stem, "")) + " |"
+        + (f"`assignments/{leads_into[path]}/`" if leads_into[path] in released
+           else later.get(leads_into[path], "")) + " |"
         for path in lessons)
-    unpaired = [name for name in releases.released if name not in {path.stem for path in lessons}]
+    unpaired = [name for name in releases.released if name not in set(leads_into.values())]
     listing += "".join(f"\n| | {_title(root / 'assignments' / name / f'{name}.ipynb')} | `assignments/{name}/` |"
                        for name in unpaired)   # an assignment without a lesson: the capstone
     shipped = len(releases.released)

@@ -3,7 +3,7 @@
 Run eagerly, each element-wise op reads its whole input from memory and writes a whole new
 tensor, which the next op reads again: a chain of seven ops moves every value through
 memory seven times and allocates six temporaries. Inductor instead writes one loop whose
-body does all seven ops on a few values held in registers (lesson 09 shows its C++).
+body does all seven ops on a few values held in registers (lesson 09b shows its C++).
 
 NumPy cannot run a Python loop over single values at any useful speed, so the kernel this
 pass writes goes block by block: for each block of ``BLOCK`` values it runs the chain's

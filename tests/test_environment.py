@@ -185,7 +185,7 @@ def _sysdeps(target: str, tmp_path: Path) -> subprocess.CompletedProcess:
     for tool in ("bash", "id", "ls", "env"):
         (bin_dir / tool).unlink(missing_ok=True)
         (bin_dir / tool).symlink_to(shutil.which(tool))
-    for stand_in in ("dot", "g++"):   # what the lab needs: graphviz, a C++ compiler (lesson 09)
+    for stand_in in ("dot", "g++"):   # what the lab needs: graphviz, a C++ compiler (lesson 09b)
         (bin_dir / stand_in).write_text("#!/bin/sh\n")
         (bin_dir / stand_in).chmod(0o755)
     script = tmp_path / "sysdeps"   # a copy: the checkout itself may sit in a 0700 folder

@@ -1,8 +1,11 @@
-"""Lesson 01's self-check cells judge answers, not just print: they say "not answered yet" on
-the stubs as stored, "correct" on right answers and "wrong: ..." on wrong ones, and never raise.
+"""Lessons 01 and 01b's self-check cells judge answers, not just print: they say "not answered
+yet" on the stubs as stored, "correct" on right answers and "wrong: ..." on wrong ones, and never
+raise.
 
-The cells are taken from the stored lesson and run here, each exercise's stub cell replaced by
-an answer written below (this file is not shipped to students: tests/ is not in the kit).
+The cells are taken from the stored lessons (exercises and the appendices' practice cells for the
+assignment) and run here, each stub cell replaced by an answer written below (this file is not
+shipped to students: tests/ is not in the kit). The seven are numbered as lesson 01 numbered them
+before it was split; each is found by what its stub defines.
 """
 from __future__ import annotations
 
@@ -224,16 +227,23 @@ NAMES = {1: ["contiguous_strides", "is_contiguous"], 2: ["storage_position"], 3:
          6: ["outer", "eye"], 7: ["shares_storage"]}
 
 
+# what each stub defines, by which it is found in either lesson
+DEFINES = {1: "def contiguous_strides(", 2: "def storage_position(", 3: "def can_view(", 4: "def expanded_strides(",
+           5: "def strided_map(", 6: "def outer(", 7: "shares_storage = {"}
+
+
 def lesson_cells():
-    nb = nbformat.read(LESSONS / "01_tensors.ipynb", as_version=4)
-    code = [c.source for c in nb.cells if c.cell_type == "code"]
-    setup = next(s for s in code if "def self_check(" in s)
-    exercises = {}
-    for i, source in enumerate(code):
-        found = re.match(r"# Exercise (\d+) ", source)
-        if found:
-            exercises[int(found.group(1))] = (source, code[i + 1])
-    return setup, exercises
+    setups, exercises = [], {}
+    for name in ("01_tensors", "01b_strides"):
+        nb = nbformat.read(LESSONS / f"{name}.ipynb", as_version=4)
+        code = [c.source for c in nb.cells if c.cell_type == "code"]
+        setups.append(next(s for s in code if "def self_check(" in s))
+        for i, source in enumerate(code):
+            if re.match(r"# (Exercise \d+|Practice) ", source):
+                (number,) = [n for n, defines in DEFINES.items() if defines in source]
+                assert number not in exercises, f"two stubs define {DEFINES[number]}"
+                exercises[number] = (source, code[i + 1])
+    return setups[-1], exercises   # 01b's setup is 01's with two more imports
 
 
 def run(source: str, namespace: dict, name: str) -> str:
@@ -264,7 +274,7 @@ def verdicts(lesson, exercise: int, answer: str | None) -> list[str]:
     return run(check, namespace, f"check{exercise}").splitlines()
 
 
-def test_the_lesson_has_seven_exercises_each_a_stub_then_a_self_check(lesson):
+def test_the_lessons_have_seven_exercises_each_a_stub_then_a_self_check(lesson):
     _, exercises = lesson
     assert sorted(exercises) == list(range(1, 8))
 

@@ -15,32 +15,39 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course.lessons import LESSONS, RAISES_TAG, lesson_paths, problems
+from course.lessons import (APPENDIX_HEADING, EXERCISE_KINDS, LESSONS, RAISES_TAG, answer_cells, appendix_start,
+                            assignment_of, core_path, estimate, exercise_kind, exercise_minutes, exercises_start,
+                            lesson_paths, problems, stated_minutes)
 
-EXPECTED = ["01_tensors", "02_devices", "03_autograd", "04_autograd_advanced", "05_inplace", "06_clone_detach",
-            "07_modules", "08_training", "09_graphs"]
+# The course's lessons in order; a lesson split in two keeps its number (09_graphs, 09b_compile), and
+# both lead into the assignment of that number (course.lessons.assignment_of)
+EXPECTED = ["01_tensors", "01b_strides", "02_devices", "03_autograd", "03b_autograd_functions", "04_autograd_advanced", "05_inplace", "06_clone_detach",
+            "07_modules", "07b_using_modules", "08_training", "09_graphs", "09b_compile"]
+ASSIGNMENTS = sorted(p.name for p in (LESSONS.parent / "assignments").iterdir() if (p / f"{p.name}.ipynb").is_file())
 
 # Syllabus topics that must appear in a lesson's code (API names a lesson cannot teach without)
 SYLLABUS_CODE = {
     "01_tensors": ["zeros(", "ones(", "full(", "arange(", "rand(", "randn(", "manual_seed", "float64",
                    "int32", "bool", "from_numpy", ".numpy()", "stride(", "storage_offset(",
                    "is_contiguous(", ".contiguous(", ".view(", ".reshape(", ".t()", "permute(",
-                   "expand(", "cat(", "stack(", "unsqueeze(", "squeeze(", "chunk(", "transpose(",
-                   "tile(", "repeat(", ".max(", "maximum(", "ravel(", "flatten(", "topk(", "dim=",
-                   "result_type", "[::-1]", ".flip(", "[1::2", "[[0, 2]]", "x > 20", "[[0, 1], [1, 2]]",
-                   "data_ptr()", "storage_diagram(", "broadcast_shapes", "keepdim=True",
+                   "expand(", "result_type", "storage_diagram(",
                    "def contiguous_strides(shape)", "def is_contiguous(shape, strides)",
-                   "def storage_position(index, strides, offset)", "def can_view(shape, strides, new_shape)",
-                   "def expanded_strides(shape, strides, new_shape)", "def broadcast_shape(shape_a, shape_b)",
-                   "def strided_map(fn, a)", "def strided_zip(fn, a, b)", "def strided_reduce(fn, start, a, dim)"],
+                   "def storage_position(index, strides, offset)", "def can_view(shape, strides, new_shape)"],
+    "01b_strides": ["cat(", "stack(", "unsqueeze(", "squeeze(", "chunk(", "transpose(",
+                    "tile(", "repeat(", ".max(", "maximum(", "ravel(", "flatten(", "topk(", "dim=",
+                    "[::-1]", ".flip(", "[1::2", "[[0, 2]]", "x > 20", "[[0, 1], [1, 2]]",
+                    "data_ptr()", "storage_diagram(", "broadcast_shapes", "keepdim=True",
+                    "def expanded_strides(shape, strides, new_shape)", "def broadcast_shape(shape_a, shape_b)",
+                    "def strided_map(fn, a)", "def strided_zip(fn, a, b)", "def strided_reduce(fn, start, a, dim)"],
     "02_devices": ["device(", ".to(", "copy=True", " is x", "is_available()", "synchronize", "memory_allocated",
                    ".item()", "_dispatch_keys(", "rename_privateuse1_backend", "_register_device_module",
                    "torch.library", "sim"],
     "03_autograd": ["requires_grad", "requires_grad_(", "is_leaf", ".grad_fn", "next_functions",
                     ".backward(", "gradient=", "retain_grad(", "zero_", "inputs=", "retain_graph=True",
-                    "autograd.grad(", "grad_outputs", "create_graph=True", "hessian", "no_grad",
-                    "enable_grad", "inference_mode", "autograd.Function", "save_for_backward",
-                    "saved_tensors", ".apply(", "gradcheck", "make_dot"],
+                    "grad['a'] += grad['u'] * b"],
+    "03b_autograd_functions": ["autograd.grad(", "grad_outputs", "create_graph=True", "hessian", "no_grad",
+                               "enable_grad", "inference_mode", "autograd.Function", "save_for_backward",
+                               "saved_tensors", ".apply(", "gradcheck", "make_dot", "special.zeta", "torch.erf("],
     "04_autograd_advanced": ["register_hook(", "saved_tensors_hooks", "forward_ad", "make_dual",
                              "torch.func.jvp", "torch.func.vjp", "vmap(", "torch.func.grad(",
                              "is_grads_batched", "checkpoint(", "use_reentrant=False",
@@ -51,10 +58,11 @@ SYLLABUS_CODE = {
                         "copy_", "memory_allocated", "- x).detach()"],
     "07_modules": ["super().__init__()", "def forward", "register_parameter", "register_buffer",
                    "register_module", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict",
-                   "Sequential", "named_parameters(", "buffers(", "children(", "modules(",
-                   "requires_grad_(", ".to(", ".train(", ".eval(", "state_dict(", "load_state_dict(",
-                   "numel()", "register_forward_hook(", "nn.Buffer(", "_call_impl", "extra_repr",
-                   "FlopCounterMode"],
+                   "Sequential", "register_forward_hook(", "nn.Buffer(", "_call_impl", "extra_repr",
+                   "layer.weight = nn.Parameter("],
+    "07b_using_modules": ["named_parameters(", "buffers(", "children(", "modules(", "requires_grad_(", ".to(",
+                          ".train(", ".eval(", "state_dict(", "load_state_dict(", "numel()", "FlopCounterMode",
+                          "remove_duplicate=False"],
     "08_training": ["nn.Linear(", "nn.ReLU()", "Sequential(", "optim.SGD", "optim.Adam", "momentum=",
                     "zero_grad()", ".backward()", ".step()", "CrossEntropyLoss", "utils.data.Dataset",
                     "TensorDataset(", "DataLoader(", "shuffle=True", "drop_last=True", "__getitem__",
@@ -65,10 +73,11 @@ SYLLABUS_CODE = {
                   "call_module", "gm.code", "recompile()", "replace_pattern(", "eliminate_dead_code()",
                   "inserting_before(", "replace_all_uses_with(", "map_arg(", "ShapeProp(", "TorchDispatchMode",
                   "__torch_dispatch__", "FlopCounterMode", "make_fx(", "core_aten_decompositions()",
-                  "decomposition_table", "Tag.core", "CompositeImplicitAutograd", "torch.compile(",
-                  "_dynamo.explain(", "run_and_get_code(", "cpp.cxx", "backend='aot_eager'",
-                  "torch.export.export(", "run_decompositions()", "torch.cond(", "Dim(", "torch.onnx.export(",
-                  "ReferenceEvaluator", "ref_fx.trace(", "fuse_elementwise(", "draw_fx_graph("],
+                  "decomposition_table", "Tag.core", "CompositeImplicitAutograd", "TorchRefsMode", "prims.",
+                  "PrivateUse1", "ref_fx.trace(", "draw_fx_graph("],
+    "09b_compile": ["torch.compile(", "_dynamo.explain(", "run_and_get_code(", "cpp.cxx", "backend='aot_eager'",
+                    "torch.export.export(", "strict=strict", "run_decompositions()", "torch.cond(", "Dim(",
+                    "torch.onnx.export(", "ReferenceEvaluator", "fuse_elementwise(", "unique_graphs"],
 }
 
 
@@ -137,29 +146,13 @@ MAX_CELLS = 100  # beyond this a lesson is two lessons
 # What a student must do in the stated time: everything before the appendix heading. Parity checks
 # against torch, long reftorch listings and extra examples go after it.
 MAX_CORE_CELLS = 45
-APPENDIX_HEADING = "## Appendix"
+MAX_CORE_MINUTES = 90  # a sitting: a lesson that needs more is trimmed or split (01_tensors, 01b_strides)
 TIMING = re.compile(r"perf_counter|timeit|median_seconds|time\.time\(|\btimed\(")
 
 
 @pytest.mark.parametrize("name", EXPECTED)
 def test_lesson_is_short_enough_to_read_in_one_sitting(name):
     assert len(lesson(name).cells) <= MAX_CELLS
-
-
-def appendix_start(nb) -> int:
-    """Index of the appendix heading cell; len(cells) for a lesson without an appendix."""
-    starts = [i for i, c in enumerate(nb.cells)
-              if c.cell_type == "markdown" and c.source.startswith(APPENDIX_HEADING)]
-    assert len(starts) <= 1, f"more than one cell opens with {APPENDIX_HEADING!r}: cells {starts}"
-    return starts[0] if starts else len(nb.cells)
-
-
-def core_path(nb) -> list:
-    return nb.cells[:appendix_start(nb)]
-
-
-def exercises_start(nb) -> int:
-    return max(i for i, c in enumerate(core_path(nb)) if c.cell_type == "markdown" and "## Exercises" in c.source)
 
 
 @pytest.mark.parametrize("name", EXPECTED)
@@ -170,37 +163,22 @@ def test_core_path_fits_and_the_appendix_follows_the_exercises(name):
     assert start == len(nb.cells) or start > exercises_start(nb)
 
 
-WORDS_PER_MINUTE = 130      # reading technical prose
-CODE_LINES_PER_MINUTE = 15  # reading a code cell, on top of a minute to predict, run and read its output
-MINUTES_PER_ANSWER = 4      # an exercise cell the student fills in (stored without output)
-MINUTES_PER_CHECK = 0.5     # running an exercise's self-check and reading its one line
-STATED_TIME = re.compile(r"\*\*(?:Expected )?[Tt]ime:\*\* (?:about )?(\d+)(?:[–-](\d+))? minutes")
-
-
-def estimated_minutes(nb) -> float:
-    """A reading-speed estimate of the core path (the setup cell counts two minutes)."""
-    cells, ex = core_path(nb), exercises_start(nb)
-    minutes = sum(len(c.source.split()) for c in cells if c.cell_type == "markdown") / WORDS_PER_MINUTE
-    code = [i for i, c in enumerate(cells) if c.cell_type == "code"]
-    for i in code[1:]:
-        if i > ex:
-            minutes += MINUTES_PER_CHECK if cells[i].outputs else MINUTES_PER_ANSWER
-        else:
-            minutes += 1 + len(cells[i].source.splitlines()) / CODE_LINES_PER_MINUTE
-    return minutes + 2
-
-
-def stated_minutes(nb) -> int:
-    found = STATED_TIME.search(nb.cells[0].source)
-    assert found, "the first cell states no time ('**Time:** about N minutes')"
-    return int(found.group(2) or found.group(1))
+@pytest.mark.parametrize("name", EXPECTED)
+def test_every_answer_cell_says_what_kind_of_exercise_it_is(name):
+    """The time of an exercise depends on its kind (a tag) and its size (read from the cell)."""
+    nb = lesson(name)
+    for i in answer_cells(nb):
+        assert exercise_kind(nb.cells[i]), f"cell {i}: no tag of {sorted(EXERCISE_KINDS)}"
+        exercise_minutes(nb.cells[i])   # raises when the kind does not fit what the cell asks
 
 
 @pytest.mark.parametrize("name", EXPECTED)
-def test_stated_time_covers_the_core_path(name):
+def test_stated_time_is_honest_and_fits_a_sitting(name):
     nb = lesson(name)
-    stated, estimate = stated_minutes(nb), estimated_minutes(nb)
-    assert stated >= estimate - 5, f"the first cell says {stated} minutes; its core path takes about {estimate:.0f}"
+    stated, minutes = stated_minutes(nb), estimate(nb).total
+    assert minutes <= MAX_CORE_MINUTES, f"its core path takes about {minutes:.0f} minutes (at most {MAX_CORE_MINUTES})"
+    assert minutes - 2 <= stated <= MAX_CORE_MINUTES, f"the first cell says {stated} minutes; its core path takes about {minutes:.0f}"
+    assert stated <= minutes + 15, f"the first cell says {stated} minutes for a core path of about {minutes:.0f}"
 
 
 def untested_timing_charts(nb) -> list[int]:
@@ -232,12 +210,21 @@ def names_missing_from_exercises(nb, release) -> list[str]:
     return [name for name in asked_names(release) if not re.search(rf"\b{re.escape(name)}\b", text)]
 
 
-@pytest.mark.parametrize("name", EXPECTED)
-def test_exercises_name_every_function_the_assignment_asks_for(name):
-    """One name per function: lesson N's exercises lead into assignment N by the same names."""
-    release = nbformat.read(LESSONS.parent / "assignments" / name / f"{name}.ipynb", as_version=4)
-    assert asked_names(release), f"assignments/{name} asks for no function or class"
-    assert names_missing_from_exercises(lesson(name), release) == []
+def test_every_lesson_leads_into_an_assignment():
+    assert {name: assignment_of(name, ASSIGNMENTS) for name in EXPECTED if assignment_of(name, ASSIGNMENTS) is None} == {}
+
+
+@pytest.mark.parametrize("assignment", sorted({assignment_of(name, ASSIGNMENTS) for name in EXPECTED}))
+def test_exercises_name_every_function_the_assignment_asks_for(assignment):
+    """One name per function: the exercises of the lessons with number N (01_tensors, 01b_strides)
+    lead into assignment N by the same names."""
+    release = nbformat.read(LESSONS.parent / "assignments" / assignment / f"{assignment}.ipynb", as_version=4)
+    assert asked_names(release), f"assignments/{assignment} asks for no function or class"
+    lessons = [lesson(name) for name in EXPECTED if assignment_of(name, ASSIGNMENTS) == assignment]
+    missing = set(asked_names(release))
+    for nb in lessons:
+        missing &= set(names_missing_from_exercises(nb, release))
+    assert sorted(missing) == []
 
 
 def self_checks(nb) -> int:
@@ -323,10 +310,38 @@ def test_core_path_and_time_gates_fail_on_a_broken_lesson():
     nb.cells += [nbformat.v4.new_markdown_cell("## Exercises\nassignments/"),
                  nbformat.v4.new_markdown_cell(f"{APPENDIX_HEADING}: sources")]
     assert appendix_start(nb) == MAX_CORE_CELLS + 2 > MAX_CORE_CELLS      # too long a core path
-    assert stated_minutes(nb) == 10 < estimated_minutes(nb) - 5            # and too long for its time
+    assert stated_minutes(nb) == 10 < estimate(nb).total - 2               # and too long for its time
     nb.cells = [nb.cells[0], nb.cells[-2], nb.cells[-1]]
     assert appendix_start(nb) == 2 > exercises_start(nb) == 1              # fits, the appendix last
-    assert estimated_minutes(nb) <= stated_minutes(nb)
+    assert estimate(nb).total <= stated_minutes(nb)
     nb.cells = [nb.cells[0], nb.cells[2], nb.cells[1]]                     # appendix before the exercises
     with pytest.raises(ValueError):
         exercises_start(nb)
+
+
+def exercise_lesson(stated: int, answer: str, tags) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell(answer)
+    cell.metadata["tags"] = list(tags)
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# Goals\n\n**Time:** about {stated} minutes."),
+                nbformat.v4.new_code_cell("import torch"),
+                nbformat.v4.new_markdown_cell("## Exercises\nassignments/"), cell]
+    return nb
+
+
+def test_an_exercise_counts_by_its_kind_and_size_and_an_understated_lesson_fails():
+    # the old formula gave every answer cell 4 minutes: lesson 01's three strided walks in one
+    # cell were "4 minutes", stated as such; by kind and size they are 75
+    strided = "def strided_map(fn, a): ...\ndef strided_zip(fn, a, b): ...\ndef strided_reduce(fn, s, a, d): ..."
+    nb = exercise_lesson(10, strided, ["exercise-multistep"])
+    assert exercise_minutes(nb.cells[3]) == 75
+    assert stated_minutes(nb) == 10 < estimate(nb).total - 2               # under-stated: the gate fails
+    nb = exercise_lesson(10, "guess = {'x': None, 'y': None, 'z': ...}", ["exercise-predict"])
+    assert exercise_minutes(nb.cells[3]) == 2 + 3 * 1.5                    # three values to predict
+    assert estimate(nb).total <= stated_minutes(nb)
+    with pytest.raises(ValueError, match="needs one tag"):                 # no kind: no estimate
+        estimate(exercise_lesson(10, strided, []))
+    with pytest.raises(ValueError, match="asks for"):                      # a function is not a prediction
+        estimate(exercise_lesson(10, strided, ["exercise-predict"]))
+    with pytest.raises(ValueError, match="asks for"):                      # nothing to write
+        estimate(exercise_lesson(10, "x = 1", ["exercise-write"]))
