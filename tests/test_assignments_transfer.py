@@ -34,6 +34,8 @@ ALLOWED = {
         "assignment 03's given Value attaches each operation's closure so; a new operation must too",
     "return len(self._modules)":
         "a container's __len__ has one possible body",
+    'self.register_parameter("bias", None)':
+        "the one way to reserve an optional parameter's name, as lesson 07 teaches (torch's Linear does it)",
     # assignment 09 writes new passes with torch.fx's and dispatch modes' own protocol
     "def __torch_dispatch__(self, func, types, args=(), kwargs=None):":
         "the signature torch calls a dispatch mode with (lesson 09 shows the protocol)",
@@ -145,7 +147,7 @@ def test_every_allowed_line_is_still_needed():
     public = public_lines()
     stale = [line for line in ALLOWED if line not in used or line not in public]
     assert not stale, f"ALLOWED lists lines no solution retypes: {stale}"
-    assert len(ALLOWED) <= 14, "the allow-list is for a few unavoidable one-liners only"
+    assert len(ALLOWED) <= 15, "the allow-list is for a few unavoidable one-liners only"
 
 
 def test_the_check_finds_a_retyped_line(tmp_path):
