@@ -88,6 +88,14 @@ from . import optim  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from . import func  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
+from . import serialization  # noqa: E402,F401
+from .serialization import load, save  # noqa: E402,F401
+from . import typed_storage as _typed_storage  # noqa: E402
+from .typed_storage import TypedStorage  # noqa: E402,F401
+
+_typed_storage._install()
+for _name, _cls in _typed_storage.LEGACY_CLASSES.items():  # torch.FloatStorage, torch.LongStorage, ...
+    globals()[_name] = _cls
 
 # autocast goes in front of the ops it lists, as torch's Autocast dispatch key does
 from . import amp  # noqa: E402

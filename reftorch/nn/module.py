@@ -41,6 +41,7 @@ def _indent(text: str, spaces: int) -> str:
 
 class Module:
     training: bool
+    _version: int = 1  # the layout of this module's state_dict; a checkpoint records it
 
     def __init__(self, *args, **kwargs):
         if args or kwargs:
@@ -453,6 +454,9 @@ class Module:
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()  # each module's version, saved with the weights
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = {"version": self._version}
         for name, param in self._parameters.items():
             if param is not None:
                 destination[prefix + name] = param if keep_vars else param.detach()
