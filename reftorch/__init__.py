@@ -12,8 +12,13 @@
     autograd/     the graph, the backward engine, grad modes, custom Functions, saved-tensor
                   hooks, anomaly mode
     func.py       function transforms: grad, vjp, jvp, vmap
-    nn/           Module, Parameter, containers, layers, losses
-    optim.py      SGD and Adam
+    nn/           Module, Parameter, containers, layers, losses; embeddings (sparse.py), recurrent
+                  layers (rnn.py, utils/rnn.py), lazy layers (lazy.py), adaptive pooling (pooling.py)
+    optim/        SGD, Adam(W), RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, ASGD (a file
+                  each) and lr_scheduler
+    serialization.py  torch.save / torch.load in torch's zip format (rebuild functions in _utils.py)
+    typed_storage.py  tensor.storage() and the legacy storage classes checkpoints name
+    backends/, accelerator.py, default_device.py  what a CPU-only torch reports and switches
     viz.py        draw a graph (with saved tensors and their versions), or a traced one
     fx.py         dispatch modes, and a tracer that records a program as a graph (make_fx's idea)
     fusion.py     a pass that fuses chains of element-wise kernels into one generated kernel
