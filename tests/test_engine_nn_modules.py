@@ -158,3 +158,8 @@ def test_adaptive_pooling_values_and_gradients(kind, size, shape):
         (y * lib.arange(float(y.numel())).reshape(y.shape)).sum().backward()
         return y, x.grad, repr(pool)
     same_program(program)
+
+
+@pytest.mark.parametrize("values", [([0.5], [2.0]), ([0.5], [-0.1]), ([1.5, 0.5], [0.5, 2.0]), ([0.5, 1.5], [2.0, 0.5])])
+def test_binary_cross_entropy_refuses_targets_outside_0_1_as_torch(values):
+    same_error(lambda lib: lib.nn.functional.binary_cross_entropy(lib.tensor(values[0]), lib.tensor(values[1])))
