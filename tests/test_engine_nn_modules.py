@@ -163,3 +163,27 @@ def test_adaptive_pooling_values_and_gradients(kind, size, shape):
 @pytest.mark.parametrize("values", [([0.5], [2.0]), ([0.5], [-0.1]), ([1.5, 0.5], [0.5, 2.0]), ([0.5, 1.5], [2.0, 0.5])])
 def test_binary_cross_entropy_refuses_targets_outside_0_1_as_torch(values):
     same_error(lambda lib: lib.nn.functional.binary_cross_entropy(lib.tensor(values[0]), lib.tensor(values[1])))
+
+
+def test_a_lazy_model_loads_a_state_dict_before_its_first_call():
+    def program(lib):
+        lib.manual_seed(6)
+        nn = lib.nn
+
+        class MLP(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.hidden = nn.LazyLinear(8)
+                self.output = nn.LazyLinear(3)
+
+            def forward(self, x):
+                return self.output(nn.functional.relu(self.hidden(x)))
+        net, x = MLP(), lib.randn(2, 5)
+        y = net(x)
+        clone = MLP()
+        keys = repr(clone.load_state_dict(net.state_dict()))
+        before = (repr(clone), type(clone.hidden.weight).__name__, clone.hidden.in_features)
+        same = bool((clone(x) == y).all())
+        return keys, before, same, type(clone.hidden).__name__, clone.hidden.in_features
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert mine == theirs

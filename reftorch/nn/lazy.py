@@ -21,6 +21,7 @@ class UninitializedParameter(Parameter):
     """A parameter whose shape is not known yet: ``materialize(shape)`` gives it memory."""
 
     cls_to_become = Parameter
+    _uninitialized = True
 
     def __new__(cls, requires_grad=True, device=None, dtype=None):
         return super().__new__(cls, empty(0, device=device, dtype=dtype), requires_grad)
@@ -40,6 +41,8 @@ class UninitializedParameter(Parameter):
 
 class UninitializedBuffer(Tensor):
     """The buffer counterpart (a lazy BatchNorm's running statistics)."""
+
+    _uninitialized = True
 
     def __new__(cls, requires_grad=False, device=None, dtype=None):
         return empty(0, device=device, dtype=dtype)._alias_as(cls)
@@ -100,6 +103,11 @@ class LazyLinear(LazyModuleMixin, Linear):
                 if self.bias is not None:
                     self.bias.materialize((self.out_features,))
                 self.reset_parameters()
+        if self.in_features == 0:  # loaded from a state_dict before the first call: check, then record
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(f"The in_features inferred from input: {input.shape[-1]} is not equal to "
+                                     f"in_features from self.weight: {self.weight.shape[-1]}")
+            self.in_features = input.shape[-1]
 
 
 class LazyConv2d(LazyModuleMixin, Conv2d):

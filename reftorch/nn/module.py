@@ -483,6 +483,9 @@ class Module:
                     f"Tensor-like object from checkpoint but received {type(source)}"
                 )
                 continue
+            if getattr(target, "_uninitialized", False):  # a lazy layer's parameter takes the saved shape
+                with no_grad():
+                    target.materialize(tuple(source.shape))
             if tuple(source.shape) != tuple(target.shape):
                 errors.append(
                     f"size mismatch for {key}: copying a param with shape {source.shape} from "
