@@ -230,6 +230,10 @@ def _write_aligned(archive, handle, name, payload):
 
 @contextlib.contextmanager
 def _opened(f, mode):
+    if isinstance(f, (str, os.PathLike)) and "w" in mode:
+        parent = os.path.dirname(os.fspath(f))
+        if parent and not os.path.isdir(parent):  # torch's writer checks this before opening
+            raise RuntimeError(f"Parent directory {parent} does not exist.")
     if isinstance(f, (str, os.PathLike)):
         with open(f, mode) as handle:
             yield handle

@@ -218,3 +218,13 @@ def test_state_dict_metadata_records_module_versions():
         assert dict(_model(lib).state_dict()._metadata) == {"": {"version": 1}, "0": {"version": 1},
                                                            "1": {"version": 1}, "2": {"version": 2},
                                                            "3": {"version": 1}}
+
+
+@pytest.mark.parametrize("where", ["missing folder", "missing file"])
+def test_saving_into_a_missing_folder_or_loading_a_missing_file_raises_as_torch(where, tmp_path):
+    def program(lib):
+        if where == "missing folder":
+            lib.save({"w": lib.ones(1)}, str(tmp_path / "no-such-folder" / "model.pt"))
+        else:
+            lib.load(str(tmp_path / "model.pt"))
+    same_error(program, prefix=where == "missing file")
