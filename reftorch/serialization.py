@@ -25,6 +25,7 @@ import io
 import os
 import pickle
 import random
+import re
 import sys
 import zipfile
 
@@ -156,7 +157,16 @@ class _Pickler(pickle._Pickler):
     def save_global(self, obj, name=None):
         torch_name = self._names.get(id(obj))
         if torch_name is None:
-            return super().save_global(obj, name)
+            qualname = getattr(obj, "__qualname__", "")
+            if name is None and "<locals>" in qualname:
+                raise AttributeError(f"Can't pickle local object {qualname!r}")
+            try:
+                return super().save_global(obj, name)
+            except pickle.PicklingError as error:  # in the words of the C pickler torch uses
+                found = re.fullmatch(r"(Can't pickle .*): it's not found as (.*)\.([^.]*)", str(error))
+                if found is None:
+                    raise
+                raise pickle.PicklingError(f"{found[1]}: attribute lookup {found[3]} on {found[2]} failed") from None
         module, _, qualname = torch_name.rpartition(".")
         self.write(pickle.GLOBAL + f"{module}\n{qualname}\n".encode())
         self.memoize(obj)

@@ -113,3 +113,26 @@ def test_storage_warns_once_per_process_as_torch():
 @pytest.mark.parametrize("method", ["short", "byte", "char", "half", "bool"])
 def test_small_dtype_conversions(method):
     same_program(lambda lib: getattr(lib.tensor([[-2.5, 0.0, 7.9]]), method)())
+
+
+def test_a_device_is_a_context_manager_for_factories():
+    def program(lib):
+        with lib.device("cpu") as entered:
+            inside = (str(lib.ones(1).device), str(lib.get_default_device()), str(entered))
+        return inside, str(lib.get_default_device())
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert mine == theirs
+    import reftorch
+    with reftorch.device("sim"):
+        assert str(reftorch.zeros(2).device) == "sim:0"
+    assert str(reftorch.zeros(2).device) == "cpu"
+
+
+def test_entering_cuda_fails_at_the_first_factory_and_restores_the_default():
+    def program(lib):
+        try:
+            with lib.device("cuda"):
+                lib.ones(1)
+        finally:
+            assert str(lib.get_default_device()) == "cpu"
+    same_error(program)

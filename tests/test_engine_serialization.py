@@ -228,3 +228,12 @@ def test_saving_into_a_missing_folder_or_loading_a_missing_file_raises_as_torch(
         else:
             lib.load(str(tmp_path / "model.pt"))
     same_error(program, prefix=where == "missing file")
+
+
+def test_a_class_pickle_cannot_find_fails_in_the_c_picklers_words():
+    class Hidden:  # a local class: pickle cannot look it up by name
+        pass
+
+    def program(lib):
+        lib.save({"x": Hidden()}, io.BytesIO())
+    same_error(program)
