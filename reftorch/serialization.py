@@ -173,8 +173,9 @@ class _Pickler(pickle._Pickler):
 
 
 def _object_state(tensor) -> dict:
-    """A tensor's Python attributes (``t.note = 1``), which torch keeps in the file too."""
-    return dict(tensor.__dict__) if tensor.__dict__ else {}
+    """A tensor's Python attributes (``t.note = 1``), which torch keeps in the file (and a deep copy)
+    too; reftorch's own bookkeeping kept there (hook tables, with a class default) is not one."""
+    return {key: value for key, value in tensor.__dict__.items() if not hasattr(Tensor, key)}
 
 
 def _tensor_reduction(t):
@@ -276,9 +277,10 @@ def _deepcopy_tensor(self, memo):
         copy.requires_grad_(True)
     if self._grad is not None:
         copy._grad = _deepcopy_tensor(self._grad, memo)
-    if self.__dict__:
+    state = _object_state(self)
+    if state:
         import copy as copy_module
-        copy.__dict__.update(copy_module.deepcopy(self.__dict__, memo))
+        copy.__dict__.update(copy_module.deepcopy(state, memo))
     memo[id(self)] = copy
     return copy
 

@@ -237,3 +237,15 @@ def test_a_class_pickle_cannot_find_fails_in_the_c_picklers_words():
     def program(lib):
         lib.save({"x": Hidden()}, io.BytesIO())
     same_error(program)
+
+
+def test_a_tensor_with_a_hook_and_an_attribute_saves_its_attribute_only():
+    def program(lib):
+        x = lib.ones(2, requires_grad=True)
+        x.register_hook(lambda grad: grad * 2)
+        x.note = "kept"
+        loaded = lib.load(io.BytesIO(_saved(lib, x)))
+        twin = copy.deepcopy(x)
+        return loaded.note, loaded.requires_grad, twin.note, loaded.tolist()
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert mine == theirs
