@@ -70,20 +70,18 @@ class _Mode:
     _args: tuple = ()
 
 
-class _BareDecorator:
-    """``@torch.no_grad`` without parentheses works too: called with a function, the class
-    decorates it at once."""
-
-    def __new__(cls, orig_func=None):
-        if orig_func is None:
-            return super().__new__(cls)
-        return cls()(orig_func)
 
 
 class _SetGradEnabled(_Mode):
     """Within the block, grad mode is ``enabled``; the previous mode comes back after it."""
 
     enabled: bool
+
+    def __new__(cls, orig_func=None):
+        # ``@torch.no_grad`` without parentheses: called with a function, decorate it at once
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
 
     def __init__(self, orig_func=None):
         self._args = ()
@@ -96,13 +94,13 @@ class _SetGradEnabled(_Mode):
         state.grad_enabled = self._prev
 
 
-class no_grad(_BareDecorator, _SetGradEnabled):
+class no_grad(_SetGradEnabled):
     """Operations inside record no graph (and so save nothing for backward)."""
 
     enabled = False
 
 
-class enable_grad(_BareDecorator, _SetGradEnabled):
+class enable_grad(_SetGradEnabled):
     """Turns recording back on, e.g. inside a ``no_grad`` block."""
 
     enabled = True
