@@ -6,7 +6,8 @@ from .optimizer import Optimizer, _addcdiv_, _check, _lerp_, _refuse_unsupported
 
 
 class Adamax(Optimizer):
-    """m = lerp(m, g, 1 - beta1);  u = max(beta2 * u, |g| + eps);  p -= lr / (1 - beta1^t) * m / u."""
+    """``m = lerp(m, g, 1 - beta1)``, ``u = max(beta2 * u, abs(g) + eps)``,
+    ``p -= lr / (1 - beta1 ** t) * m / u``."""
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):

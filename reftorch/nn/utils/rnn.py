@@ -1,6 +1,6 @@
 """Sequences of different lengths for the recurrent layers: padding, and packing.
 
-``pad_sequence`` stacks sequences into one (T, B, *) tensor, shorter ones filled with a value.
+``pad_sequence`` stacks sequences into one ``(T, B, *)`` tensor, shorter ones filled with a value.
 *Packing* removes the padding: ``pack_padded_sequence`` keeps, for each time step t, only the
 sequences still running at t (``batch_sizes[t]`` of them, longest first), one after the other in
 ``data``. An RNN given a PackedSequence then never computes on padding.
@@ -66,7 +66,7 @@ def _lengths_tensor(lengths):
 
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
-    """Pack a padded batch (T, B, *) (or (B, T, *)) whose sequence b has ``lengths[b]`` steps."""
+    """Pack a padded batch ``(T, B, *)`` (or ``(B, T, *)``) whose sequence b has ``lengths[b]`` steps."""
     lengths = _lengths_tensor(lengths)
     if enforce_sorted:
         sorted_indices = None
@@ -94,7 +94,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
-    """Undo packing: (padded (T, B, *) or (B, T, *), lengths), in the order the batch came in."""
+    """Undo packing: (padded ``(T, B, *)`` or ``(B, T, *)``, lengths), in the order the batch came in."""
     data, batch_sizes = sequence.data, sequence.batch_sizes.tolist()
     max_length = len(batch_sizes)
     if total_length is not None:
@@ -118,8 +118,8 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
-    """Stack sequences of shapes (L_i, *) into (max L, B, *) (or (B, max L, *)), padded with
-    ``padding_value`` on the right (or the left)."""
+    """Stack sequences of shapes ``(L_i, *)`` into ``(max L, B, *)`` (or ``(B, max L, *)``), padded
+    with ``padding_value`` on the right (or the left)."""
     if padding_side not in ("left", "right"):
         raise ValueError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
     if isinstance(sequences, Tensor):
@@ -140,7 +140,7 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
 
 
 def pack_sequence(sequences, enforce_sorted=True):
-    """Pack a list of sequences (L_i, *) directly (pad, then pack)."""
+    """Pack a list of sequences ``(L_i, *)`` directly (pad, then pack)."""
     lengths = F.as_tensor([s.size(0) for s in sequences])
     return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
 
