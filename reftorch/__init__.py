@@ -12,8 +12,13 @@
     autograd/     the graph, the backward engine, grad modes, custom Functions, saved-tensor
                   hooks, anomaly mode
     func.py       function transforms: grad, vjp, jvp, vmap
-    nn/           Module, Parameter, containers, layers, losses
-    optim.py      SGD and Adam
+    nn/           Module, Parameter, containers, layers, losses; embeddings (sparse.py), recurrent
+                  layers (rnn.py, utils/rnn.py), lazy layers (lazy.py), adaptive pooling (pooling.py)
+    optim/        SGD, Adam(W), RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, ASGD (a file
+                  each) and lr_scheduler
+    serialization.py  torch.save / torch.load in torch's zip format (rebuild functions in _utils.py)
+    typed_storage.py  tensor.storage() and the legacy storage classes checkpoints name
+    backends/, accelerator.py, default_device.py  what a CPU-only torch reports and switches
     viz.py        draw a graph (with saved tensors and their versions), or a traced one
     fx.py         dispatch modes, and a tracer that records a program as a graph (make_fx's idea)
     fusion.py     a pass that fuses chains of element-wise kernels into one generated kernel
@@ -88,6 +93,16 @@ from . import optim  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from . import func  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
+from . import accelerator, backends  # noqa: E402,F401
+from .default_device import get_default_device, set_default_device  # noqa: E402,F401
+from . import serialization  # noqa: E402,F401
+from .serialization import load, save  # noqa: E402,F401
+from . import typed_storage as _typed_storage  # noqa: E402
+from .typed_storage import TypedStorage  # noqa: E402,F401
+
+_typed_storage._install()
+for _name, _cls in _typed_storage.LEGACY_CLASSES.items():  # torch.FloatStorage, torch.LongStorage, ...
+    globals()[_name] = _cls
 
 # autocast goes in front of the ops it lists, as torch's Autocast dispatch key does
 from . import amp  # noqa: E402

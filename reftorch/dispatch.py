@@ -85,6 +85,7 @@ device.__eq__ = __eq_device
 device.__hash__ = lambda self: hash((self.type, self.index))
 
 cpu = device("cpu")
+default_device = [None]  # torch.set_default_device's choice (None: the CPU); factories read it
 
 
 def canonical(d) -> device:
@@ -92,7 +93,7 @@ def canonical(d) -> device:
     d = device(d)
     if d.type != "cpu" and d.index is None:
         return device(d.type, 0)
-    return d
+    return cpu if d.type == "cpu" else d  # torch drops a CPU index: device('cpu', 0) tensors are on 'cpu'
 
 
 # -- the PrivateUse1 route ------------------------------------------------------------

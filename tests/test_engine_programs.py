@@ -295,6 +295,96 @@ PROGRAMS = {
         d.backward()
         print(a.grad == d / a, a)
     """,
+    "checkpoints: save, load, resume, a lazy model, views sharing storage (recipes' flows)": """
+        import io
+        import torch
+        import torch.nn as nn
+        import torch.optim as optim
+        torch.manual_seed(0)
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.hidden = nn.LazyLinear(6)
+                self.norm = nn.BatchNorm1d(6)
+                self.out = nn.Linear(6, 2)
+
+            def forward(self, x):
+                return self.out(torch.relu(self.norm(self.hidden(x))))
+
+        X, y = torch.randn(8, 3), torch.randn(8, 2)
+        net = Net()
+        net(X)
+        optimizer = optim.RMSprop(net.parameters(), lr=0.01, momentum=0.9)
+        scheduler = optim.lr_scheduler.StepLR(optimizer, step_size=2, gamma=0.5)
+        for epoch in range(3):
+            optimizer.zero_grad()
+            loss = nn.functional.mse_loss(net(X), y)
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+        buffer = io.BytesIO()
+        torch.save({"epoch": 3, "model": net.state_dict(), "optimizer": optimizer.state_dict(),
+                    "scheduler": scheduler.state_dict(), "loss": loss.item()}, buffer)
+        buffer.seek(0)
+        checkpoint = torch.load(buffer)
+        print(sorted(checkpoint), checkpoint["epoch"], list(checkpoint["model"]))
+        print(checkpoint["optimizer"]["param_groups"], sorted(checkpoint["optimizer"]["state"][0]))
+        resumed = Net()
+        print(resumed.load_state_dict(checkpoint["model"]), resumed)
+        resumed_optimizer = optim.RMSprop(resumed.parameters(), lr=0.01, momentum=0.9)
+        resumed_optimizer.load_state_dict(checkpoint["optimizer"])
+        print(torch.equal(resumed.eval()(X), net.eval()(X)), type(resumed.hidden).__name__)
+        print(resumed.state_dict()["norm.num_batches_tracked"], checkpoint["scheduler"]["last_epoch"])
+        shared = torch.arange(6.0).reshape(2, 3)
+        buffer = io.BytesIO()
+        torch.save([shared, shared[1], shared.t()], buffer)
+        buffer.seek(0)
+        whole, row, t = torch.load(buffer)
+        row.mul_(10)
+        print(whole, t.stride(), t.is_contiguous())
+    """,
+    "a character model: Embedding, GRU, packed batches, a schedule": """
+        import torch
+        from torch import nn
+        from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence, pad_sequence
+        torch.manual_seed(0)
+        words = ["emma", "olivia", "ava", "isabella", "sophia", "mia"]
+        chars = sorted(set("".join(words)))
+        stoi = {c: i + 1 for i, c in enumerate(chars)}
+        seqs = [torch.tensor([stoi[c] for c in w]) for w in words]
+        lengths = torch.tensor([len(s) for s in seqs])
+        batch = pad_sequence(seqs, batch_first=True)
+        print(batch.shape, batch.dtype, lengths)
+
+        class CharModel(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(len(chars) + 1, 5, padding_idx=0)
+                self.rnn = nn.GRU(5, 8, batch_first=True)
+                self.head = nn.Linear(8, len(chars) + 1)
+
+            def forward(self, x, lengths):
+                packed = pack_padded_sequence(self.embed(x), lengths, batch_first=True, enforce_sorted=False)
+                out, h = self.rnn(packed)
+                out, _ = pad_packed_sequence(out, batch_first=True)
+                return self.head(out), h
+
+        model = CharModel().double()
+        print(model)
+        optimizer = torch.optim.Adagrad(model.parameters(), lr=0.1)
+        scheduler = torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=0.5, total_iters=3)
+        for step in range(5):
+            logits, h = model(batch[:, :-1], (lengths - 1).clamp(min=1))
+            loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                                               batch[:, 1:logits.shape[1] + 1].reshape(-1), ignore_index=0)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            print(step, round(loss.item(), 8), scheduler.get_last_lr(), h.shape)
+        print(model.embed.weight.grad[0], type(logits.grad_fn).__name__)
+    """,
     "a scalar engine checked against torch (micrograd style)": """
         import torch
         x = torch.Tensor([-4.0]).double()

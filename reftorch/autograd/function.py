@@ -13,6 +13,11 @@ from .graph import Node
 
 class FunctionCtx:
     def save_for_backward(self, *tensors):
+        from ..tensor import Tensor
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
+                                f"{type(t).__name__}")
         self._to_save = tensors
 
     def mark_non_differentiable(self, *tensors):
@@ -73,6 +78,11 @@ class Function(metaclass=_FunctionMeta):
         )
 
     @staticmethod
+    def setup_context(ctx, inputs, output):
+        """The other style: ``forward(*args)`` without ctx, and this saves what backward needs."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
     def backward(ctx, *grad_outputs):
         raise NotImplementedError(
             "You must implement either the backward or vjp method for your custom "
@@ -87,15 +97,29 @@ class Function(metaclass=_FunctionMeta):
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         ctx._tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        separate_setup = cls.setup_context is not Function.setup_context
         with grad_mode.no_grad():
-            outputs = cls.forward(ctx, *args, **kwargs)
+            if separate_setup:  # forward(*args), then setup_context(ctx, inputs, output)
+                outputs = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, outputs)
+            else:
+                outputs = cls.forward(ctx, *args, **kwargs)
         is_tuple = isinstance(outputs, tuple)
         outs = outputs if is_tuple else (outputs,)
-        if _needs_grad(*tensor_args):
+        dirty = getattr(ctx, "_dirty", ())
+        for t in dirty:
+            # torch counts marking dirty as a write of its own, on top of the write forward made
+            t._bump_version()
+        needs_grad = _needs_grad(*tensor_args)
+        if needs_grad and any(t.is_leaf and t.requires_grad for t in dirty):
+            raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+        if needs_grad:
             non_diff = getattr(ctx, "_non_differentiable", set())
             diff_outs = [o for o in outs if isinstance(o, Tensor) and id(o) not in non_diff]
-            # an output that is an input returned as is must become a new tensor object
-            diff_outs = [o if not any(o is a for a in args) else o.view_as(o) for o in diff_outs]
+            # an input returned as is becomes a new tensor object, unless it was written in place
+            # (marked dirty): then it is the same object, its history now ending at this node
+            diff_outs = [o if not any(o is a for a in args) or any(o is d for d in dirty) else o.view_as(o)
+                         for o in diff_outs]
             ctx.num_outputs = len(diff_outs)
             ctx._output_meta = [(o._shape, o.dtype, o._device) for o in diff_outs]
             _record(ctx, tensor_args, *diff_outs)

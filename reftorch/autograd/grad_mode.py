@@ -7,6 +7,7 @@ join a graph later.
 from __future__ import annotations
 
 import functools
+import inspect
 
 
 class _State:
@@ -26,16 +27,49 @@ def is_inference_mode_enabled() -> bool:
 
 
 class _Mode:
-    """Base: a context manager that is also a decorator."""
+    """Base: a context manager that is also a decorator (of functions and of generators, whose
+    every step then runs in the mode)."""
 
     def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):
+            return self._wrap_generator(fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            with self.__class__(*self._args):
+            with self._clone():
                 return fn(*args, **kwargs)
         return wrapper
 
+    def _clone(self):
+        return self.__class__(*self._args)
+
+    def _wrap_generator(self, fn):
+        @functools.wraps(fn)
+        def generator(*args, **kwargs):
+            steps = fn(*args, **kwargs)
+            try:
+                with self._clone():
+                    value = steps.send(None)
+                while True:
+                    try:
+                        request = yield value
+                    except GeneratorExit:
+                        with self._clone():
+                            steps.close()
+                        raise
+                    except BaseException as error:  # noqa: BLE001  (passed into the generator)
+                        with self._clone():
+                            value = steps.throw(error)
+                    else:
+                        with self._clone():
+                            value = steps.send(request)
+            except StopIteration as stop:
+                return stop.value
+        return generator
+
     _args: tuple = ()
+
+
 
 
 class _SetGradEnabled(_Mode):
@@ -43,7 +77,13 @@ class _SetGradEnabled(_Mode):
 
     enabled: bool
 
-    def __init__(self):
+    def __new__(cls, orig_func=None):
+        # ``@torch.no_grad`` without parentheses: called with a function, decorate it at once
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+    def __init__(self, orig_func=None):
         self._args = ()
 
     def __enter__(self):
@@ -82,6 +122,11 @@ class set_grad_enabled(_Mode):
 
 
 class inference_mode(_Mode):
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # @inference_mode without parentheses
+
     def __init__(self, mode: bool = True):
         self._args = (mode,)
         self.mode = mode

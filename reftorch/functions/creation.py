@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes
+from .. import dispatch as _dispatch
 from ..dispatch import canonical, cpu, kernel
 from ..storage import Storage, preserve_format_strides
 from ..tensor import Size, Tensor
@@ -40,7 +41,7 @@ def _finish(out, requires_grad):
 
 
 def _device_arg(device):
-    d = cpu if device is None else canonical(device)
+    d = canonical(device if device is not None else _dispatch.default_device[0] or cpu)
     if d.type == "cuda":
         raise AssertionError("Torch not compiled with CUDA enabled")
     return d

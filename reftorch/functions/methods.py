@@ -140,7 +140,7 @@ _METHODS = dict(
     masked_fill_=masked_fill_, unfold=unfold, movedim=movedim, moveaxis=movedim, flip=_flip_method,
     float=_converter(dtypes.float32), double=_converter(dtypes.float64),
     long=_converter(dtypes.int64), int=_converter(dtypes.int32), bool=_converter(dtypes.bool),
-    half=_converter(dtypes.float16), bfloat16=_converter(dtypes.bfloat16),
+    half=_converter(dtypes.float16), bfloat16=_converter(dtypes.bfloat16), short=_converter(dtypes.int16), byte=_converter(dtypes.uint8), char=_converter(dtypes.int8),
     __add__=add, __radd__=_commuted(add), __sub__=sub, __rsub__=rsub, __mul__=mul,
     __rmul__=_commuted(mul), __truediv__=div, __rtruediv__=_rdiv, __floordiv__=floor_divide,
     __rfloordiv__=_reverse(floor_divide), __mod__=remainder, __pow__=pow, __rpow__=_reverse(pow),

@@ -23,6 +23,8 @@ class BatchNorm1d(Module):
     uses the batch's statistics too.
     """
 
+    _version = 2  # torch's: num_batches_tracked joined the state_dict in version 2
+
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device=None, dtype=None,
                  *, bias: bool = True):

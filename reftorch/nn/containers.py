@@ -239,7 +239,13 @@ class ParameterDict(Module):
         return self._parameters.values()
 
     def update(self, parameters):
-        items = parameters.items() if hasattr(parameters, "items") else parameters
+        # torch keeps the order of an OrderedDict, a ParameterDict or pairs, and sorts a dict's keys
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            items = parameters.items()
+        elif hasattr(parameters, "items"):
+            items = sorted(parameters.items())
+        else:
+            items = parameters
         for key, value in items:
             self[key] = value
 

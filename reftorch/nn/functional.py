@@ -76,6 +76,105 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return mul_(input, scaled) if inplace else input * scaled
 
 
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _feature_dropout(input, p, training, inplace, batched_dims, alpha=False):
+    """Zero whole channels: one mask value per (sample, channel), broadcast over the rest."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    shape = tuple(input.shape[:batched_dims]) + (1,) * (input.dim() - batched_dims)
+    if p == 1.0 and not alpha:
+        return mul_(input, zeros_like(input)) if inplace else input * zeros_like(input)
+    mask = bernoulli_mask(shape, 1 - p, input.dtype, input.device)
+    if alpha:
+        return _alpha_combine(input, mask, p, inplace)
+    scaled = mask / (1 - p)
+    return mul_(input, scaled) if inplace else input * scaled
+
+
+_SELU_ALPHA = 1.7580993408473766  # -SELU's negative saturation value: where dropped units go
+
+
+def _alpha_combine(input, mask, p, inplace):
+    """Dropped units take SELU's saturation value, and an affine map keeps mean 0 and variance 1."""
+    a = 1.0 / math.sqrt((_SELU_ALPHA * _SELU_ALPHA * p + 1) * (1 - p))
+    b = (mask - 1) * (_SELU_ALPHA * a) + _SELU_ALPHA * a * p
+    out = mul_(input, mask * a) if inplace else input * (mask * a)
+    return out.add_(b) if inplace else out + b
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout of (N, C, L) or (C, L) inputs."""
+    _check_p(p)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _unbatched(_feature_dropout, input, input.dim() == 3, p, training, inplace)
+
+
+def _unbatched(dropout_fn, input, is_batched, p, training, inplace):
+    # torch adds the missing batch dim and takes it off again (so eval returns a new view)
+    if is_batched:
+        return dropout_fn(input, p, training, inplace, 2)
+    out = dropout_fn(input.unsqueeze(0), p, training, inplace, 2)
+    return out.squeeze(0)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout of (N, C, H, W) inputs (a 3-D input is taken as (N, C, L), with
+    torch's warning)."""
+    _check_p(p)
+    if input.dim() not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.dim()}-D input to dropout2d, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence this warning, "
+                      "please use dropout instead. Note that dropout2d exists to provide channel-wise dropout on "
+                      "inputs with 2 spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 3D or 4D inputs).", stacklevel=2)
+    if input.dim() == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, 2)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout of (N, C, D, H, W) or (C, D, H, W) inputs."""
+    _check_p(p)
+    if input.dim() not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.dim()}-D input to dropout3d, which is deprecated and will "
+                      "result in an error in a future release. To retain the behavior and silence this warning, "
+                      "please use dropout instead. Note that dropout3d exists to provide channel-wise dropout on "
+                      "inputs with 3 spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 4D or 5D inputs).", stacklevel=2)
+    return _unbatched(_feature_dropout, input, input.dim() == 5, p, training, inplace)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout for SELU networks: dropped units saturate instead of zeroing, mean and variance kept."""
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * zeros_like(input)
+    return _alpha_combine(input, bernoulli_mask(tuple(input.shape), 1 - p, input.dtype, input.device), p, inplace)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input * zeros_like(input)
+    return _feature_dropout(input, p, training, inplace, 2, alpha=True)
+
+
 class NativeBatchNormBackward0(_RawFormula):
     """One node for input, weight and bias, as torch's (no graph of means and divisions).
 
@@ -253,6 +352,12 @@ def _layer_norm_tangent(t, out, input, normalized_shape, weight=None, bias=None,
 
 
 layer_norm.jvp = _layer_norm_tangent
+
+
+from .sparse import embedding, embedding_bag  # noqa: E402,F401  (public as nn.functional.embedding)
+from .pooling import (  # noqa: E402,F401
+    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
+)
 
 
 def one_hot(tensor, num_classes=-1):

@@ -101,6 +101,36 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
+class _DropoutNd(Dropout):
+    _function = None
+
+    def forward(self, input):
+        return type(self)._function(input, self.p, self.training, self.inplace)
+
+
+class Dropout1d(_DropoutNd):
+    """Zero whole channels of (N, C, L) inputs with probability p."""
+    _function = staticmethod(F.dropout1d)
+
+
+class Dropout2d(_DropoutNd):
+    """Zero whole channels (feature maps) of (N, C, H, W) inputs with probability p."""
+    _function = staticmethod(F.dropout2d)
+
+
+class Dropout3d(_DropoutNd):
+    _function = staticmethod(F.dropout3d)
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout that keeps a SELU network's mean and variance."""
+    _function = staticmethod(F.alpha_dropout)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    _function = staticmethod(F.feature_alpha_dropout)
+
+
 class Flatten(Module):
     def __init__(self, start_dim: int = 1, end_dim: int = -1):
         super().__init__()

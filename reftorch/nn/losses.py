@@ -302,14 +302,25 @@ class BinaryCrossEntropyBackward0(_RawFormula):
         return _wrap(grad_x.astype(dtype), grad.device), _wrap(grad_y.astype(dtype), grad.device)
 
 
+def _check_probabilities(a, b):
+    """torch's kernel checks element by element, input before target: the first bad one speaks."""
+    bad_input = np.flatnonzero(~((a >= 0) & (a <= 1)))
+    bad_target = np.flatnonzero(~((b >= 0) & (b <= 1)))
+    first_input = bad_input[0] if bad_input.size else None
+    first_target = bad_target[0] if bad_target.size else None
+    if first_input is not None and (first_target is None or first_input <= first_target):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if first_target is not None:
+        raise RuntimeError("all elements of target should be between 0 and 1")
+
+
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """-(y log x + (1 - y) log(1 - x)) for probabilities x (each log kept above -100)."""
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.shape}) that is different to the input size "
                          f"({input.shape}) is deprecated. Please ensure they have the same size.")
     a, b = input._np, target._np
-    if np.any((a < 0) | (a > 1)):
-        raise RuntimeError("all elements of input should be between 0 and 1")
+    _check_probabilities(a, b)
     with np.errstate(divide="ignore"):
         losses = -(b * np.maximum(np.log(a), -100) + (1 - b) * np.maximum(np.log1p(-a), -100))
     if weight is not None:

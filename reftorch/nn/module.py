@@ -41,6 +41,7 @@ def _indent(text: str, spaces: int) -> str:
 
 class Module:
     training: bool
+    _version: int = 1  # the layout of this module's state_dict; a checkpoint records it
 
     def __init__(self, *args, **kwargs):
         if args or kwargs:
@@ -235,7 +236,7 @@ class Module:
         if isinstance(value, Parameter):
             if params is None:
                 raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep="_parameters")
             self.register_parameter(name, value)
             return
         if params is not None and name in params:
@@ -250,7 +251,7 @@ class Module:
         if isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
-            self._forget(name)
+            self._forget(name, keep="_modules")
             modules[name] = value
             return
         if modules is not None and name in modules:
@@ -274,10 +275,12 @@ class Module:
             return
         object.__setattr__(self, name, value)
 
-    def _forget(self, name):
+    def _forget(self, name, keep):
+        # a name already in ``keep`` is replaced where it stands (seq[1] = layer keeps its place)
         self.__dict__.pop(name, None)
         for store in ("_parameters", "_buffers", "_modules"):
-            self.__dict__[store].pop(name, None)
+            if store != keep:
+                self.__dict__[store].pop(name, None)
         self._non_persistent_buffers.discard(name)
 
     def __getattr__(self, name: str):
@@ -451,6 +454,9 @@ class Module:
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
         if destination is None:
             destination = OrderedDict()
+            destination._metadata = OrderedDict()  # each module's version, saved with the weights
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = {"version": self._version}
         for name, param in self._parameters.items():
             if param is not None:
                 destination[prefix + name] = param if keep_vars else param.detach()
@@ -477,6 +483,9 @@ class Module:
                     f"Tensor-like object from checkpoint but received {type(source)}"
                 )
                 continue
+            if getattr(target, "_uninitialized", False):  # a lazy layer's parameter takes the saved shape
+                with no_grad():
+                    target.materialize(tuple(source.shape))
             if tuple(source.shape) != tuple(target.shape):
                 errors.append(
                     f"size mismatch for {key}: copying a param with shape {source.shape} from "

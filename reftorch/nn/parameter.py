@@ -27,5 +27,16 @@ class Parameter(Tensor):
 
     __str__ = __repr__  # Tensor's __str__ is its own __repr__; print(param) shows the header too
 
+    def __deepcopy__(self, memo):
+        # torch's rule: a fresh clone (not sharing memory with anything), requires_grad kept, no .grad
+        if id(self) in memo:
+            return memo[id(self)]
+        result = type(self)(self.data.clone(), self.requires_grad)
+        memo[id(self)] = result
+        return result
+
     def __reduce_ex__(self, protocol):
-        raise NotImplementedError("pickling reftorch parameters is not supported")
+        from collections import OrderedDict
+
+        from .._utils import _rebuild_parameter
+        return _rebuild_parameter, (self.data, self.requires_grad, OrderedDict())

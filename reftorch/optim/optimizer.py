@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import copy
 import itertools
+from collections import defaultdict
 
 import warnings
 
@@ -20,7 +21,7 @@ from ..tensor import Tensor
 class Optimizer:
     def __init__(self, params, defaults: dict):
         self.defaults = defaults
-        self.state: dict = {}
+        self.state: defaultdict = defaultdict(dict)  # per parameter, made on its first step
         self.param_groups: list = []
         if isinstance(params, Tensor):  # a bare tensor iterates over its rows: refuse it
             raise TypeError("params argument given to the optimizer should be an iterable of "
@@ -97,7 +98,7 @@ class Optimizer:
             )
         params_by_index = dict(zip(itertools.chain.from_iterable(s["params"] for s in saved_groups),
                                    itertools.chain.from_iterable(g["params"] for g in self.param_groups)))
-        state = {}
+        state = defaultdict(dict)
         for key, value in state_dict["state"].items():
             if key in params_by_index:
                 param = params_by_index[key]
@@ -110,12 +111,13 @@ class Optimizer:
         self.param_groups = saved_groups
 
     def __repr__(self) -> str:
+        # torch's layout: a blank line between groups, each line ending in a newline
         text = type(self).__name__ + " ("
         for i, group in enumerate(self.param_groups):
-            text += f"\nParameter Group {i}"
+            text += f"\nParameter Group {i}\n"
             for key in sorted(k for k in group if k != "params"):
-                text += f"\n    {key}: {group[key]}"
-        return text + "\n)"
+                text += f"    {key}: {group[key]}\n"
+        return text + ")"
 
     def step(self, closure=None):
         raise NotImplementedError
@@ -138,6 +140,40 @@ class Optimizer:
         if group["weight_decay"]:
             g = g.add(p, alpha=group["weight_decay"])
         return g
+
+
+def _check(condition, message):
+    if not condition:
+        raise ValueError(message)
+
+
+def _scalar_dtype():
+    """The dtype of per-parameter counters (``step``): float64 under a float64 default, else float32."""
+    from ..dtypes import float32, float64, get_default_dtype
+    return float64 if get_default_dtype() is float64 else float32
+
+
+def _step_counter(value=0.0):
+    from ..functions import tensor
+    return tensor(float(value), dtype=_scalar_dtype())
+
+
+# torch's fused point-wise updates, in the order its CPU kernels evaluate them
+def _addcmul_(t, a, b, value=1.0):
+    """t += value * a * b."""
+    return t.add_(a.mul(value).mul(b))
+
+
+def _addcdiv_(t, a, b, value=1.0):
+    """t += value * a / b."""
+    return t.add_(a.mul(value).div(b))
+
+
+def _lerp_(t, end, weight):
+    """t moves ``weight`` of the way to ``end`` (torch's two formulas, by the size of weight)."""
+    if weight < 0.5:
+        return t.add_(end.sub(t).mul(weight))
+    return t.copy_(end.sub(end.sub(t).mul(1 - weight)))
 
 
 def _like_param(param, name, value):

@@ -23,11 +23,46 @@ import numpy as np
 class Dataset:
     """A map-style dataset: subclasses define ``__getitem__`` (and ``__len__``)."""
 
+    def __class_getitem__(cls, item):  # Dataset[int] in annotations, as torch's Generic allows
+        return cls
+
     def __getitem__(self, index):
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
 
     def __add__(self, other):
         return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A stream of samples: subclasses define ``__iter__`` (no indices, so no sampler or shuffle);
+    the loader takes ``batch_size`` samples at a time from one pass over it."""
+
+    def __iter__(self):
+        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """Several iterable datasets, one after the other."""
+
+    def __init__(self, datasets):
+        self.datasets = datasets
+
+    def __iter__(self):
+        for dataset in self.datasets:
+            if not isinstance(dataset, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from dataset
+
+    def __len__(self):
+        return sum(len(dataset) for dataset in self.datasets)
+
+
+def get_worker_info():
+    """None: reftorch loads in the calling process, as torch's main process sees it."""
+    return None
 
 
 class TensorDataset(Dataset):
@@ -120,7 +155,17 @@ def _draw_seed(generator=None) -> int:
 
 
 # -- samplers: the order of the indices ---------------------------------------------------
-class SequentialSampler:
+class Sampler:
+    """The base of samplers: ``__iter__`` yields indices (or lists of them, for a batch sampler)."""
+
+    def __iter__(self):
+        raise NotImplementedError
+
+    def __class_getitem__(cls, item):  # Sampler[int], Sampler[list[int]]
+        return cls
+
+
+class SequentialSampler(Sampler):
     def __init__(self, data_source):
         self.data_source = data_source
 
@@ -131,7 +176,7 @@ class SequentialSampler:
         return len(self.data_source)
 
 
-class RandomSampler:
+class RandomSampler(Sampler):
     """The indices in a random order: a fresh permutation on every pass (or, with
     ``replacement``, ``num_samples`` independent draws)."""
 
@@ -171,7 +216,32 @@ class RandomSampler:
         return self.num_samples
 
 
-class SubsetRandomSampler:
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices drawn with probability proportional to ``weights`` (by default with
+    replacement), one multinomial draw per pass, so the numbers are torch's for a seed."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        from .. import dtypes
+        from ..functions import as_tensor
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        weights = as_tensor(weights, dtype=dtypes.float64)
+        if len(weights.shape) != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(weights.shape)}")
+        self.weights, self.num_samples = weights, num_samples
+        self.replacement, self.generator = replacement, generator
+
+    def __iter__(self):
+        from ..random import multinomial
+        yield from multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist()
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
     """The given ``indices``, in a random order on every pass."""
 
     def __init__(self, indices, generator=None):
@@ -187,7 +257,7 @@ class SubsetRandomSampler:
         return len(self.indices)
 
 
-class BatchSampler:
+class BatchSampler(Sampler):
     """Groups a sampler's indices into lists of ``batch_size``; the last may be short."""
 
     def __init__(self, sampler, batch_size, drop_last):
@@ -241,9 +311,28 @@ def default_collate(batch):
         return batch
     if isinstance(elem, dict):
         return {key: default_collate([sample[key] for sample in batch]) for key in elem}
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # a namedtuple stays one, field by field
+        return type(elem)(*(default_collate(column) for column in zip(*batch)))
     if any(len(sample) != len(elem) for sample in batch):
         raise RuntimeError("each element in list of batch should be of equal size")
     return [default_collate(column) for column in zip(*batch)]
+
+
+def default_convert(data):
+    """What the loader does to each sample when it does not batch (``batch_size=None``): NumPy
+    arrays and numbers become tensors, containers are converted element by element."""
+    from ..functions import as_tensor
+    if isinstance(data, np.ndarray) or isinstance(data, np.generic):
+        return as_tensor(data)
+    if isinstance(data, dict):
+        return {key: default_convert(value) for key, value in data.items()}
+    if isinstance(data, tuple) and hasattr(data, "_fields"):
+        return type(data)(*(default_convert(d) for d in data))
+    if isinstance(data, tuple):
+        return [default_convert(d) for d in data]
+    if isinstance(data, list):
+        return [default_convert(d) for d in data]
+    return data
 
 
 class DataLoader:
@@ -261,6 +350,17 @@ class DataLoader:
                              "multiprocessing.")
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:  # a stream has no indices to sample
+            if shuffle not in {False, None}:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
+                                 f"shuffle={shuffle}")
+            if sampler is not None:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, but got "
+                                 f"sampler={sampler}")
+            if batch_sampler is not None:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified batch_sampler option, but "
+                                 f"got batch_sampler={batch_sampler}")
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
                 raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, "
@@ -268,8 +368,14 @@ class DataLoader:
             batch_size, drop_last = None, False
         if sampler is not None and shuffle:
             raise ValueError("sampler option is mutually exclusive with shuffle")
+        if batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with "
+                             "drop_last")
         if sampler is None:
-            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+            if self._iterable:
+                sampler = _InfiniteConstantSampler()
+            else:
+                sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
         self.dataset = dataset
         self.batch_size = batch_size
         self.drop_last = drop_last
@@ -278,13 +384,29 @@ class DataLoader:
         # out the same with num_workers > 0, so reftorch fetches them in this process
         self.num_workers = num_workers
         self.pin_memory, self.timeout, self.worker_init_fn = pin_memory, timeout, worker_init_fn
-        self.batch_sampler = batch_sampler if batch_sampler is not None else \
-            BatchSampler(sampler, batch_size, drop_last)
-        self.collate_fn = default_collate if collate_fn is None else collate_fn
+        if batch_sampler is None and batch_size is not None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.batch_sampler = batch_sampler
+        if collate_fn is None:
+            collate_fn = default_collate if batch_size is not None or batch_sampler is not None else default_convert
+        self.collate_fn = collate_fn
         self.generator = generator
+        self._initialized = True
+
+    def __setattr__(self, attr, value):
+        # what decides the batches is fixed once the loader exists (torch refuses too)
+        if self.__dict__.get("_initialized") and attr in (
+                "batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers"):
+            raise ValueError(f"{attr} attribute should not be set after {type(self).__name__} is initialized")
+        super().__setattr__(attr, value)
 
     def __len__(self):
-        return len(self.batch_sampler)
+        if self._iterable:
+            length = len(self.dataset)
+            if self.batch_size is not None:
+                length = length // self.batch_size if self.drop_last else math.ceil(length / self.batch_size)
+            return length
+        return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)
 
     def __iter__(self):
         # torch draws a base seed for worker processes as the iterator is made, even with no
@@ -293,8 +415,37 @@ class DataLoader:
         return self._batches()
 
     def _batches(self):
+        if self._iterable:
+            yield from self._stream()
+            return
+        if self.batch_sampler is None:  # batch_size=None: one converted sample at a time
+            for index in self.sampler:
+                yield self.collate_fn(self.dataset[index])
+            return
         # a dataset may fetch a whole batch at once through __getitems__; torch uses it if there
         fetch_batch = getattr(self.dataset, "__getitems__", None)
         for indices in self.batch_sampler:
             samples = fetch_batch(indices) if fetch_batch else [self.dataset[i] for i in indices]
             yield self.collate_fn(samples)
+
+    def _stream(self):
+        """Batches from one pass over an IterableDataset: ``batch_size`` samples each, the last
+        one short unless ``drop_last``."""
+        samples = iter(self.dataset)
+        if self.batch_size is None:
+            for sample in samples:
+                yield self.collate_fn(sample)
+            return
+        while True:
+            batch = list(itertools.islice(samples, self.batch_size))
+            if not batch or (self.drop_last and len(batch) < self.batch_size):
+                return
+            yield self.collate_fn(batch)
+
+
+class _InfiniteConstantSampler(Sampler):
+    """The sampler an IterableDataset's loader reports: None, forever (the stream decides)."""
+
+    def __iter__(self):
+        while True:
+            yield None

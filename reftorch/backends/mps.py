@@ -1,0 +1,9 @@
+"""Apple's Metal backend: not built into reftorch."""
+
+
+def is_available() -> bool:
+    return False
+
+
+def is_built() -> bool:
+    return False

@@ -1,0 +1,126 @@
+"""Custom autograd.Function as torch runs it: mark_dirty, save_for_backward's checks, the
+setup_context style; autograd.grad's materialize_grads rule; grad-mode decorators written bare,
+with parentheses, and on generators."""
+from __future__ import annotations
+
+import pytest
+
+from engine_support import LIBS, same_error, same_program
+
+
+def _doubling_in_place(lib):
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.mul_(2)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+    return Double
+
+
+def test_mark_dirty_returns_the_input_itself_and_bumps_its_version_twice():
+    def program(lib):
+        leaf = lib.ones(2, requires_grad=True)
+        b = leaf.clone()
+        before = b._version
+        c = _doubling_in_place(lib).apply(b)
+        same_object, bumps, node = c is b, b._version - before, type(b.grad_fn).__name__
+        c.sum().backward()
+        plain = lib.ones(2)
+        version = plain._version
+        d = _doubling_in_place(lib).apply(plain)
+        return same_object, bumps, node, leaf.grad, d is plain, plain._version - version, d.grad_fn is None, plain
+    same_program(program)
+
+
+def test_mark_dirty_on_a_leaf_that_requires_grad_raises_torchs_error():
+    same_error(lambda lib: _doubling_in_place(lib).apply(lib.ones(2, requires_grad=True)))
+
+
+def test_save_for_backward_refuses_a_list_with_torchs_error():
+    def program(lib):
+        class Saves(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward([x])
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad
+        Saves.apply(lib.ones(2, requires_grad=True))
+    same_error(program)
+
+
+def test_setup_context_style_forward_without_ctx():
+    def program(lib):
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(x, k):
+                return x * k
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                x, k = inputs
+                ctx.k = k
+                ctx.save_for_backward(x)
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return grad * ctx.k + x * 0, None
+
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = Scale.apply(x, 3.0)
+        y.sum().backward()
+        return y, type(y.grad_fn).__name__, x.grad
+    same_program(program)
+
+
+def test_materialize_grads_with_allow_unused_false_is_refused():
+    def program(lib):
+        x, y = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)
+        lib.autograd.grad((x * 2).sum(), [x, y], materialize_grads=True, allow_unused=False)
+    same_error(program)
+
+
+def test_materialize_grads_gives_zeros_for_an_unused_input():
+    def program(lib):
+        x, y = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)
+        return lib.autograd.grad((x * 2).sum(), [x, y], materialize_grads=True)
+    same_program(program)
+
+
+@pytest.mark.parametrize("form", ["bare", "called"])
+@pytest.mark.parametrize("mode", ["no_grad", "enable_grad", "inference_mode"])
+def test_grad_mode_decorators_bare_or_called_on_functions_and_generators(mode, form):
+    def program(lib):
+        decorator = getattr(lib, mode) if form == "bare" else getattr(lib, mode)()
+        x = lib.ones(2, requires_grad=True)
+
+        @decorator
+        def step(t):
+            """Documented."""
+            return (t * 2).requires_grad, lib.is_grad_enabled(), lib.is_inference_mode_enabled()
+
+        @decorator
+        def steps(t):
+            yield (t * 2).requires_grad, lib.is_grad_enabled()
+            received = yield lib.is_grad_enabled()
+            yield received
+
+        outside = lib.no_grad() if mode == "enable_grad" else lib.enable_grad()
+        with outside:
+            called = step(x)
+            gen = steps(x)
+            first = next(gen)
+            between = lib.is_grad_enabled()
+            second = next(gen)
+            third = gen.send("sent")
+        return called, first, between, second, third, step.__name__, step.__doc__, lib.is_grad_enabled()
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert mine == theirs

@@ -1,0 +1,189 @@
+"""nn modules students reach for next, against torch: Embedding and EmbeddingBag (values,
+gradients, grad_fn, padding_idx, max_norm), lazy layers (shapes inferred on the first call, the
+same initial numbers, the class they become), channel-wise and alpha dropout, adaptive pooling."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from engine_support import LIBS, assert_same, same_error, same_program, same_warnings
+
+
+@pytest.mark.parametrize("options", [{}, {"padding_idx": 1}, {"padding_idx": -2, "scale_grad_by_freq": True},
+                                     {"max_norm": 1.0}, {"max_norm": 0.5, "norm_type": 1.0}])
+def test_embedding_matches_torch(options):
+    def program(lib):
+        lib.manual_seed(0)
+        table = lib.nn.Embedding(6, 3, **options)
+        ids = lib.tensor([[1, 4, 1], [5, 0, 1]])
+        out = table(ids)
+        (out * lib.arange(18.0).reshape(2, 3, 3)).sum().backward()
+        return out, table.weight.grad, type(out.grad_fn).__name__, repr(table), table.weight.detach(), out.stride()
+    same_program(program)
+
+
+def test_embedding_from_pretrained_and_functional_form():
+    def program(lib):
+        weights = lib.arange(12.0).reshape(4, 3)
+        frozen = lib.nn.Embedding.from_pretrained(weights)
+        trainable = lib.nn.Embedding.from_pretrained(weights, freeze=False, padding_idx=0)
+        ids = lib.tensor([3, 0, 2], dtype=lib.int32)
+        functional = lib.nn.functional.embedding(ids, weights.requires_grad_())
+        return frozen(ids), frozen.weight.requires_grad, trainable(ids), trainable.weight.requires_grad, functional
+    same_program(program)
+
+
+@pytest.mark.parametrize("case", ["float ids", "out of range", "negative id", "padding range", "weight 1-D"])
+def test_embedding_errors_are_torchs(case):
+    def program(lib):
+        weight = lib.ones(4, 2)
+        if case == "float ids":
+            lib.nn.functional.embedding(lib.tensor([1.0]), weight)
+        elif case == "out of range":
+            lib.nn.functional.embedding(lib.tensor([4]), weight)
+        elif case == "negative id":
+            lib.nn.functional.embedding(lib.tensor([-1]), weight)
+        elif case == "padding range":
+            lib.nn.Embedding(4, 2, padding_idx=4)
+        else:
+            lib.nn.functional.embedding(lib.tensor([1]), lib.ones(4))
+    same_error(program)
+
+
+# per_sample_weights is for mode='sum' only (its error has its own test)
+@pytest.mark.parametrize("mode,layout", [(m, layout) for m in ("sum", "mean", "max")
+                                         for layout in ("2-D", "offsets", "last offset", "weights", "padding")
+                                         if layout != "weights" or m == "sum"])
+def test_embedding_bag_matches_torch(mode, layout):
+    def program(lib):
+        lib.manual_seed(1)
+        padding = 2 if layout == "padding" else None
+        bag = lib.nn.EmbeddingBag(7, 3, mode=mode, padding_idx=padding)
+        flat = lib.tensor([1, 2, 4, 5, 4, 3, 2, 6])
+        weights = None
+        if layout == "2-D":
+            out = bag(flat.reshape(2, 4))
+        elif layout == "offsets":
+            out = bag(flat, lib.tensor([0, 2, 2, 5]))
+        elif layout == "last offset":
+            bag.include_last_offset = True
+            out = bag(flat, lib.tensor([0, 3, 8]))
+        elif layout == "weights":
+            weights = lib.linspace(0.5, 2.0, 8, requires_grad=True)
+            out = bag(flat, lib.tensor([0, 3]), per_sample_weights=weights)
+        else:
+            out = bag(flat, lib.tensor([0, 1, 4]))
+        (out * lib.arange(float(out.numel())).reshape(out.shape)).sum().backward()
+        return out, bag.weight.grad, None if weights is None else weights.grad, type(out.grad_fn).__name__, repr(bag)
+    same_program(program)
+
+
+def test_embedding_bag_refuses_weights_outside_sum_mode():
+    same_error(lambda lib: lib.nn.EmbeddingBag(5, 2)(lib.tensor([1, 2]), lib.tensor([0]),
+                                                     per_sample_weights=lib.ones(2)))
+
+
+@pytest.mark.parametrize("kind", ["LazyLinear", "LazyConv2d", "LazyBatchNorm1d", "LazyBatchNorm2d"])
+def test_lazy_modules_infer_their_shapes_and_become_the_plain_layer(kind):
+    def program(lib):
+        lib.manual_seed(4)
+        nn = lib.nn
+        module, x = {
+            "LazyLinear": (lambda: nn.LazyLinear(3), lambda: lib.randn(2, 5)),
+            "LazyConv2d": (lambda: nn.LazyConv2d(4, 3, padding=1), lambda: lib.randn(1, 2, 5, 5)),
+            "LazyBatchNorm1d": (lambda: nn.LazyBatchNorm1d(), lambda: lib.randn(4, 3)),
+            "LazyBatchNorm2d": (lambda: nn.LazyBatchNorm2d(momentum=0.5), lambda: lib.randn(2, 3, 2, 2)),
+        }[kind]
+        module = module()
+        before = (repr(module), type(module).__name__, module.has_uninitialized_params(),
+                  [type(p).__name__ for p in module.parameters()])
+        params = list(module.parameters())
+        optimizer = lib.optim.SGD(params, lr=0.1)
+        out = module(x())
+        out.sum().backward()
+        optimizer.step()
+        after = (repr(module), type(module).__name__, [type(p).__name__ for p in module.parameters()],
+                 all(a is b for a, b in zip(params, module.parameters())), dict(module.state_dict()))
+        return before, after, out
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert mine[0] == theirs[0]
+    assert mine[1][:4] == theirs[1][:4]
+    assert_same(list(mine[1][4].values()), list(theirs[1][4].values()))
+    assert_same(mine[2], theirs[2])
+
+
+@pytest.mark.parametrize("kind,shape", [("Dropout1d", (4, 6, 5)), ("Dropout1d", (6, 5)), ("Dropout2d", (4, 6, 3, 3)),
+                                        ("Dropout3d", (2, 6, 2, 2, 2)), ("FeatureAlphaDropout", (4, 6, 3, 3))])
+def test_channel_dropout_zeroes_whole_channels(kind, shape):
+    results = []
+    for lib in LIBS:
+        lib.manual_seed(0)
+        layer = getattr(lib.nn, kind)(0.5)
+        x = lib.ones(*shape) * 3
+        y = layer(x)
+        channels = y.reshape(*shape[:len(shape) - (1 if len(shape) == 2 else len(shape) - 2)], -1)
+        per_channel = np.asarray(channels.tolist())
+        constant = bool((per_channel == per_channel[..., :1]).all())  # one value per channel
+        values = set(np.round(per_channel.ravel(), 4).tolist())
+        results.append((constant, len(values) == 2, repr(layer), tuple(y.shape), layer.eval()(x) is x))
+    assert results[1] == results[0]
+
+
+def test_alpha_dropout_keeps_mean_and_variance_of_a_selu_signal():
+    for lib in LIBS:
+        lib.manual_seed(0)
+        x = lib.randn(200000, dtype=lib.float64)
+        y = lib.nn.AlphaDropout(0.2)(x)
+        assert abs(y.mean().item()) < 0.01 and abs(y.std().item() - 1) < 0.01
+        assert lib.nn.functional.alpha_dropout(x, 0.2) is x  # training defaults to False
+
+
+def test_dropout2d_warnings_and_errors_are_torchs():
+    same_warnings(lambda lib: lib.nn.functional.dropout2d(lib.ones(2, 3, 4), 0.5))
+    same_warnings(lambda lib: lib.nn.functional.dropout2d(lib.ones(2, 3), 0.5, training=False))
+    same_error(lambda lib: lib.nn.functional.dropout1d(lib.ones(2, 3, 4, 5)))
+    same_error(lambda lib: lib.nn.Dropout2d(1.5))
+
+
+@pytest.mark.parametrize("kind,size,shape", [("AdaptiveAvgPool2d", 1, (2, 3, 5, 7)), ("AdaptiveAvgPool2d", (2, 3), (2, 3, 6, 9)),
+                                             ("AdaptiveAvgPool2d", (3, None), (3, 5, 7)), ("AdaptiveAvgPool2d", (3, 4), (1, 2, 5, 7)),
+                                             ("AdaptiveMaxPool2d", (2, 2), (1, 2, 5, 7)), ("AdaptiveMaxPool2d", 3, (2, 1, 6, 6)),
+                                             ("AdaptiveAvgPool1d", 3, (2, 4, 7)), ("AdaptiveMaxPool1d", 2, (2, 4, 8))])
+def test_adaptive_pooling_values_and_gradients(kind, size, shape):
+    def program(lib):
+        lib.manual_seed(5)
+        x = lib.randn(*shape, requires_grad=True)
+        pool = getattr(lib.nn, kind)(size)
+        y = pool(x)
+        (y * lib.arange(float(y.numel())).reshape(y.shape)).sum().backward()
+        return y, x.grad, repr(pool)
+    same_program(program)
+
+
+@pytest.mark.parametrize("values", [([0.5], [2.0]), ([0.5], [-0.1]), ([1.5, 0.5], [0.5, 2.0]), ([0.5, 1.5], [2.0, 0.5])])
+def test_binary_cross_entropy_refuses_targets_outside_0_1_as_torch(values):
+    same_error(lambda lib: lib.nn.functional.binary_cross_entropy(lib.tensor(values[0]), lib.tensor(values[1])))
+
+
+def test_a_lazy_model_loads_a_state_dict_before_its_first_call():
+    def program(lib):
+        lib.manual_seed(6)
+        nn = lib.nn
+
+        class MLP(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.hidden = nn.LazyLinear(8)
+                self.output = nn.LazyLinear(3)
+
+            def forward(self, x):
+                return self.output(nn.functional.relu(self.hidden(x)))
+        net, x = MLP(), lib.randn(2, 5)
+        y = net(x)
+        clone = MLP()
+        keys = repr(clone.load_state_dict(net.state_dict()))
+        before = (repr(clone), type(clone.hidden.weight).__name__, clone.hidden.in_features)
+        same = bool((clone(x) == y).all())
+        return keys, before, same, type(clone.hidden).__name__, clone.hidden.in_features
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert mine == theirs

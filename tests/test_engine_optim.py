@@ -1,0 +1,190 @@
+"""Optimizers beyond SGD/Adam and the learning-rate schedules, against torch: the same parameter
+trajectories, state_dicts, defaults, errors, and the rates (and warnings) schedulers give."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+
+from engine_support import LIBS, assert_same, same_error, same_warnings
+
+# name -> keyword sets that switch each branch of its update on
+OPTIMIZERS = {
+    "RMSprop": [{}, {"momentum": 0.9, "centered": True, "weight_decay": 0.1}, {"maximize": True, "alpha": 0.9}],
+    "Adagrad": [{}, {"lr_decay": 0.1, "weight_decay": 0.05, "initial_accumulator_value": 0.5}],
+    "Adadelta": [{}, {"rho": 0.5, "weight_decay": 0.1, "lr": 0.5}],
+    "Adamax": [{}, {"weight_decay": 0.1, "maximize": True}],
+    "NAdam": [{}, {"weight_decay": 0.1}, {"weight_decay": 0.1, "decoupled_weight_decay": True}],
+    "RAdam": [{}, {"weight_decay": 0.1, "decoupled_weight_decay": True}],
+    "ASGD": [{}, {"t0": 2, "lambd": 0.01, "weight_decay": 0.1}],
+}
+CASES = [(name, kwargs) for name, options in OPTIMIZERS.items() for kwargs in options]
+
+
+def _train(lib, name, kwargs, dtype, steps=8):
+    """A small regression trained for a few steps: the parameters and losses after each step, the
+    optimizer's state_dict, and the optimizer."""
+    gen = lib.Generator().manual_seed(3)
+    w = lib.randn(3, 2, generator=gen, dtype=dtype).requires_grad_()
+    b = lib.zeros(2, dtype=dtype, requires_grad=True)
+    x = lib.randn(5, 3, generator=gen, dtype=dtype)
+    y = lib.randn(5, 2, generator=gen, dtype=dtype)
+    optimizer = getattr(lib.optim, name)([{"params": [w]}, {"params": [b], "lr": 0.05}], **kwargs)
+    trace = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = ((x @ w + b - y) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+        trace.append((loss.item(), w.detach().clone(), b.detach().clone()))
+    return trace, optimizer
+
+
+@pytest.mark.parametrize("name,kwargs", CASES, ids=[f"{n}-{i}" for n, opts in OPTIMIZERS.items() for i in range(len(opts))])
+def test_optimizer_steps_match_torch_in_float64(name, kwargs):
+    theirs, mine = (_train(lib, name, kwargs, lib.float64)[0] for lib in LIBS)
+    for step, (t, m) in enumerate(zip(theirs, mine)):
+        assert abs(m[0] - t[0]) <= 1e-12 * max(1.0, abs(t[0])), f"loss at step {step}"
+        for a, e in zip(m[1:], t[1:]):
+            assert torch.allclose(torch.from_numpy(a.numpy()), e, rtol=1e-12, atol=1e-13), f"step {step}"
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_optimizer_steps_match_torch_in_float32(name):
+    theirs, mine = (_train(lib, name, {}, lib.float32)[0] for lib in LIBS)
+    for (_, tw, tb), (_, mw, mb) in zip(theirs, mine):
+        assert_same(mw, tw)
+        assert_same(mb, tb)
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_state_dict_defaults_and_repr_are_torchs(name):
+    results = []
+    for lib in LIBS:
+        _, optimizer = _train(lib, name, {}, lib.float32, steps=2)
+        sd = optimizer.state_dict()
+        results.append((sd["param_groups"], {k: sorted(v) for k, v in sd["state"].items()},
+                        {k: {n: (type(v).__name__, v.dtype if hasattr(v, "dtype") else None, tuple(getattr(v, "shape", ())))
+                             for n, v in s.items()} for k, s in sd["state"].items()},
+                        repr(optimizer), type(optimizer.state).__name__, optimizer.defaults))
+    (tg, tk, tt, tr, ts, td), (mg, mk, mt, mr, ms, md) = results
+    assert (mg, mk, mr, ms, md) == (tg, tk, tr, ts, td)
+    assert {k: {n: (c, str(d), s) for n, (c, d, s) in v.items()} for k, v in mt.items()} == \
+        {k: {n: (c, str(d), s) for n, (c, d, s) in v.items()} for k, v in tt.items()}
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_load_state_dict_resumes_the_same_trajectory(name):
+    def program(lib):
+        trace, optimizer = _train(lib, name, {}, lib.float64, steps=3)
+        saved = copy.deepcopy(optimizer.state_dict())
+        w = lib.nn.Parameter(trace[-1][1].clone())
+        b = lib.nn.Parameter(trace[-1][2].clone())
+        resumed = getattr(lib.optim, name)([{"params": [w]}, {"params": [b], "lr": 0.05}])
+        resumed.load_state_dict(saved)
+        (w.sum() * 2 + b.pow(2).sum()).backward()
+        resumed.step()
+        return w.detach(), b.detach(), resumed.param_groups[1]["lr"]
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert_same(mine, theirs)
+
+
+@pytest.mark.parametrize("name,bad", [("RMSprop", {"alpha": -1}), ("RMSprop", {"momentum": -0.1}),
+                                      ("Adagrad", {"lr_decay": -1}), ("Adagrad", {"initial_accumulator_value": -1}),
+                                      ("Adadelta", {"rho": 1.5}), ("Adamax", {"betas": (1.0, 0.9)}),
+                                      ("NAdam", {"momentum_decay": -1}), ("RAdam", {"eps": -1}),
+                                      ("ASGD", {"lr": -1}), ("RMSprop", {"verbose": True})])
+def test_invalid_hyperparameters_raise_torchs_errors(name, bad):
+    same_error(lambda lib: getattr(lib.optim, name)([lib.ones(1, requires_grad=True)], **bad))
+
+
+# -- schedulers -----------------------------------------------------------------------------
+def _opt(lib, lr=0.1, **kwargs):
+    return lib.optim.SGD([lib.nn.Parameter(lib.zeros(1)), ], lr=lr, momentum=0.9, **kwargs)
+
+
+SCHEDULES = {
+    "MultiStepLR": lambda s, o: s.MultiStepLR(o, milestones=[2, 5, 5, 8], gamma=0.5),
+    "LinearLR": lambda s, o: s.LinearLR(o, start_factor=0.25, total_iters=4),
+    "ConstantLR": lambda s, o: s.ConstantLR(o, factor=0.5, total_iters=3),
+    "PolynomialLR": lambda s, o: s.PolynomialLR(o, total_iters=6, power=2.0),
+    "MultiplicativeLR": lambda s, o: s.MultiplicativeLR(o, lambda epoch: 0.9),
+    "ExponentialLR": lambda s, o: s.ExponentialLR(o, gamma=0.8),
+    "LambdaLR": lambda s, o: s.LambdaLR(o, lambda epoch: 1 / (epoch + 1)),
+    "CosineAnnealingWarmRestarts": lambda s, o: s.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2, eta_min=0.001),
+    "SequentialLR": lambda s, o: s.SequentialLR(o, [s.LinearLR(o, start_factor=0.1, total_iters=3),
+                                                    s.ExponentialLR(o, gamma=0.9)], milestones=[3]),
+    "ChainedScheduler": lambda s, o: s.ChainedScheduler([s.ExponentialLR(o, gamma=0.9),
+                                                         s.MultiStepLR(o, milestones=[3], gamma=0.1)]),
+    "OneCycleLR": lambda s, o: s.OneCycleLR(o, max_lr=1.0, total_steps=12),
+    "CosineAnnealingLR": lambda s, o: s.CosineAnnealingLR(o, T_max=4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCHEDULES))
+def test_schedule_rates_and_state_dict_match_torch(name):
+    def program(lib):
+        optimizer = _opt(lib)
+        scheduler = SCHEDULES[name](lib.optim.lr_scheduler, optimizer)
+        rates = [scheduler.get_last_lr()]
+        for _ in range(11):
+            optimizer.step()
+            scheduler.step()
+            rates.append(scheduler.get_last_lr() + [optimizer.param_groups[0]["momentum"]])
+        state = scheduler.state_dict()
+        return rates, sorted(state), isinstance(scheduler, lib.optim.lr_scheduler.LRScheduler)
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert mine == theirs
+
+
+def test_reduce_lr_on_plateau_follows_the_metric():
+    def program(lib):
+        optimizer = _opt(lib, lr=1.0)
+        scheduler = lib.optim.lr_scheduler.ReduceLROnPlateau(optimizer, patience=1, factor=0.5, cooldown=1,
+                                                            min_lr=0.1)
+        rates = []
+        for metric in [5, 4, 4, 4, 4, 3, 3, 3, 3, 3, 3, 3]:
+            scheduler.step(metric)
+            rates.append((scheduler.get_last_lr(), scheduler.num_bad_epochs, scheduler.best))
+        scheduler.load_state_dict(scheduler.state_dict())
+        return rates, scheduler.in_cooldown
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert mine == theirs
+
+
+def test_resuming_with_an_epoch_and_calling_get_lr_warn_as_torch():
+    def program(lib):
+        optimizer = _opt(lib)
+        scheduler = lib.optim.lr_scheduler.StepLR(optimizer, step_size=2)
+        optimizer.step()
+        scheduler.step(5)                     # the deprecated epoch argument
+        scheduler.get_lr()                    # not the way to read the current rate
+        plateau = lib.optim.lr_scheduler.ReduceLROnPlateau(optimizer)
+        plateau.step(1.0, epoch=3)
+        return scheduler.get_last_lr()
+    said = same_warnings(program)
+    assert len(said) == 3
+
+
+def test_scheduler_step_before_optimizer_step_warns_as_torch():
+    def program(lib):
+        optimizer = _opt(lib)
+        lib.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[1]).step()
+    assert len(same_warnings(program)) == 1
+
+
+@pytest.mark.parametrize("case", ["sequential milestones", "chained plateau", "linear factor", "verbose"])
+def test_scheduler_errors_are_torchs(case):
+    def program(lib):
+        s, optimizer = lib.optim.lr_scheduler, _opt(lib)
+        if case == "sequential milestones":
+            s.SequentialLR(optimizer, [s.ExponentialLR(optimizer, 0.9)], milestones=[2])
+        elif case == "chained plateau":
+            s.ChainedScheduler([s.ReduceLROnPlateau(optimizer)])
+        elif case == "linear factor":
+            s.LinearLR(optimizer, start_factor=0)
+        else:
+            s.StepLR(optimizer, step_size=2, verbose=True)
+    same_error(program)
+
