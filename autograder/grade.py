@@ -231,9 +231,12 @@ class Grader:
             pending, rows = self.split_done(writer, students)
             if not pending:
                 return [rows[s] for s in students]
+            # Fewer submissions wait than there are workers (a late one after a batch): the
+            # surplus sandboxes, still starting, are closed for good; their start-up threads
+            # then fail, which says nothing about the sandboxes the batch keeps.
             for boxes in sandboxes[len(pending):]:
                 for box in boxes.values():
-                    box.close(reap=False)
+                    box.close(reap=False, retire=True)
             sandboxes = sandboxes[:len(pending)]
             # The host imports torch (for the grading tools) while the sandboxes start. The
             # reference run, when not kept from an earlier batch, goes first on its own.
@@ -368,9 +371,9 @@ def _start_all(boxes: list[Sandbox]) -> list[tuple[threading.Thread, list, Sandb
 
 
 def _finish_starting(starting) -> None:
-    for thread, errors, _ in starting:
+    for thread, errors, box in starting:
         thread.join()
-        if errors:
+        if errors and not box.retired:   # a retired box was closed on purpose while it started
             raise errors[0]
 
 
