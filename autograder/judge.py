@@ -348,13 +348,14 @@ def _case_mismatch(call: dict, out: dict | None, mismatch) -> tuple[str, str]:
     if "raised" in out:
         raised = out["raised"] if isinstance(out["raised"], str) else "an exception"
         if raised.startswith("NotImplementedError"):
-            return f"{what}: not implemented yet (your code raised NotImplementedError)", "not_implemented"
+            return f"{what}: not answered yet (your code raised NotImplementedError)", "not_implemented"
         if raised.startswith("TestFailure: "):
             text = raised[len("TestFailure: "):]
             return text, "not_defined" if "is not defined" in text else "wrong"
         return f"{what}: your code raised {raised}", _category_of_error(raised)
     if call.get("form_only"):
         return "", "passed"   # no expected value: the form is what the probe checks
+    unanswered = out.get("unanswered") is True
     from .values import BadObservation, rebuild   # torch on the host: imported once the sandboxes start
     try:
         got = rebuild(out.get("value"), "s")
@@ -367,6 +368,8 @@ def _case_mismatch(call: dict, out: dict | None, mismatch) -> tuple[str, str]:
         reason = mismatch(got, expected, **_how(call.get("how")))
     except Exception as error:  # noqa: BLE001 - a value the comparison cannot handle fails
         reason = f"cannot compare ({type(error).__name__}: {_first_line(error)})"
+    if reason and unanswered:   # the probe caught a blank answer's NotImplementedError
+        return f"{what}: not answered yet (your code raised NotImplementedError)", "not_implemented"
     return (f"{what}: {reason}", "wrong") if reason else ("", "passed")
 
 

@@ -304,6 +304,7 @@ def main(argv: list[str]) -> int:
     from autograder import harness, observe
 
     harness.warm_up(with_torch)
+    harness.install_unanswered_marker()
     shell = harness.make_shell()
     from autograder import structure
     structure.capture([shell.user_ns])   # library classes and modules as they are before any notebook

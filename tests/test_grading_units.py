@@ -206,6 +206,23 @@ def test_sandbox_walls(sandbox, tmp_path):
 
 
 @pytest.mark.slow
+def test_a_blank_answer_caught_by_a_probe_is_marked_unanswered(sandbox):
+    """A probe that catches RuntimeError (NotImplementedError's base) gets ['RuntimeError', '']
+    from a blank answer; the run marks that case, so the host says "not answered yet"."""
+    job = {"files": [], "cells": [
+        {"index": 0, "kind": "code", "grade_id": "f", "source": "def f(x):\n    raise NotImplementedError()"},
+        {"index": 1, "kind": "probe", "grade_id": "t", "names": ["_f"], "torch": True,
+         "source": "def _f(x):\n    try:\n        return f(x)\n    except RuntimeError as error:\n"
+                   "        return [type(error).__mro__[1].__name__, str(error)]",
+         "calls": [[0, "_f", Converter()([1])]]},
+        {"index": 2, "kind": "code", "grade_id": "g", "source": "def f(x):\n    return x"},
+        {"index": 3, "kind": "probe", "grade_id": "u", "names": ["_f"], "torch": True,
+         "source": "def _f(x):\n    return f(x)", "calls": [[0, "_f", Converter()([1])]]}]}
+    outs = [m for m in sandbox.run(job).messages if m.get("t") == "out"]
+    assert [(m["cell"], m.get("unanswered", False)) for m in outs] == [(1, True), (3, False)], outs
+
+
+@pytest.mark.slow
 def test_sandbox_limits_processes(sandbox):
     source = ("import os, time\nn = 0\ntry:\n    for _ in range(500):\n        if os.fork() == 0:\n"
               "            time.sleep(5); os._exit(0)\n        n += 1\nexcept OSError:\n    pass\nseen = n")
