@@ -54,7 +54,7 @@ class Grader:
         self.course = course
         self.assignment = assignment
         self.workers = max(1, workers or os.cpu_count() or 1)
-        self.limits = limits or Limits()
+        self.limits = limits or Limits.of_course(course.config)
         self.force = force
         self.only = set(students or [])
         source = course.source_notebook(assignment)

@@ -239,7 +239,8 @@ def _call_probes(cell_index: int, calls, scope: dict, channel: Channel, convert:
             channel.send(t="out", cell=cell_index, n=number, value=data)
 
 
-def _run_hidden(fd: int, scopes: dict, channel: Channel, convert: Converter, snapshot: "Snapshot") -> None:
+def _run_hidden(fd: int, scopes: dict, channel: Channel, convert: Converter, snapshot: "Snapshot",
+                beat_fd: int | None = None) -> None:
     """After every cell ran: the hidden cases, which the host sends only now. Nothing that
     happens from here on is shown to the student (see :mod:`autograder.judge`)."""
     try:
@@ -250,6 +251,8 @@ def _run_hidden(fd: int, scopes: dict, channel: Channel, convert: Converter, sna
         scope = scopes.get(cell["index"])
         if scope is None:   # this test cell's probes were never defined
             continue
+        _beat(beat_fd)
+        channel.send(t="hidden_start", cell=cell["index"])
         snapshot.restore(scope)
         _reset_torch_defaults(snapshot)
         try:
@@ -307,8 +310,17 @@ def _write_files(files):
             handle.write(base64.b64decode(encoded))
 
 
+def _beat(fd: int | None) -> None:
+    """Tell the zygote a cell begins: each cell has its own time limit (see zygote._watch)."""
+    if fd is not None:
+        try:
+            _write(fd, b".")
+        except OSError:
+            pass
+
+
 def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Converter,
-            hidden_fd: int | None = None) -> None:
+            hidden_fd: int | None = None, beat_fd: int | None = None) -> None:
     """Every cell in order. In a student's run, each test cell's probes are defined at its
     place and called on the visible cases; then ``visible_done`` is sent and the hidden cases
     (read from ``hidden_fd``, written by the host only after it has read that line) run with
@@ -331,6 +343,9 @@ def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Con
         index = cell["index"]
         if last is not None and index > last:
             break
+        if cell.get("skip"):   # it stopped an earlier run of this notebook: the host says why
+            continue
+        _beat(beat_fd)
         channel.send(t="start", cell=index)
         if cell["kind"] in ("probe", "reference_test"):
             try:
@@ -360,7 +375,7 @@ def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Con
                 channel.send(t="end", cell=index, ok=False, error=_cell_error(error))
     if hidden_fd is not None and not job.get("reference") and not job.get("hidden_only"):
         channel.send(t="visible_done")
-        _run_hidden(hidden_fd, scopes, channel, convert, snapshot)
+        _run_hidden(hidden_fd, scopes, channel, convert, snapshot, beat_fd)
     channel.send(t="done")
 
 

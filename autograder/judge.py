@@ -33,6 +33,8 @@ HINTS = {
     "not_run": "This test never ran: your notebook stopped earlier (see the run's status above).",
     "stopped": "Your code stopped during this test: look for an endless loop, or a result that takes "
                "too much time or memory.",
+    "timeout": "Your code ran past this test's time limit: look for an endless loop, or work that grows "
+               "too fast with the input (the tests after it still ran).",
     "raised": "Your code raised an exception for this input: try the input from the message yourself.",
     "wrong": "Compare your result with the expected value in the message; try that input yourself.",
     "unusable": "Return plain values (numbers, strings, lists, dicts, tensors), as the question asks.",
@@ -77,6 +79,7 @@ class RunView:
     calls: dict[int, list[dict]] = field(default_factory=dict)        # reference run: cases
     outs: dict[int, dict[int, dict]] = field(default_factory=dict)    # student run: visible results
     hidden_outs: dict[int, dict[int, dict]] = field(default_factory=dict)
+    hidden_started: set[int] = field(default_factory=set)            # hidden part: cells begun
     done: bool = False
     visible_done: bool = False
     harness_error: str = ""
@@ -105,11 +108,15 @@ class RunView:
             elif kind == "harness_error" and isinstance(message.get("error"), str):
                 view.harness_error = message["error"][:300]
         view.visible_done = outcome.visible_end is not None
-        rest = hidden.messages if hidden is not None else outcome.messages[boundary:]
+        rest = outcome.messages[boundary:] + (hidden.messages if hidden is not None else [])
         for message in rest:
             cell = message.get("cell")
             if message.get("t") == "out" and type(cell) is int and type(message.get("n")) is int:
                 view.hidden_outs.setdefault(cell, {}).setdefault(message["n"], message)
+            elif message.get("t") == "hidden_start" and type(cell) is int:
+                view.hidden_started.add(cell)
+            elif message.get("t") == "done" and view.visible_done:
+                view.done = True
         return view
 
 
@@ -169,6 +176,8 @@ def _trouble(outcome: RunOutcome, view: RunView, limits: Limits, where) -> str:
     end = outcome.end
     if end is None:
         return f"sandbox stopped responding{where()}"
+    if end.get("how") == "cell_timeout":
+        return f"timed out{where()}: the cell ran longer than its {limits.per_cell:g} s time limit"
     if end.get("how") == "timeout":
         return f"timed out{where()}: the notebook ran longer than its {limits.wall_seconds:g} s time limit"
     if end.get("how") == "signal":
@@ -213,11 +222,24 @@ def student_cell_errors(view: RunView, plan: Plan, before: int | None = None) ->
     in the visible part of the run, before cell ``before`` when given."""
     kinds = {c["index"]: c["kind"] for c in plan.cells}
     found = []
-    for index, (ok, error) in sorted(view.ended.items()):
+    ended = {**view.ended, **{index: (False, "") for index in plan.skipped}}
+    for index, (ok, error) in sorted(ended.items()):
         if before is not None and index >= before:
             break
-        if not ok and kinds.get(index) == "code" and not error.startswith("NotImplementedError"):
+        if index in plan.skipped and kinds.get(index) == "code":
+            found.append((index, f"{_cell_name(plan, index)} {plan.skipped[index][1]}"))
+        elif not ok and kinds.get(index) == "code" and not error.startswith("NotImplementedError"):
             found.append((index, f"{_cell_name(plan, index)} raised {error or 'an error'}"))
+    return found
+
+
+def _stops(plan: Plan) -> list[str]:
+    """The run's news for each cell left out of it: '<cell> timed out ...; ran again without it'."""
+    found = []
+    for index, (how, why) in sorted(plan.skipped.items()):
+        cells = [c for c in plan.cells if c["index"] == index]
+        named = f" ({cells[0]['grade_id']})" if cells and cells[0].get("grade_id") else ""
+        found.append(f"{how} at cell {index + 1}{named}: it {why}; the notebook ran again without it")
     return found
 
 
@@ -232,8 +254,9 @@ def judge_notebook(spec: AssignmentSpec, plan: Plan, runs: list, reference: Refe
         variant, outcome = run[0], run[1]
         view = RunView.of(outcome, run[2] if len(run) > 2 else None)
         run_status = describe_end(outcome, view, variant, limits)
-        if run_status not in statuses:
-            statuses.append(run_status)
+        for stop in _stops(variant) + [run_status]:
+            if stop not in statuses:
+                statuses.append(stop)
         for grade_id in variant.test_index:
             views[grade_id] = (view, run_status, variant)
         # A cell's error is the run's news only when it happened in every kind of run (an
@@ -247,10 +270,15 @@ def judge_notebook(spec: AssignmentSpec, plan: Plan, runs: list, reference: Refe
         index, ref_index = plan.test_index[cell.grade_id], reference.plan.test_index[cell.grade_id]
         view, run_status, variant = views.get(cell.grade_id, (RunView(), "not run", plan))
         try:
-            verdict = judge_cell(index, view, ref_index, ref_view, tools, run_status)
+            if index in variant.skipped:   # this test's own cell stopped an earlier run
+                how, why = variant.skipped[index]
+                verdict = Verdict(0.0, f"this test {why}", "timeout" if how == "timed out" else "stopped")
+            else:
+                verdict = judge_cell(index, view, ref_index, ref_view, tools, run_status)
         except Exception as error:  # noqa: BLE001 - student data the host cannot judge fails this cell, for good
             verdict = Verdict(0.0, f"your results could not be judged ({type(error).__name__})", "unusable")
-        if verdict.share < 1 and verdict.category not in ("not_implemented", "hidden", "reference", "not_run"):
+        if verdict.share < 1 and verdict.category not in ("not_implemented", "hidden", "reference", "not_run",
+                                                          "timeout"):
             cause = student_cell_errors(view, variant, before=index)
             if cause:
                 verdict.message += f" (first error above this test: {cause[0][1]})"

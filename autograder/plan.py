@@ -75,6 +75,10 @@ class Plan:
     cells: list[dict]                  # the job's cells, in run order
     notes: list[str]                   # what was restored or dropped, for the instructor
     test_index: dict[str, int]         # grade_id -> index of its cell in `cells`
+    # Cells that stopped an earlier run of this notebook (a cell over its time limit, a
+    # crash), left out of the run judged: index -> (how that run ended, what the cell did),
+    # in the host's words (e.g. ("timed out", "timed out after 120 s (...)")).
+    skipped: dict[int, tuple[str, str]] = field(default_factory=dict)
 
 
 def _nbgrader(cell) -> dict:

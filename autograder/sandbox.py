@@ -44,7 +44,7 @@ class SandboxError(RuntimeError):
 
 @dataclass
 class Limits:
-    wall_seconds: float = 60.0
+    wall_seconds: float = 60.0       # one run of a notebook, every cell together
     cpu_seconds: int = 60
     memory_bytes: int = 2 * 1024**3
     processes: int = 64
@@ -54,6 +54,24 @@ class Limits:
     # What the host may spend holding one run's parsed observations, estimated per line
     # before parsing (see `parse_cost`): small JSON text can stand for far larger objects.
     parsed_bytes: int = 128 * 1024**2
+    # One cell (nbgrader's Execute.timeout): a cell past it is stopped and the notebook runs
+    # again without it, so the tests after it still count. None: the run's own limit.
+    cell_seconds: float | None = None
+
+    @classmethod
+    def of_course(cls, config, cell_seconds: float | None = None, notebook_seconds: float | None = None,
+                  memory_mb: int | None = None) -> "Limits":
+        """The course's limits (course.model.grading_limits), each overridable (the command line)."""
+        from course.model import grading_limits
+        course = grading_limits(config)
+        cell = float(cell_seconds or course["cell_seconds"])
+        notebook = float(notebook_seconds or course["notebook_seconds"])
+        return cls(wall_seconds=notebook, cpu_seconds=max(1, int(notebook)), cell_seconds=min(cell, notebook),
+                   memory_bytes=int(memory_mb or course["memory_mb"]) * 1024**2)
+
+    @property
+    def per_cell(self) -> float:
+        return min(self.cell_seconds or self.wall_seconds, self.wall_seconds)
 
 
 @dataclass
@@ -301,6 +319,7 @@ class Sandbox:
         self._stderr = None
         self.pid_namespaces: set[str] = set()
         self.retired = False   # closed for good: its batch is over, nothing may start it again
+        self.current: RunOutcome | None = None   # the run under way, its messages as they arrive
 
     def start(self, timeout: float = 120.0) -> None:
         self.launch()
@@ -372,10 +391,12 @@ class Sandbox:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def run(self, job: dict, hidden: bytes = b"") -> RunOutcome:
+    def run(self, job: dict, hidden: bytes = b"", limits: Limits | None = None) -> RunOutcome:
         """Run one job in a fresh child. ``hidden`` (the hidden cases, as JSON) is written to
         the child only once its observations have said ``visible_done``: nothing the child
-        sent before that can depend on them."""
+        sent before that can depend on them. ``limits``: this run's, when not the sandbox's
+        (a rerun gets what is left of the notebook's time)."""
+        limits = limits or self.limits
         if not self.alive:
             if self.retired:
                 raise SandboxError("the batch is over: its sandboxes are closed")
@@ -386,7 +407,7 @@ class Sandbox:
         hidden_r, hidden_w = os.pipe()
         outcome = RunOutcome()
         try:
-            socket.send_fds(self.control, [json.dumps(asdict(self.limits)).encode()], [job_r, obs_w, hidden_r])
+            socket.send_fds(self.control, [json.dumps(asdict(limits)).encode()], [job_r, obs_w, hidden_r])
         except OSError as error:
             for fd in (job_r, job_w, obs_r, obs_w, hidden_r, hidden_w):
                 os.close(fd)
@@ -396,11 +417,12 @@ class Sandbox:
         os.close(obs_w)
         os.close(hidden_r)
         release = _HiddenRelease(hidden_w, hidden)
+        self.current = outcome
         writer = threading.Thread(target=_write_all, args=(job_w, payload), daemon=True)
         reader = threading.Thread(target=self._read_observations, args=(obs_r, outcome, release), daemon=True)
         writer.start()
         reader.start()
-        outcome.end = self._read_line(self.limits.wall_seconds + 30)
+        outcome.end = self._read_line(limits.wall_seconds + 30)
         if outcome.end is None or outcome.end.get("t") != "end":
             outcome.end = None
             outcome.grader_fault = "sandbox stopped responding"
@@ -412,6 +434,7 @@ class Sandbox:
             self.close(reap=False)
             reader.join(5)
         release.discard()
+        self.current = None
         if outcome.end is not None and outcome.end.get("restart"):
             self.close(reap=False)
         return outcome

@@ -209,7 +209,7 @@ def _prepare(limits: dict, disk_bytes: int, folder: str | None = None, zygote: i
 
 
 def _child(job_fd: int, obs_fd: int, hidden_fd: int, setup_fd: int, limits: dict, disk_bytes: int, shell,
-           snapshot, convert, folder: str | None = None, zygote: int = 0):
+           snapshot, convert, folder: str | None = None, zygote: int = 0, beat_fd: int | None = None):
     try:
         _prepare(limits, disk_bytes, folder, zygote)
     except BaseException as error:  # noqa: BLE001 - the zygote reports it as the grader's trouble
@@ -224,7 +224,7 @@ def _child(job_fd: int, obs_fd: int, hidden_fd: int, setup_fd: int, limits: dict
     channel = harness.Channel(obs_fd)
     try:
         job = harness.read_job(job_fd)
-        harness.run_job(job, channel, shell, snapshot, convert, hidden_fd)
+        harness.run_job(job, channel, shell, snapshot, convert, hidden_fd, beat_fd)
     except BaseException as error:  # noqa: BLE001 - the host learns why, the child still exits
         try:
             channel.send(t="harness_error", error=harness._message(error))
@@ -270,11 +270,11 @@ def _end_what_is_left(child: int) -> bool:
     return False
 
 
-def _describe(status: int, timed_out: bool, rusage) -> dict:
+def _describe(status: int, timed_out: str, rusage) -> dict:
     result = {"cpu_seconds": round(rusage.ru_utime + rusage.ru_stime, 3),
               "max_rss_kib": rusage.ru_maxrss}
     if timed_out:
-        result["how"] = "timeout"
+        result["how"] = timed_out   # "timeout" (the whole run) or "cell_timeout" (one cell)
     elif os.WIFSIGNALED(status):
         result["how"] = "signal"
         result["signal"] = os.WTERMSIG(status)
@@ -282,6 +282,28 @@ def _describe(status: int, timed_out: bool, rusage) -> dict:
         result["how"] = "exit"
         result["code"] = os.WEXITSTATUS(status)
     return result
+
+
+def _watch(pidfd: int, beats: int, wall: float, cell: float) -> str:
+    """Wait for the child to end: "" when it did, "timeout" past ``wall`` seconds in all,
+    "cell_timeout" past ``cell`` seconds since the last cell began (a byte on ``beats``)."""
+    start = time.monotonic()
+    run_deadline, cell_deadline = start + wall, start + min(cell, wall)
+    watched = [pidfd, beats]
+    while True:
+        now = time.monotonic()
+        if now >= run_deadline:
+            return "timeout"
+        if now >= cell_deadline:
+            return "cell_timeout"
+        ready, _, _ = select.select(watched, [], [], min(run_deadline, cell_deadline) - now)
+        if pidfd in ready:
+            return ""
+        if beats in ready:
+            if os.read(beats, 4096):
+                cell_deadline = time.monotonic() + min(cell, wall)
+            else:
+                watched = [pidfd]   # the child closed it: only the run's limit is left
 
 
 def main(argv: list[str]) -> int:
@@ -326,6 +348,9 @@ def main(argv: list[str]) -> int:
         limits = json.loads(message)
         job_fd, obs_fd, hidden_fd = fds
         setup_r, setup_w = os.pipe()
+        # The child writes a byte here as each cell starts: one cell may take cell_seconds,
+        # the whole run wall_seconds (a child that stops writing only loses the former).
+        beat_r, beat_w = os.pipe()
         runs += 1
         folder = None if plain is None else os.path.join(plain, f"run-{runs}")
         zygote = os.getpid()
@@ -333,18 +358,22 @@ def main(argv: list[str]) -> int:
         if pid == 0:
             control.close()
             os.close(setup_r)
-            _child(job_fd, obs_fd, hidden_fd, setup_w, limits, disk_bytes, shell, snapshot, convert, folder, zygote)
+            os.close(beat_r)
+            _child(job_fd, obs_fd, hidden_fd, setup_w, limits, disk_bytes, shell, snapshot, convert, folder, zygote,
+                   beat_w)
         os.close(job_fd)
         os.close(obs_fd)
         os.close(hidden_fd)
         os.close(setup_w)
+        os.close(beat_w)
         pidfd = os.pidfd_open(pid)
-        ready, _, _ = select.select([pidfd], [], [], float(limits["wall_seconds"]))
-        timed_out = not ready
+        timed_out = _watch(pidfd, beat_r, float(limits["wall_seconds"]),
+                           float(limits.get("cell_seconds") or limits["wall_seconds"]))
         if timed_out:
             os.kill(pid, signal.SIGKILL)
         _, status, rusage = os.wait4(pid, 0)
         os.close(pidfd)
+        os.close(beat_r)
         result = _describe(status, timed_out, rusage)
         result["setup"] = os.read(setup_r, 1) == b"1"
         os.close(setup_r)

@@ -160,8 +160,10 @@ def judge_as_graded(path: Path, shown: str, out) -> GraderReport:
 
     validator = _shared_validator()
     _announce(shown, validator.plain, out)
+    say = lambda line: print(line, file=out, flush=True)  # noqa: E731 - a cell still running, every few seconds
     try:
         try:
+            validator.progress = say
             validation = validator.validate(path)
         except SandboxError as error:
             if validator.plain:
@@ -171,6 +173,7 @@ def judge_as_graded(path: Path, shown: str, out) -> GraderReport:
                   file=out)
             validator = _shared_validator(plain=True)
             _announce(shown, True, out)
+            validator.progress = say
             validation = validator.validate(path)
     except (ValidationError, ProbeFormError, SandboxError) as error:
         return GraderReport(EXIT_UNUSABLE, problem=str(error))
