@@ -148,21 +148,22 @@ class NotebookRuns:
         over (past its own time limit, or a crash), the notebook runs again without that cell,
         so the tests after it still count; up to MAX_RUNS runs, within the notebook's time
         limit together. Then, if the hidden cases still did not run, a hidden-only run."""
-        deadline = time.monotonic() + self.limits.wall_seconds
-        skipped: dict[int, str] = {}
+        deadline = time.monotonic() + box.limits.wall_seconds
+        skipped: dict[int, tuple[str, str]] = {}
         while True:
             left = max(1.0, deadline - time.monotonic())
-            limits = dataclasses.replace(self.limits, wall_seconds=left, cpu_seconds=max(1, int(left)))
+            limits = None if not skipped else dataclasses.replace(   # a rerun: what is left of the time
+                box.limits, wall_seconds=left, cpu_seconds=max(1, min(int(left), box.limits.cpu_seconds)))
             current = dataclasses.replace(variant, skipped=dict(skipped))
             cells = [{**cell, "skip": True} if cell["index"] in skipped else cell for cell in variant.cells]
             outcome = box.run({"cells": cells, "files": files}, hidden, limits)
-            stopped = stopped_at(outcome, self.limits)
+            stopped = stopped_at(outcome, box.limits)
             if stopped is None or len(skipped) + 1 >= MAX_RUNS or deadline - time.monotonic() < 1:
                 break
             skipped[stopped[0]] = stopped[1]
         again = self.hidden_only_job(current, hidden, outcome, files)
         return (current, outcome, box.run(again, b"", dataclasses.replace(
-            self.limits, wall_seconds=max(1.0, deadline - time.monotonic())))) if again else (current, outcome)
+            box.limits, wall_seconds=max(1.0, deadline - time.monotonic())))) if again else (current, outcome)
 
 
 def stopped_at(outcome: RunOutcome, limits: Limits) -> tuple[int, tuple[str, str]] | None:

@@ -46,7 +46,13 @@ SETUP_FAILED = 70       # exit code of a child that could not prepare its sandbo
 
 _libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
+MS_REMOUNT, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x2000, 0x4000, 0x40000
+# What a notebook's /proc shows: the machine-wide files libraries read (os.cpu_count reads
+# /proc/stat where /sys is missing) and this process's own basics, never a mount table
+# (/proc/*/mountinfo names each mounted folder's path on the host) nor another process.
+PROC_SHOWN = ("cpuinfo", "meminfo", "stat", "loadavg", "uptime", "version")
+PROC_SELF_SHOWN = ("status", "stat", "statm", "limits", "cmdline", "maps", "fd", "fdinfo")
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 CAPABILITY_VERSION_3 = 0x20080522
 
@@ -102,8 +108,32 @@ def _fresh_state(disk_bytes: int) -> None:
         options = f"size={size},mode=1777".encode()
         _check(_libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options),
                f"mount tmpfs on {target}")
+    _cover_proc()
     for path in ("/tmp/home", "/tmp/cache"):
         os.makedirs(path)
+
+
+def _cover_proc() -> None:
+    """Cover /proc (in the child's own mount namespace) with a small tmpfs holding only
+    PROC_SHOWN and, as ``self``, PROC_SELF_SHOWN of the child, each bound from the real one."""
+    stage = "/tmp/.proc"
+    os.mkdir(stage)
+    _check(_libc.mount(b"proc-view", stage.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                       b"size=64k,mode=0755"), "mount the /proc view")
+    os.mkdir(f"{stage}/self")
+    pid = os.getpid()
+    for name, source in [(name, f"/proc/{name}") for name in PROC_SHOWN] + \
+            [(f"self/{name}", f"/proc/{pid}/{name}") for name in PROC_SELF_SHOWN]:
+        target = f"{stage}/{name}"
+        if os.path.isdir(source):
+            os.mkdir(target)
+        else:
+            open(target, "w").close()
+        _check(_libc.mount(source.encode(), target.encode(), None, MS_BIND, None), f"show {source}")
+    _check(_libc.mount(None, stage.encode(), None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, None),
+           "make the /proc view read-only")
+    _check(_libc.mount(stage.encode(), b"/proc", None, MS_MOVE, None), "put the /proc view on /proc")
+    os.rmdir(stage)
 
 
 def _drop_capabilities() -> None:

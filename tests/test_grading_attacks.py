@@ -41,6 +41,7 @@ CRASH_ATTACKS = [
     "output_flood", "disk_fill", "detached_child", "malicious_pickle",
 ]
 CRASH_ATTACKS += ["observation_flood"]   # isolation round 2 (cross-student ones: test_grading_isolation.py)
+CRASH_ATTACKS += ["memfd_outside_limit"]   # round 4: refused by the seccomp filter
 HONEST_VARIANTS = ["honest_stderr", "honest_torch_settings", "honest_float64", "honest_unused_imports",
                    "honest_syntax_slip", "honest_prints", "honest_warnings", "honest_random_draws", "honest_helpers",
                    "honest_class_hierarchy", "honest_magics", "honest_scratch"]
