@@ -145,7 +145,7 @@ class Channel:
 
 
 class Recorder:
-    """``__course_record__`` in the reference run: one message per ``check(...)`` call.
+    """``tools._recorder`` in the reference run: one message per ``check(...)`` call.
 
     Runs only in a trusted run: the instructor's own notebook (grading) or the test cells of
     the notebook being validated, without its answers (Validate). The probe gets a copy of its
@@ -336,7 +336,8 @@ def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Con
     recorder = None
     if job.get("reference"):
         recorder = Recorder(channel, convert, namespace, validate=bool(job.get("validate")))
-        namespace["__course_record__"] = recorder
+        from . import tools   # here, not in the zygote: it imports torch (a stand-in, in a run without it)
+        tools._recorder = recorder
     scopes: dict[int, dict] = {}
     last = job.get("stop_after")
     for cell in job["cells"]:

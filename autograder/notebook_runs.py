@@ -52,12 +52,11 @@ def extra_files(folder: Path, notebook_name: str) -> list[list[str]]:
     return files
 
 
-def load_tools(spec: AssignmentSpec) -> dict:
-    """The instructor's grading-tools cell (its ``mismatch``), defined on the host."""
-    namespace: dict = {"__name__": "course_grading_tools"}
-    if spec.tools_source:
-        exec(compile(spec.tools_source, f"<{spec.name} grading tools>", "exec"), namespace)  # noqa: S102 - instructor code
-    return namespace
+def load_tools(spec: AssignmentSpec | None = None) -> dict:
+    """The grading tools (``mismatch``) the host compares with: the grader's own module,
+    imported here, never a notebook's cell nor anything of the student's process."""
+    from . import tools
+    return vars(tools)
 
 
 class NotebookRuns:

@@ -59,7 +59,6 @@ class AssignmentSpec:
     notebook: str
     cells: list[TrustedCell]
     source_notebook: nbformat.NotebookNode
-    tools_source: str = ""
 
     @functools.cached_property
     def markdown_sources(self) -> frozenset:
@@ -114,7 +113,7 @@ def spec_of(name: str, notebook: str, source_notebook: nbformat.NotebookNode,
     """The trusted cells of an instructor's (or release) notebook, as :func:`load_spec`.
     ``markers``: nbgrader's, as the course configures them (default: this repository's)."""
     markers = markers or course_markers()
-    cells, tools = [], []
+    cells = []
     for position, cell in enumerate(source_notebook.cells):
         meta = _nbgrader(cell)
         grade_id = meta.get("grade_id")
@@ -126,8 +125,6 @@ def spec_of(name: str, notebook: str, source_notebook: nbformat.NotebookNode,
             role = "answer"
         else:
             role = "locked"
-            if _defines_mismatch(_source(cell)):
-                tools.append(_source(cell))
         trusted = TrustedCell(grade_id, role, _source(cell), float(meta.get("points") or 0), position)
         if role == "test":
             require_probe_form(grade_id, trusted.source)
@@ -137,11 +134,7 @@ def spec_of(name: str, notebook: str, source_notebook: nbformat.NotebookNode,
             trusted.hidden_line_numbers = sorted(markers.hidden_line_numbers(stripped))
             trusted.visible_source = "\n".join(markers.outside(trusted.source, HIDDEN))
         cells.append(trusted)
-    return AssignmentSpec(name, notebook, cells, source_notebook, tools_source="\n\n".join(tools))
-
-
-def _defines_mismatch(source: str) -> bool:
-    return "def mismatch(" in source
+    return AssignmentSpec(name, notebook, cells, source_notebook)
 
 
 def read_submission(path) -> nbformat.NotebookNode:

@@ -40,7 +40,6 @@ from .notebook_runs import extra_files as _extra_files
 from .plan import AssignmentSpec, Plan, UnreadableNotebook, build_plan, read_submission, spec_of
 from .sandbox import REPO, Limits, Sandbox, SandboxError, Unsandboxed, bwrap_available
 
-TOOLS_ID = "grading_tools"
 
 
 class ValidationError(Exception):
@@ -75,21 +74,6 @@ def trusted_copy(path: Path, root: Path = REPO) -> Path:
     if notebook == source:
         return notebook   # the instructor validating a source notebook: its hidden tests too
     return release.resolve() if release.is_file() else notebook
-
-
-def _course_tools(root: Path = REPO) -> set[str]:
-    """The grading-tools cells the course ships (the same in every assignment)."""
-    found = set()
-    for folder in ("assignments", "solutions"):
-        for path in sorted((root / folder).glob("*/*.ipynb")):
-            try:
-                notebook = nbformat.read(str(path), as_version=4)
-            except Exception:  # noqa: BLE001 - a broken file is simply not a reference
-                continue
-            for cell in notebook.cells:
-                if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == TOOLS_ID:
-                    found.add(cell.source.strip())
-    return found
 
 
 def _unchanged(cell) -> bool:
@@ -127,7 +111,6 @@ class NotebookValidator:
         self.plain = not bwrap_available() if plain is None else plain
         self.boxes: dict[bool, Sandbox] = {}
         self.references: dict[str, Reference] = {}
-        self._tools: set[str] | None = None
         # Told, every `progress_every` seconds, which cell is still running (a loop must not
         # look like a hang): a function taking one line, or None.
         self.progress = None
@@ -178,7 +161,6 @@ class NotebookValidator:
         spec = spec_of(spec_path.stem, spec_path.stem, source)
         if not spec.tests:
             raise ValidationError("no graded test cells to check")
-        self._check_tools(spec)
         tools = load_tools(spec)
         with_torch = not spec.forbids_torch
         runs = NotebookRuns(spec, with_torch, tools, self.limits)
@@ -195,15 +177,6 @@ class NotebookValidator:
             if watcher is not None:
                 watcher.stop()
         return Validation(result, spec_path, edited, _form_only(spec, reference), _todo(run_list))
-
-    def _check_tools(self, spec: AssignmentSpec) -> None:
-        """The comparison runs here, outside the sandbox: only the course's own tools."""
-        if self._tools is None:
-            self._tools = _course_tools(self.root)
-        tools = [c.source.strip() for c in spec.cells if c.grade_id == TOOLS_ID]
-        if not tools or tools[0] not in self._tools:
-            raise ValidationError(f"its {TOOLS_ID} cell is not one of this course's, so its checks "
-                                  "cannot be trusted here")
 
     def _reference(self, spec: AssignmentSpec, spec_path: Path):
         """The trusted copy's test and locked cells, run without any answer: the cases and
