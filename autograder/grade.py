@@ -33,7 +33,8 @@ from .results import STATE_FILE, SubmissionRow, final_digest, load_row
 from .sandbox import Limits, RunOutcome, Sandbox, close_early, reap_namespaces, take_early
 
 # The grader's code a reference run depends on: a change to any of them runs it again.
-REFERENCE_CODE = ("harness.py", "observe.py", "plan.py", "probes.py", "zygote.py", "forbidden.py", "structure.py")
+REFERENCE_CODE = ("harness.py", "observe.py", "plan.py", "probes.py", "zygote.py", "forbidden.py", "structure.py",
+                  "tools.py")
 GRADER_VERSION = "1"
 
 
