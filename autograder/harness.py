@@ -23,6 +23,7 @@ import sys
 
 from . import structure
 from .observe import Converter, build
+from .written import rule_of
 
 MAX_JOB_BYTES = 256 * 1024 * 1024
 WORK_DIR = "/tmp/work"
@@ -41,7 +42,7 @@ _len, _all, _map, _is = len, all, map, operator.is_
 _BUILTINS = dict(vars(builtins))
 # The grading tools' structural facts, as the grader reads them (see autograder.structure).
 _STRUCTURE = {"class_chain": structure.class_chain, "graph_nodes": structure.graph_nodes,
-              "reachable": structure.reachable}
+              "reachable": structure.reachable, "code_of": structure.code_of}
 
 
 class _Unanswered:
@@ -85,19 +86,38 @@ def _message(error: BaseException) -> str:
 
 
 class Snapshot:
-    """Attribute values of the modules test code uses, taken before student code runs."""
+    """Attribute values of the modules test code uses, taken before student code runs, and of
+    the library classes probes use: put back before each test cell's probes (a notebook that
+    made torch.autograd.graph.saved_tensors_hooks a no-op, or rebound torch.optim.Optimizer,
+    changed what a probe measured). ~1 ms a test cell for ~250 modules."""
 
-    MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.autograd", "torch.testing",
-               "numpy", "numpy.testing", "math", "random", "operator", "builtins", "json")
+    MODULES = ("torch", "torch._C", "torch._C._nn", "torch._C._autograd", "torch._C._functions",
+               "torch.functional", "torch._tensor", "torch.random", "torch.overrides", "torch.library",
+               "torch.utils.checkpoint", "torch.utils.hooks", "torch.utils._python_dispatch",
+               "numpy", "numpy.linalg", "numpy.random", "numpy.testing",
+               "math", "random", "operator", "builtins", "json", "functools", "contextlib", "weakref", "gc")
+    # every module below these, as loaded when the zygote starts
+    PACKAGES = ("torch.nn", "torch.autograd", "torch.optim", "torch.fx", "torch.func", "torch.utils.data",
+                "torch.testing")
+    CLASSES = ("torch.Tensor", "torch.nn.Module", "torch.nn.Parameter", "torch.autograd.Function",
+               "torch.autograd.graph.saved_tensors_hooks", "torch.autograd.grad_mode.no_grad",
+               "torch.autograd.grad_mode.enable_grad", "torch.autograd.grad_mode.set_grad_enabled",
+               "torch.optim.Optimizer", "torch.optim.SGD", "torch.optim.RMSprop", "torch.optim.Adagrad",
+               "torch.nn.modules.batchnorm._NormBase", "torch.nn.modules.batchnorm._BatchNorm",
+               "torch.nn.BatchNorm1d", "torch.nn.BatchNorm2d", "torch.nn.Linear", "torch.nn.Sequential")
 
     def __init__(self):
-        self.modules = {name: sys.modules[name] for name in self.MODULES if sys.modules.get(name) is not None}
+        names = [name for name in sys.modules if name in self.MODULES or name in self.PACKAGES
+                 or name.startswith(tuple(f"{package}." for package in self.PACKAGES))]
+        self.modules = {name: sys.modules[name] for name in names
+                        if sys.modules.get(name) is not None and hasattr(sys.modules[name], "__dict__")}
         self.attributes = {name: dict(vars(module)) for name, module in self.modules.items()}
         self.values = {name: list(saved.values()) for name, saved in self.attributes.items()}
         self.classes = []
-        torch = self.modules.get("torch")
-        if torch is not None:
-            for cls in (torch.Tensor, torch.nn.Module, torch.nn.Parameter, torch.autograd.Function):
+        for dotted in self.CLASSES:
+            module_name, _, attribute = dotted.rpartition(".")
+            cls = getattr(sys.modules.get(module_name), attribute, None)
+            if isinstance(cls, type):
                 self.classes.append((cls, dict(vars(cls))))
 
     def restore(self, namespace: dict):
@@ -178,12 +198,15 @@ class Recorder:
         number, self.count = self.count, self.count + 1
         hidden = self._hidden()
         args_data = self.convert(list(args))
+        code = how.get("code")
         how = {"close": bool(how.get("close")), "rtol": float(how.get("rtol")), "atol": float(how.get("atol")),
                "agree": None if how.get("agree") is None else float(how["agree"]),
                "partial": how.get("partial") is True}
+        if code is not None:   # a code check (tools.check_code): the host judges it on the notebook's cells
+            how["code"] = rule_of(code)
         message = {"t": "call", "cell": self.cell, "n": number, "probe": getattr(probe, "__name__", "?"),
                    "args": args_data, "what": _str(what)[:1000], "how": how, "hidden": hidden,
-                   "form_only": not has_expect and (self.validate or not hidden)}
+                   "form_only": not has_expect and code is None and (self.validate or not hidden)}
         ref_error, got = "", None
         if not self.validate:   # Validate has no instructor's answers to run the probe on
             try:

@@ -206,7 +206,7 @@ def _redact(text: str, hidden_lines: list[str]) -> str:
     return " ".join(text.split())[:500]
 
 
-def _cell_name(plan: Plan, index: int) -> str:
+def cell_name(plan: Plan, index: int) -> str:
     """'answer cell X', or for a cell of the student's own 'your code cell N (after X)'
     (N counts code cells only, as the run does)."""
     cells = [c for c in plan.cells if c["index"] == index]
@@ -227,9 +227,9 @@ def student_cell_errors(view: RunView, plan: Plan, before: int | None = None) ->
         if before is not None and index >= before:
             break
         if index in plan.skipped and kinds.get(index) == "code":
-            found.append((index, f"{_cell_name(plan, index)} {plan.skipped[index][1]}"))
+            found.append((index, f"{cell_name(plan, index)} {plan.skipped[index][1]}"))
         elif not ok and kinds.get(index) == "code" and not error.startswith("NotImplementedError"):
-            found.append((index, f"{_cell_name(plan, index)} raised {error or 'an error'}"))
+            found.append((index, f"{cell_name(plan, index)} raised {error or 'an error'}"))
     return found
 
 
@@ -265,6 +265,7 @@ def judge_notebook(spec: AssignmentSpec, plan: Plan, runs: list, reference: Refe
         errors = failed if errors is None else {i: t for i, t in errors.items() if i in failed}
     failures = [s for s in statuses if s != "ok"]
     status = "; ".join(failures) if failures else "ok"
+    code = _LazyCode(plan)   # the notebook's cells compiled here, for code checks (written.py)
     tests = []
     for cell in spec.tests:
         index, ref_index = plan.test_index[cell.grade_id], reference.plan.test_index[cell.grade_id]
@@ -274,7 +275,7 @@ def judge_notebook(spec: AssignmentSpec, plan: Plan, runs: list, reference: Refe
                 how, why = variant.skipped[index]
                 verdict = Verdict(0.0, f"this test {why}", "timeout" if how == "timed out" else "stopped")
             else:
-                verdict = judge_cell(index, view, ref_index, ref_view, tools, run_status)
+                verdict = judge_cell(index, view, ref_index, ref_view, tools, run_status, code)
         except Exception as error:  # noqa: BLE001 - student data the host cannot judge fails this cell, for good
             verdict = Verdict(0.0, f"your results could not be judged ({type(error).__name__})", "unusable")
         if verdict.share < 1 and verdict.category not in ("not_implemented", "hidden", "reference", "not_run",
@@ -305,7 +306,20 @@ def _judge_probes(index, view: RunView, ref_index, ref_view: RunView, tools, sta
     return verdict.share, verdict.message
 
 
-def judge_cell(index, view: RunView, ref_index, ref_view: RunView, tools, status) -> Verdict:
+class _LazyCode:
+    """autograder.written.NotebookCode of a plan, compiled the first time a check needs it."""
+
+    def __init__(self, plan: Plan):
+        self.plan, self._code = plan, None
+
+    def check(self, got, rule) -> str:
+        from .written import NotebookCode
+        if self._code is None:
+            self._code = NotebookCode.of_plan(self.plan)
+        return self._code.check(got, rule)
+
+
+def judge_cell(index, view: RunView, ref_index, ref_view: RunView, tools, status, code=None) -> Verdict:
     """A probe-form test: every case's result, compared on the host with its expected value.
 
     Visible cases are judged with their messages; a hidden case only right or wrong. The
@@ -335,11 +349,11 @@ def judge_cell(index, view: RunView, ref_index, ref_view: RunView, tools, status
     first_wrong, first_category, right, wrong_hidden = "", "", {}, False
     for call in calls:
         if call.get("hidden") is True:
-            reason, _ = _case_mismatch(call, hidden_outs.get(call.get("n")), tools["mismatch"])
+            reason, _ = _case_mismatch(call, hidden_outs.get(call.get("n")), tools["mismatch"], code)
             right[id(call)] = not reason
             wrong_hidden = wrong_hidden or bool(reason)
             continue
-        reason, category = _case_mismatch(call, outs.get(call.get("n")), tools["mismatch"])
+        reason, category = _case_mismatch(call, outs.get(call.get("n")), tools["mismatch"], code)
         right[id(call)] = not reason
         if reason and not first_wrong:
             first_wrong, first_category = reason, category
@@ -365,7 +379,7 @@ def _category_of_error(error: str) -> str:
     return "raised"
 
 
-def _case_mismatch(call: dict, out: dict | None, mismatch) -> tuple[str, str]:
+def _case_mismatch(call: dict, out: dict | None, mismatch, code=None) -> tuple[str, str]:
     """(why the student's result for one case is wrong, its category); ("", "passed") when right.
 
     The message may show the case's input and expected value: only visible cases' messages
@@ -381,6 +395,9 @@ def _case_mismatch(call: dict, out: dict | None, mismatch) -> tuple[str, str]:
             text = raised[len("TestFailure: "):]
             return text, "not_defined" if "is not defined" in text else "wrong"
         return f"{what}: your code raised {raised}", _category_of_error(raised)
+    how = call.get("how") if isinstance(call.get("how"), dict) else {}
+    if how.get("code") is not None:   # a code check: judged here, on the notebook's own cells
+        return _code_mismatch(what, how["code"], out, code)
     if call.get("form_only"):
         return "", "passed"   # no expected value: the form is what the probe checks
     unanswered = out.get("unanswered") is True
@@ -398,6 +415,19 @@ def _case_mismatch(call: dict, out: dict | None, mismatch) -> tuple[str, str]:
         reason = f"cannot compare ({type(error).__name__}: {_first_line(error)})"
     if reason and unanswered:   # the probe caught a blank answer's NotImplementedError
         return f"{what}: not answered yet (your code raised NotImplementedError)", "not_implemented"
+    return (f"{what}: {reason}", "wrong") if reason else ("", "passed")
+
+
+def _code_mismatch(what: str, rule, out: dict, code) -> tuple[str, str]:
+    from .values import BadObservation, rebuild
+    from .written import rule_of
+    if code is None:
+        return f"{what}: the grader cannot check code here", "reference"
+    try:
+        got = rebuild(out.get("value"), "s")
+    except BadObservation as error:
+        return f"{what}: your code returned an unusable value ({error})", "unusable"
+    reason = code.check(got, rule_of(rule))
     return (f"{what}: {reason}", "wrong") if reason else ("", "passed")
 
 

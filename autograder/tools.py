@@ -235,6 +235,63 @@ def reachable(root, kind):
     return False
 
 
+def code_of(obj):
+    """What `obj` is made of, for a code check: its class chain, and a fingerprint of the code of
+    each of its functions (see `check_code`). When grading, the grader's own reader is used."""
+    from autograder import structure
+    if structure._names is None:
+        structure.capture([_kernel_namespace()])
+    return structure.code_of(obj)
+
+
+def check_code(what, probe_function, *args, only=None, forbid=(), forbid_classes=(), loops=True, nested=True,
+               defaults=True, reflection=True, name=None):
+    """Check what an answer is made of: `probe_function(*args)` returns `code_of(answer)`.
+
+    Its functions must be code written in the notebook's cells (not run from another source),
+    and, with the options: use `only` these names, none of `forbid` (directly or through the
+    notebook's other definitions), no class whose name starts with one of `forbid_classes`,
+    no loops, no nested functions, no default values (False), no reflection such as
+    `globals()` or `getattr` (False); `name` names the rule in messages. When grading, the
+    grader checks this on its own compilation of the notebook's cells, never in your process."""
+    rule = {"only": None if only is None else list(only), "forbid": list(forbid), "forbid_classes": list(forbid_classes),
+            "loops": loops, "nested": nested, "defaults": defaults, "reflection": reflection, "name": name}
+    if _recorder is not None:   # the grader's trusted reference run: record the case
+        _recorder(what, probe_function, args, None, False,
+                  {"close": False, "rtol": 0.0, "atol": 0.0, "agree": None, "partial": False, "code": rule})
+        return
+    try:
+        got = probe_function(*args)
+    except TestFailure:
+        raise
+    except NotImplementedError:
+        raise TestFailure(f"{what}: not answered yet (your code raised NotImplementedError)") from None
+    except Exception as error:
+        raise TestFailure(f"{what}: your code raised {type(error).__name__}: {error}") from None
+    reason = _kernel_code_check(got, rule)
+    if reason:
+        raise TestFailure(f"{what}: {reason}")
+
+
+def _kernel_namespace():
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return {}
+    shell = get_ipython()
+    return shell.user_ns if shell is not None else {}
+
+
+def _kernel_code_check(got, rule):
+    """In your own kernel: the same check on the cells this kernel ran (its input history)."""
+    from autograder.written import NotebookCode, rule_of
+    history = _kernel_namespace().get("In")
+    if not isinstance(history, list):
+        return None   # not in IPython: nothing to compare with
+    cells = [{"kind": "code", "source": source} for source in history if isinstance(source, str)]
+    return NotebookCode(cells, [f"your cell {n}" for n in range(len(cells))]).check(got, rule_of(rule)) or None
+
+
 def _show_test_failure(shell, etype, value, tb, tb_offset=None):
     # Show the message alone: no test source lines.
     shell.showtraceback((etype, etype(*value.args), None))
@@ -254,4 +311,5 @@ _show_test_failures_plainly()
 
 
 __all__ = ["contextlib", "math", "torch", "HealthCheck", "Phase", "given", "settings", "st", "TestFailure",
-           "probe", "examples", "mismatch", "check", "credit", "answer", "class_chain", "graph_nodes", "reachable"]
+           "probe", "examples", "mismatch", "check", "check_code", "credit", "answer", "class_chain", "graph_nodes",
+           "reachable", "code_of"]
