@@ -285,11 +285,14 @@ def _kernel_namespace():
 def _kernel_code_check(got, rule):
     """In your own kernel: the same check on the cells this kernel ran (its input history)."""
     from autograder.written import NotebookCode, rule_of
-    history = _kernel_namespace().get("In")
+    namespace = _kernel_namespace()
+    history = namespace.get("In")
     if not isinstance(history, list):
         return None   # not in IPython: nothing to compare with
     cells = [{"kind": "code", "source": source} for source in history if isinstance(source, str)]
-    return NotebookCode(cells, [f"your cell {n}" for n in range(len(cells))]).check(got, rule_of(rule)) or None
+    code = NotebookCode(cells, [f"your cell {n}" for n in range(len(cells))], tampering=False)
+    code.add_functions_of(namespace)   # your kernel is yours: what it defined counts as written here
+    return code.check(got, rule_of(rule)) or None
 
 
 def _show_test_failure(shell, etype, value, tb, tb_offset=None):

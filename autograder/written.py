@@ -66,9 +66,10 @@ class _Cell:
 class NotebookCode:
     """The code objects a plan's code cells compile to, compiled here once per notebook."""
 
-    def __init__(self, cells: list[dict], names: list[str]):
+    def __init__(self, cells: list[dict], names: list[str], tampering: bool = True):
         """``cells``: the plan's cells (only kind "code" is compiled, in order); ``names``:
-        how to call each cell in messages, by the same index."""
+        how to call each cell in messages, by the same index; ``tampering``: look in the
+        student's cells for code reaching into the grader (not in a student's own kernel)."""
         from IPython.core.inputtransformer2 import TransformerManager
 
         self.codes: dict[str, types.CodeType] = {}
@@ -97,7 +98,7 @@ class NotebookCode:
                                            dont_inherit=True))
             except (SyntaxError, ValueError, TypeError, OverflowError, RecursionError, MemoryError):
                 continue
-            if not cell.get("locked"):
+            if tampering and not cell.get("locked"):
                 self._look_for_the_grader(tree, name)
             self._collect(modules, tree)
 
@@ -105,6 +106,20 @@ class NotebookCode:
     def of_plan(cls, plan) -> "NotebookCode":
         from .judge import cell_name
         return cls(plan.cells, [cell_name(plan, cell["index"]) for cell in plan.cells])
+
+    def add_functions_of(self, namespace: dict) -> None:
+        """The code of every function and class method a namespace holds, as if compiled from
+        the notebook's cells (a student's own kernel, whose input history may be incomplete)."""
+        for value in list(namespace.values()):
+            members = list(vars(value).values()) if isinstance(value, type) else [value]
+            for member in members:
+                member = getattr(member, "__func__", member)
+                for function in (getattr(member, part, None) for part in ("fget", "fset", "fdel")) \
+                        if isinstance(member, property) else [member]:
+                    while isinstance(getattr(function, "__wrapped__", None), types.FunctionType):
+                        function = function.__wrapped__
+                    if isinstance(function, types.FunctionType):
+                        self._collect([function.__code__], ast.Module([], type_ignores=[]))
 
     def _collect(self, modules: list[types.CodeType], tree: ast.Module) -> None:
         by_place: dict[tuple[str, int], types.CodeType] = {}
