@@ -184,6 +184,7 @@ class Recorder:
         self.filename = ""
         self.hidden_lines: frozenset = frozenset()
         self.count = 0
+        self.seed_key: str | None = None   # the student whose own hidden cases are being drawn
 
     def _hidden(self) -> bool:
         """Whether the cell's top-level statement running now is in its hidden region."""
@@ -220,6 +221,8 @@ class Recorder:
                     ref_error = _str(reason)
         message["expected"] = None if message["form_only"] else self.convert(expect if has_expect else got)
         message["ref_error"] = ref_error
+        if self.seed_key is not None and hidden:
+            message["seed"] = self.seed_key
         self.channel.send(**message)
 
 
@@ -285,6 +288,36 @@ def _run_hidden(fd: int, scopes: dict, channel: Channel, convert: Converter, sna
         _call_probes(cell["index"], cell["calls"], scope, channel, convert)
 
 
+def _hidden_part(source: str, filename: str, hidden_lines) -> object | None:
+    """The top-level statements of a test cell that lie in its hidden-tests region, compiled
+    with their own line numbers (so the recorder sees them as hidden); None when none do."""
+    import ast
+    lines = set(hidden_lines)
+    tree = ast.parse(source)
+    body = [node for node in tree.body if lines & set(range(node.lineno, (node.end_lineno or node.lineno) + 1))]
+    return _compile(ast.Module(body, type_ignores=[]), filename, "exec") if body else None
+
+
+def _draw_for_students(index: int, grade_id: str, hidden, seeds: dict, recorder, channel, snapshot,
+                       namespace: dict, beat_fd) -> None:
+    """The cell's hidden checks again, once per student, each drawn from that student's seed
+    (Hypothesis's examples and torch's, numpy's and random's generators): cases tagged with
+    the student, expected values computed here as for the shared ones. A draw that fails
+    is reported; that student keeps the shared hidden cases of this cell."""
+    from . import tools
+    for student, seed in seeds.items():
+        _beat(beat_fd)
+        mixed = int.from_bytes(hashlib.sha256(f"{_cell_seed(grade_id)}:{seed}".encode()).digest()[:4], "little")
+        _reset_globals(snapshot, namespace, mixed)
+        tools._seed, recorder.seed_key = mixed, student
+        try:
+            _exec(hidden, namespace)
+        except _BaseException as error:  # noqa: BLE001 - this student keeps the shared cases
+            channel.send(t="seed_error", cell=index, seed=student, error=_message(error))
+        finally:
+            tools._seed, recorder.seed_key = None, None
+
+
 def _cell_seed(grade_id: str) -> int:
     """The reference run's RNG seed for one test cell: fixed, so its recorded inputs are the
     same from batch to batch (the "0:" prefix keeps the values used so far)."""
@@ -348,10 +381,15 @@ def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Con
     place and called on the visible cases; then ``visible_done`` is sent and the hidden cases
     (read from ``hidden_fd``, written by the host only after it has read that line) run with
     the probes each cell defined, on the names as they were bound at that cell."""
-    compiled = {}
+    compiled, hidden_parts = {}, {}
+    seeds = (job.get("seeds") or {}) if job.get("reference") else {}
     for cell in job["cells"]:
         if cell["kind"] in ("probe", "reference_test"):
             compiled[cell["index"]] = _compile(cell["source"], f"<test {cell['grade_id']}>", "exec")
+            if seeds and cell["kind"] == "reference_test":
+                part = _hidden_part(cell["source"], f"<test {cell['grade_id']}>", cell.get("hidden_lines", ()))
+                if part is not None:
+                    hidden_parts[cell["index"]] = part
             cell["source"] = ""  # no test source text left lying around for student code to find
     _write_files(job.get("files", []))
     os.chdir(WORK_DIR)
@@ -383,6 +421,9 @@ def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Con
                     recorder.hidden_lines = frozenset(cell.get("hidden_lines", ()))
                     _reset_globals(snapshot, namespace, _cell_seed(cell["grade_id"]))
                     _exec(compiled[index], namespace)
+                    if index in hidden_parts:
+                        _draw_for_students(index, cell["grade_id"], hidden_parts[index], seeds, recorder, channel,
+                                           snapshot, namespace, beat_fd)
             except _BaseException as error:  # noqa: BLE001 - reported, the next cell still runs
                 channel.send(t="end", cell=index, ok=False, error=_message(error))
                 continue

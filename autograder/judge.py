@@ -15,6 +15,7 @@ fail, at the price of its points.
 """
 from __future__ import annotations
 
+import dataclasses
 import signal
 from dataclasses import dataclass, field
 
@@ -25,6 +26,9 @@ HIDDEN = "[hidden test]"
 HIDDEN_FAILED = ("passed the visible checks, not every hidden check (hidden checks try other inputs; "
                  "their inputs, expected values and your results are not shown)")
 HIDDEN_PARTIAL = "the wrong ones are hidden checks (not shown)"
+# After the due date, where the course's reveal policy says so (c.CourseGrading.reveal_hidden):
+# the first failing hidden check of a test, which was drawn for this student alone.
+HIDDEN_REVEALED = "failed a hidden check (shown because the due date has passed)"
 
 HINTS = {
     "not_implemented": "Replace `raise NotImplementedError()` in the answer cell above with your code.",
@@ -77,6 +81,10 @@ class RunView:
     started: set[int] = field(default_factory=set)
     ended: dict[int, tuple[bool, str]] = field(default_factory=dict)
     calls: dict[int, list[dict]] = field(default_factory=dict)        # reference run: cases
+    # reference run: each student's own hidden cases, cell -> student -> cases, and the
+    # (cell, student) whose draw failed (that student keeps the shared hidden cases)
+    seeded: dict[int, dict[str, list[dict]]] = field(default_factory=dict)
+    seed_errors: set = field(default_factory=set)
     outs: dict[int, dict[int, dict]] = field(default_factory=dict)    # student run: visible results
     hidden_outs: dict[int, dict[int, dict]] = field(default_factory=dict)
     hidden_started: set[int] = field(default_factory=set)            # hidden part: cells begun
@@ -99,8 +107,12 @@ class RunView:
             elif kind == "end" and type(cell) is int and cell not in view.ended:
                 error = message.get("error")
                 view.ended[cell] = (message.get("ok") is True, error if isinstance(error, str) else "")
+            elif kind == "call" and type(cell) is int and isinstance(message.get("seed"), str):
+                view.seeded.setdefault(cell, {}).setdefault(message["seed"], []).append(message)
             elif kind == "call" and type(cell) is int:
                 view.calls.setdefault(cell, []).append(message)
+            elif kind == "seed_error" and type(cell) is int and isinstance(message.get("seed"), str):
+                view.seed_errors.add((cell, message["seed"]))
             elif kind == "out" and type(cell) is int and type(message.get("n")) is int:
                 view.outs.setdefault(cell, {}).setdefault(message["n"], message)
             elif kind == "done":
@@ -132,8 +144,8 @@ class Reference:
     cases: dict[str, tuple[list, list]]
 
     @classmethod
-    def of(cls, plan: Plan, outcome: RunOutcome) -> "Reference":
-        view = RunView.of(outcome)
+    def of(cls, plan: Plan, outcome: RunOutcome, view: RunView | None = None) -> "Reference":
+        view = view or RunView.of(outcome)
         cases = {}
         for grade_id, index in plan.test_index.items():
             calls = view.calls.get(index, [])
@@ -141,6 +153,25 @@ class Reference:
                                      for call in calls if (call.get("hidden") is True) == hidden]
                                     for hidden in (False, True))
         return cls(plan, outcome, view, cases)
+
+    def students_drawn(self) -> set[str]:
+        """The students whose own hidden cases this reference holds (or tried to draw)."""
+        return {student for by_student in self.view.seeded.values() for student in by_student} | \
+            {student for _, student in self.view.seed_errors}
+
+    def for_student(self, student: str) -> "Reference":
+        """This reference as one student meets it: the visible cases, and in each test cell
+        the hidden cases drawn from that student's seed, where they were drawn and the
+        instructor's solution passes them all (otherwise the shared hidden cases)."""
+        if not self.view.seeded:
+            return self
+        calls = {}
+        for index, shared in self.view.calls.items():
+            own = self.view.seeded.get(index, {}).get(student)
+            usable = own and (index, student) not in self.view.seed_errors and not any(c.get("ref_error") for c in own)
+            calls[index] = [c for c in shared if c.get("hidden") is not True] + own if usable else shared
+        view = dataclasses.replace(self.view, calls=calls, seeded={}, seed_errors=set())
+        return Reference.of(self.plan, self.outcome, view)
 
 
 def _mib(size: int) -> str:
@@ -244,10 +275,11 @@ def _stops(plan: Plan) -> list[str]:
 
 
 def judge_notebook(spec: AssignmentSpec, plan: Plan, runs: list, reference: Reference,
-                   tools: dict, limits: Limits | None = None) -> NotebookResult:
+                   tools: dict, limits: Limits | None = None, reveal: frozenset = frozenset()) -> NotebookResult:
     """``runs``: the student's runs, one per kind (with torch, without), each as
     ``(variant of plan, outcome)`` or ``(variant, outcome, hidden-only outcome)``; every test
-    cell is in exactly one of them."""
+    cell is in exactly one of them. ``reveal``: the test cells whose failing hidden check may be
+    shown (after the due date, by the course's policy)."""
     ref_view = reference.view
     views, statuses, errors = {}, [], None
     for run in runs:
@@ -275,7 +307,8 @@ def judge_notebook(spec: AssignmentSpec, plan: Plan, runs: list, reference: Refe
                 how, why = variant.skipped[index]
                 verdict = Verdict(0.0, f"this test {why}", "timeout" if how == "timed out" else "stopped")
             else:
-                verdict = judge_cell(index, view, ref_index, ref_view, tools, run_status, code)
+                verdict = judge_cell(index, view, ref_index, ref_view, tools, run_status, code,
+                                     cell.grade_id in reveal)
         except Exception as error:  # noqa: BLE001 - student data the host cannot judge fails this cell, for good
             verdict = Verdict(0.0, f"your results could not be judged ({type(error).__name__})", "unusable")
         if verdict.share < 1 and verdict.category not in ("not_implemented", "hidden", "reference", "not_run",
@@ -319,7 +352,8 @@ class _LazyCode:
         return self._code.check(got, rule)
 
 
-def judge_cell(index, view: RunView, ref_index, ref_view: RunView, tools, status, code=None) -> Verdict:
+def judge_cell(index, view: RunView, ref_index, ref_view: RunView, tools, status, code=None,
+               reveal: bool = False) -> Verdict:
     """A probe-form test: every case's result, compared on the host with its expected value.
 
     Visible cases are judged with their messages; a hidden case only right or wrong. The
@@ -346,12 +380,13 @@ def judge_cell(index, view: RunView, ref_index, ref_view: RunView, tools, status
         return Verdict(0.0, error or "failed", _category_of_error(error))
     partial = any(isinstance(call.get("how"), dict) and call["how"].get("partial") is True for call in calls)
     outs, hidden_outs = view.outs.get(index, {}), view.hidden_outs.get(index, {})
-    first_wrong, first_category, right, wrong_hidden = "", "", {}, False
+    first_wrong, first_category, right, wrong_hidden, first_hidden = "", "", {}, False, ""
     for call in calls:
         if call.get("hidden") is True:
             reason, _ = _case_mismatch(call, hidden_outs.get(call.get("n")), tools["mismatch"], code)
             right[id(call)] = not reason
             wrong_hidden = wrong_hidden or bool(reason)
+            first_hidden = first_hidden or reason
             continue
         reason, category = _case_mismatch(call, outs.get(call.get("n")), tools["mismatch"], code)
         right[id(call)] = not reason
@@ -359,8 +394,9 @@ def judge_cell(index, view: RunView, ref_index, ref_view: RunView, tools, status
             first_wrong, first_category = reason, category
             if not partial:
                 return Verdict(0.0, reason, category)
+    hidden_message = f"{HIDDEN_REVEALED}: {first_hidden}" if reveal and first_hidden else HIDDEN_FAILED
     if not partial:
-        return Verdict(0.0, HIDDEN_FAILED, "hidden") if wrong_hidden else Verdict(1.0, "passed", "passed")
+        return Verdict(0.0, hidden_message, "hidden") if wrong_hidden else Verdict(1.0, "passed", "passed")
     compared = [c for c in calls if not c.get("form_only")] or calls
     count = sum(1 for c in compared if right[id(c)])
     share = count / len(compared)
@@ -368,7 +404,8 @@ def judge_cell(index, view: RunView, ref_index, ref_view: RunView, tools, status
         return Verdict(1.0, "passed", "passed")
     if first_wrong:
         return Verdict(share, f"{count} of {len(compared)} right; {first_wrong}", first_category)
-    return Verdict(share, f"{count} of {len(compared)} right; {HIDDEN_PARTIAL}", "hidden")
+    shown = f"{HIDDEN_REVEALED}: {first_hidden}" if reveal and first_hidden else HIDDEN_PARTIAL
+    return Verdict(share, f"{count} of {len(compared)} right; {shown}", "hidden")
 
 
 def _category_of_error(error: str) -> str:

@@ -131,8 +131,10 @@ class NotebookRuns:
             cells.append(cell)
         return {"cells": cells, "files": files, "hidden_only": True, "stop_after": max(wanted)}
 
-    def run(self, sandboxes: dict[bool, Sandbox], plan: Plan, files, reference: Reference) -> tuple[NotebookResult, list]:
-        """(the verdict, the runs as (variant, outcome[, hidden-only outcome]))."""
+    def run(self, sandboxes: dict[bool, Sandbox], plan: Plan, files, reference: Reference,
+            reveal: frozenset = frozenset()) -> tuple[NotebookResult, list]:
+        """(the verdict, the runs as (variant, outcome[, hidden-only outcome])); ``reveal``: see
+        judge_notebook."""
         runs = []
         for kind, variant, hidden in self.variants(plan, reference):
             try:
@@ -140,7 +142,7 @@ class NotebookRuns:
             except SandboxError as error:
                 runs.append((variant, RunOutcome(end=None, grader_fault=str(error))))
                 plan.notes.append(str(error))
-        return judge_notebook(self.spec, plan, runs, reference, self.tools, self.limits), runs
+        return judge_notebook(self.spec, plan, runs, reference, self.tools, self.limits, reveal), runs
 
     def run_kind(self, box: Sandbox, variant: Plan, hidden: bytes, files) -> tuple:
         """One kind's runs of a notebook: when a cell stops the run before its visible part is

@@ -57,14 +57,18 @@ def probe(function=None, *, torch=True):
 
 
 def examples(strategy, count=25):
-    """`count` inputs drawn by Hypothesis from `strategy`, the same ones on every run."""
+    """`count` inputs drawn by Hypothesis from `strategy`, the same ones on every run (when
+    grading, each student's hidden checks are drawn from a seed of their own: `_seed`)."""
     found = []
 
-    @settings(max_examples=count)
+    @settings(max_examples=count, derandomize=_seed is None)
     @given(strategy)
     def collect(value):
         found.append(value)
 
+    if _seed is not None:
+        from hypothesis import seed
+        collect = seed(_seed)(collect)
     collect()
     return found
 
@@ -123,8 +127,10 @@ def mismatch(got, expected, close=False, rtol=1e-4, atol=1e-5, agree=None):
 
 
 _NOTHING = object()
-# The grader's reference run sets this (autograder/harness.py): `check` then records.
+# The grader's reference run sets these (autograder/harness.py): `check` then records, and
+# `examples` draws a student's own hidden cases from their seed.
 _recorder = None
+_seed = None
 
 
 def check(what, probe_function, *args, expect=_NOTHING, close=False, rtol=1e-4, atol=1e-5, agree=None,
