@@ -109,7 +109,7 @@ class NotebookRuns:
         whose every message counts as hidden. When it stopped during its hidden cases (one
         over its cell's time limit), the cells after that one get theirs the same way."""
         view = RunView.of(outcome)
-        if outcome.end is None or outcome.overflow or view.done:
+        if outcome.end is None or view.done or (view.visible_done and outcome.overflow):
             return None
         payload = {item["index"]: item for item in json.loads(hidden)["cells"]}
         if view.visible_done:

@@ -329,3 +329,11 @@ def test_feedback_names_the_first_real_cause_and_the_limits(batch):
     assert "ran longer than its 10 s time limit" in loop.message, loop.message
     never = [t for t in loop.tests if t.message.startswith("not run")]
     assert never and all("Compare your result" not in t.hint for t in never), never
+
+
+def test_a_blank_answer_says_it_is_not_answered_yet(batch):
+    """Issue 27 item 13: 03's backward probes catch RuntimeError, NotImplementedError's base;
+    a blank answer's test says it is not answered yet, not "got [['RuntimeError', '']]"."""
+    tests = {t.grade_id: t.message for t in batch["rows"]["blank"].tests}
+    assert "not answered yet (your code raised NotImplementedError)" in tests["test_backward_values"], tests
+    assert "RuntimeError" not in tests["test_backward_values"]
