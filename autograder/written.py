@@ -52,7 +52,7 @@ def rule_of(data) -> dict:
     only = data.get("only")
     name = data.get("name")
     return {"only": names("only") if isinstance(only, (list, tuple)) else None, "forbid": names("forbid"),
-            "name": f"the {name[:40]} rule" if isinstance(name, str) and name else "the rule",
+            "name": name[:40] if isinstance(name, str) else "",
             "forbid_classes": names("forbid_classes"),
             **{flag: data.get(flag) is not False for flag in ("loops", "nested", "defaults", "reflection")}}
 
@@ -209,7 +209,8 @@ class NotebookCode:
         return ""
 
     def _breaks(self, label: str, code: types.CodeType, rule: dict, own_names: set) -> str:
-        name, broken = label.rsplit(".", 1)[-1], f"breaks {rule['name']}"
+        name = label.rsplit(".", 1)[-1]
+        broken = f"breaks the {rule['name']} rule" if rule.get("name") else "breaks the rule"
         if rule["only"] is not None:
             used = _used(code)
             outside = sorted((used["globals"] | used["attributes"]) - set(rule["only"]))
