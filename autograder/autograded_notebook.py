@@ -42,6 +42,13 @@ _TAGS = {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "pre", "code
 MARKDOWN_CELL_BYTES = 16 * 1024
 MARKDOWN_NOTEBOOK_BYTES = 48 * 1024
 _IMAGE_DATA = re.compile(r"^data:image/(png|jpeg|gif);base64,[A-Za-z0-9+/=\s]*$")
+# Raw HTML in a student's markdown: the HTML parser behind bleach re-opens every open
+# formatting element at each new block, so 300 distinct <i title=N> then thousands of <p>
+# made 60 MB of HTML in 112 s from 16 KiB. Past this many tags a cell's raw HTML is shown
+# as text (its markdown still renders); the result is bounded again after cleaning.
+MAX_RAW_TAGS = 64
+_RAW_TAG = re.compile(r"<[A-Za-z!/?]")
+MAX_RENDERED_GROWTH = 16      # rendered HTML at most this many times the cell, plus 64 KiB
 
 
 def _url(value: str) -> str:
@@ -85,10 +92,13 @@ def _safe_markdown_cached(source: str) -> str:
 
 
 def _safe_markdown(source: str, attachments: dict) -> str:
-    renderer = IPythonRenderer(escape=False, allow_harmful_protocols=False, attachments=attachments)
+    raw_html = len(_RAW_TAG.findall(source)) <= MAX_RAW_TAGS
+    renderer = IPythonRenderer(escape=not raw_html, allow_harmful_protocols=False, attachments=attachments)
     rendered = MarkdownWithMath(renderer=renderer).render(source)
     cleaned = bleach.clean(rendered, tags=_TAGS, attributes=_allowed_attribute,
                            protocols={"http", "https", "mailto", "data"}, strip=False, strip_comments=True)
+    if len(cleaned) > MAX_RENDERED_GROWTH * len(source) + 64 * 1024:
+        return as_text(source)
     # One HTML block (CommonMark type 6) ends at the first blank line: keep every line
     # non-blank, writing a newline that follows another as an entity (same text).
     lines = "\n".join(line.rstrip() for line in cleaned.strip().split("\n"))

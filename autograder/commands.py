@@ -115,8 +115,7 @@ def _grade(args) -> int:
                           f"submitted: {', '.join(submitted[:10])}{' ...' if len(submitted) > 10 else ''}")
     if not bwrap_available():
         raise Refused("bubblewrap (bwrap) is not installed; run `make sysdeps`", 1)
-    limits = Limits(wall_seconds=args.timeout, cpu_seconds=max(1, int(args.timeout)),
-                    memory_bytes=int(args.memory_mb) * 1024**2)
+    limits = Limits.of_course(course.config, args.timeout, args.notebook_timeout, args.memory_mb)
     on_dask = args.dask or args.dask_local is not None
     try:
         if not on_dask:
@@ -258,8 +257,14 @@ def register(subparsers) -> None:
     grade = subparsers.add_parser("grade", help="grade all submissions in sandboxes, in parallel")
     common(grade)
     grade.add_argument("--workers", type=positive_int, default=None, help="parallel sandboxes (default: cores)")
-    grade.add_argument("--timeout", type=positive_number, default=60.0, help="seconds per notebook (wall and CPU)")
-    grade.add_argument("--memory-mb", type=positive_int, default=2048, help="memory per notebook, MiB")
+    grade.add_argument("--timeout", type=positive_number, default=None,
+                       help="seconds per cell: a cell past it is stopped and the tests after it still run "
+                            "(default: c.Execute.timeout in course/nbgrader_config.py)")
+    grade.add_argument("--notebook-timeout", type=positive_number, default=None,
+                       help="seconds per notebook, all its cells together (default: "
+                            "c.CourseLimits.notebook_timeout)")
+    grade.add_argument("--memory-mb", type=positive_int, default=None,
+                       help="memory per notebook, MiB (default: c.CourseLimits.memory_mb)")
     grade.add_argument("--force", action="store_true", help="re-grade submissions already graded")
     grade.add_argument("--student", action="append", help="grade only this student (repeatable)")
     cluster = grade.add_mutually_exclusive_group()

@@ -23,17 +23,19 @@ from pathlib import Path
 from course import markers
 from course.model import Course
 
-from .judge import NotebookResult, Reference, TestResult, describe_end
+from .judge import NotebookResult, Reference, RunView, TestResult, describe_end
 from .notebook_runs import NotebookRuns, load_tools, outcomes
 from .notebook_runs import extra_files as _extra_files
 from .plan import AssignmentSpec, UnreadableNotebook, build_plan, load_spec, read_submission
 from .probes import ProbeFormError
 from .progress import ProgressBar
 from .results import STATE_FILE, SubmissionRow, final_digest, load_row
-from .sandbox import Limits, RunOutcome, Sandbox, close_early, reap_namespaces, take_early
+from .sandbox import Limits, RunOutcome, Sandbox, SandboxError, close_early, reap_namespaces, take_early
+from .student_seeds import PER_RUN, course_secret, per_student_hidden, revealed_tests, student_seed
 
 # The grader's code a reference run depends on: a change to any of them runs it again.
-REFERENCE_CODE = ("harness.py", "observe.py", "plan.py", "probes.py", "zygote.py", "forbidden.py", "structure.py")
+REFERENCE_CODE = ("harness.py", "observe.py", "plan.py", "probes.py", "zygote.py", "forbidden.py", "structure.py",
+                  "tools.py")
 GRADER_VERSION = "1"
 
 
@@ -54,7 +56,7 @@ class Grader:
         self.course = course
         self.assignment = assignment
         self.workers = max(1, workers or os.cpu_count() or 1)
-        self.limits = limits or Limits()
+        self.limits = limits or Limits.of_course(course.config)
         self.force = force
         self.only = set(students or [])
         source = course.source_notebook(assignment)
@@ -76,6 +78,9 @@ class Grader:
         self._lock = threading.Lock()
         self._begun = 0           # tasks of the local batch that took their sandboxes
         self._stopping = threading.Event()   # the batch is over (or interrupted): no more retries
+        self.per_student = per_student_hidden(course)   # each student's own hidden cases
+        self._seeds: dict[str, int] = {}    # students whose own cases the kept reference holds -> seed
+        self._drawing = threading.Lock()
 
     def submissions(self) -> list[str]:
         students = []
@@ -100,6 +105,7 @@ class Grader:
         may be None when that copy is there. ``kept``: :meth:`_kept_reference`, if already read."""
         plan = build_plan(self.spec, None)
         files, key, cached = kept or self._kept_reference()
+        self._key, self._files = key, files
         if cached is not None:
             return Reference.of(plan, cached)
         job = {"cells": plan.cells, "files": files, "reference": True}
@@ -112,8 +118,49 @@ class Grader:
         else:
             outcome = sandbox.run(job)
         reference = Reference.of(plan, outcome)
+        self._seeds = {}
         self._store_reference(key, reference)
+        self._key = key
         return reference
+
+    def draw_for(self, reference: Reference, students: list[str], boxes: list[Sandbox]) -> Reference:
+        """``reference`` with each of ``students``' own hidden cases (see student_seeds.py), drawn
+        in reference runs of PER_RUN students, one per sandbox at a time, and kept with it."""
+        if not self.per_student or not students:
+            return reference
+        with self._drawing:
+            secret = course_secret(self.course)
+            wanted = {s: student_seed(secret, self.assignment, s) for s in students}
+            missing = {s: seed for s, seed in wanted.items() if self._seeds.get(s) != seed}
+            if not missing:
+                return reference
+            names = sorted(missing)
+            size = max(1, min(PER_RUN, -(-len(names) // max(1, len(boxes)))))   # every sandbox draws
+            chunks = [{s: missing[s] for s in names[k:k + size]} for k in range(0, len(names), size)]
+            plan = build_plan(self.spec, None)
+            free: queue.SimpleQueue = queue.SimpleQueue()
+            for box in boxes:
+                free.put(box)
+
+            def draw(chunk):
+                box = free.get()
+                try:
+                    return chunk, box.run({"cells": plan.cells, "files": self._files, "reference": True, "seeds": chunk})
+                except SandboxError:
+                    return chunk, None
+                finally:
+                    free.put(box)
+            with concurrent.futures.ThreadPoolExecutor(max(1, min(len(boxes), len(chunks)))) as pool:
+                drawn = list(pool.map(draw, chunks))
+            kept = [m for m in reference.outcome.messages if m.get("seed") not in missing]
+            for chunk, outcome in drawn:
+                if outcome is None or describe_end(outcome, RunView.of(outcome), plan, self.limits) != "ok":
+                    continue   # these students keep the shared hidden cases (tried again next batch)
+                kept += [m for m in outcome.messages if m.get("t") in ("call", "seed_error") and m.get("seed") in chunk]
+                self._seeds.update(chunk)
+            updated = Reference.of(reference.plan, RunOutcome(messages=kept, end=reference.outcome.end))
+            self._store_reference(self._key, updated)
+            return updated
 
     def _reference_key(self, files) -> str:
         """What the reference run depends on: the instructor's notebook and files, the code
@@ -136,6 +183,8 @@ class Grader:
             return None
         if not isinstance(saved, dict) or saved.get("key") != key:
             return None
+        seeds = saved.get("seeds")
+        self._seeds = {k: v for k, v in seeds.items() if isinstance(v, int)} if isinstance(seeds, dict) else {}
         return RunOutcome(messages=saved["messages"], end=saved["end"])
 
     def _store_reference(self, key: str, reference: Reference) -> None:
@@ -146,7 +195,8 @@ class Grader:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             temporary = path.with_suffix(".tmp")
-            temporary.write_text(json.dumps({"key": key, "messages": outcome.messages, "end": outcome.end}))
+            temporary.write_text(json.dumps({"key": key, "messages": outcome.messages, "end": outcome.end,
+                                             "seeds": self._seeds}))
             os.replace(temporary, path)
         except OSError:
             pass  # no copy kept: the next batch runs it again
@@ -172,7 +222,12 @@ class Grader:
             return row
         plan = build_plan(self.spec, submission)
         files = _extra_files(folder, path.name)
-        result, runs = self.runs.run(sandboxes, plan, files, reference)
+        if self.per_student and student not in reference.students_drawn():
+            # not drawn with the batch (a Dask worker, a draw that failed): this student's alone
+            boxes = [sandboxes[True]] if True in sandboxes else []
+            reference = self.draw_for(reference, [student], boxes) if boxes else reference
+        reveal = revealed_tests(self.course, self.assignment, [c.grade_id for c in self.spec.tests])
+        result, runs = self.runs.run(sandboxes, plan, files, reference.for_student(student), reveal)
         row = self._row(student, result, digest)
         row.grader_fault = next((outcome.grader_fault for outcome in outcomes(runs) if outcome.grader_fault), "")
         try:
@@ -231,9 +286,12 @@ class Grader:
             pending, rows = self.split_done(writer, students)
             if not pending:
                 return [rows[s] for s in students]
+            # Fewer submissions wait than there are workers (a late one after a batch): the
+            # surplus sandboxes, still starting, are closed for good; their start-up threads
+            # then fail, which says nothing about the sandboxes the batch keeps.
             for boxes in sandboxes[len(pending):]:
                 for box in boxes.values():
-                    box.close(reap=False)
+                    box.close(reap=False, retire=True)
             sandboxes = sandboxes[:len(pending)]
             # The host imports torch (for the grading tools) while the sandboxes start. The
             # reference run, when not kept from an earlier batch, goes first on its own.
@@ -245,6 +303,10 @@ class Grader:
             reference = self.reference(None if cached is not None else reference_box, kept)
             self._check_reference(reference)
             _finish_starting(starting)
+            if self.per_student:   # every waiting student's own hidden cases, on every sandbox with torch
+                torch_boxes = [reference_box] + [boxes[True] for boxes in sandboxes
+                                                 if True in boxes and boxes[True] is not reference_box]
+                reference = self.draw_for(reference, pending, torch_boxes)
             pool = concurrent.futures.ThreadPoolExecutor(len(sandboxes), thread_name_prefix="grade")
             free: queue.SimpleQueue = queue.SimpleQueue()   # each task takes a worker's sandboxes
             for boxes in sandboxes:
@@ -368,9 +430,9 @@ def _start_all(boxes: list[Sandbox]) -> list[tuple[threading.Thread, list, Sandb
 
 
 def _finish_starting(starting) -> None:
-    for thread, errors, _ in starting:
+    for thread, errors, box in starting:
         thread.join()
-        if errors:
+        if errors and not box.retired:   # a retired box was closed on purpose while it started
             raise errors[0]
 
 

@@ -23,6 +23,7 @@ import sys
 
 from . import structure
 from .observe import Converter, build
+from .written import rule_of
 
 MAX_JOB_BYTES = 256 * 1024 * 1024
 WORK_DIR = "/tmp/work"
@@ -41,7 +42,38 @@ _len, _all, _map, _is = len, all, map, operator.is_
 _BUILTINS = dict(vars(builtins))
 # The grading tools' structural facts, as the grader reads them (see autograder.structure).
 _STRUCTURE = {"class_chain": structure.class_chain, "graph_nodes": structure.graph_nodes,
-              "reachable": structure.reachable}
+              "reachable": structure.reachable, "code_of": structure.code_of}
+
+
+class _Unanswered:
+    """Counts the ``NotImplementedError``s student code raises, caught or not.
+
+    A blank answer still holds the release's ``raise NotImplementedError()``; a probe that
+    catches ``RuntimeError`` (its base class) would otherwise report ``['RuntimeError', '']``
+    as the student's result. The count only changes the words of a failing case's message
+    ("not answered yet"), never whether it passes: a notebook that undoes it loses nothing
+    but that wording."""
+
+    count = 0
+
+    @classmethod
+    def install(cls) -> None:
+        """In the zygote, before the library snapshot: student code's ``NotImplementedError``
+        is a subclass that counts itself (probes keep the original, see ``_BUILTINS``)."""
+        original = builtins.NotImplementedError
+
+        class NotImplementedError(original):   # noqa: A001 - the name students see
+            __module__ = "builtins"
+
+            def __init__(self, *args):
+                cls.count += 1
+                original.__init__(self, *args)
+
+        NotImplementedError.__qualname__ = "NotImplementedError"
+        builtins.NotImplementedError = NotImplementedError
+
+
+install_unanswered_marker = _Unanswered.install
 
 
 def _message(error: BaseException) -> str:
@@ -54,19 +86,38 @@ def _message(error: BaseException) -> str:
 
 
 class Snapshot:
-    """Attribute values of the modules test code uses, taken before student code runs."""
+    """Attribute values of the modules test code uses, taken before student code runs, and of
+    the library classes probes use: put back before each test cell's probes (a notebook that
+    made torch.autograd.graph.saved_tensors_hooks a no-op, or rebound torch.optim.Optimizer,
+    changed what a probe measured). ~1 ms a test cell for ~250 modules."""
 
-    MODULES = ("torch", "torch.nn", "torch.nn.functional", "torch.autograd", "torch.testing",
-               "numpy", "numpy.testing", "math", "random", "operator", "builtins", "json")
+    MODULES = ("torch", "torch._C", "torch._C._nn", "torch._C._autograd", "torch._C._functions",
+               "torch.functional", "torch._tensor", "torch.random", "torch.overrides", "torch.library",
+               "torch.utils.checkpoint", "torch.utils.hooks", "torch.utils._python_dispatch",
+               "numpy", "numpy.linalg", "numpy.random", "numpy.testing",
+               "math", "random", "operator", "builtins", "json", "functools", "contextlib", "weakref", "gc")
+    # every module below these, as loaded when the zygote starts
+    PACKAGES = ("torch.nn", "torch.autograd", "torch.optim", "torch.fx", "torch.func", "torch.utils.data",
+                "torch.testing")
+    CLASSES = ("torch.Tensor", "torch.nn.Module", "torch.nn.Parameter", "torch.autograd.Function",
+               "torch.autograd.graph.saved_tensors_hooks", "torch.autograd.grad_mode.no_grad",
+               "torch.autograd.grad_mode.enable_grad", "torch.autograd.grad_mode.set_grad_enabled",
+               "torch.optim.Optimizer", "torch.optim.SGD", "torch.optim.RMSprop", "torch.optim.Adagrad",
+               "torch.nn.modules.batchnorm._NormBase", "torch.nn.modules.batchnorm._BatchNorm",
+               "torch.nn.BatchNorm1d", "torch.nn.BatchNorm2d", "torch.nn.Linear", "torch.nn.Sequential")
 
     def __init__(self):
-        self.modules = {name: sys.modules[name] for name in self.MODULES if sys.modules.get(name) is not None}
+        names = [name for name in sys.modules if name in self.MODULES or name in self.PACKAGES
+                 or name.startswith(tuple(f"{package}." for package in self.PACKAGES))]
+        self.modules = {name: sys.modules[name] for name in names
+                        if sys.modules.get(name) is not None and hasattr(sys.modules[name], "__dict__")}
         self.attributes = {name: dict(vars(module)) for name, module in self.modules.items()}
         self.values = {name: list(saved.values()) for name, saved in self.attributes.items()}
         self.classes = []
-        torch = self.modules.get("torch")
-        if torch is not None:
-            for cls in (torch.Tensor, torch.nn.Module, torch.nn.Parameter, torch.autograd.Function):
+        for dotted in self.CLASSES:
+            module_name, _, attribute = dotted.rpartition(".")
+            cls = getattr(sys.modules.get(module_name), attribute, None)
+            if isinstance(cls, type):
                 self.classes.append((cls, dict(vars(cls))))
 
     def restore(self, namespace: dict):
@@ -114,7 +165,7 @@ class Channel:
 
 
 class Recorder:
-    """``__course_record__`` in the reference run: one message per ``check(...)`` call.
+    """``tools._recorder`` in the reference run: one message per ``check(...)`` call.
 
     Runs only in a trusted run: the instructor's own notebook (grading) or the test cells of
     the notebook being validated, without its answers (Validate). The probe gets a copy of its
@@ -133,6 +184,7 @@ class Recorder:
         self.filename = ""
         self.hidden_lines: frozenset = frozenset()
         self.count = 0
+        self.seed_key: str | None = None   # the student whose own hidden cases are being drawn
 
     def _hidden(self) -> bool:
         """Whether the cell's top-level statement running now is in its hidden region."""
@@ -147,12 +199,15 @@ class Recorder:
         number, self.count = self.count, self.count + 1
         hidden = self._hidden()
         args_data = self.convert(list(args))
+        code = how.get("code")
         how = {"close": bool(how.get("close")), "rtol": float(how.get("rtol")), "atol": float(how.get("atol")),
                "agree": None if how.get("agree") is None else float(how["agree"]),
                "partial": how.get("partial") is True}
+        if code is not None:   # a code check (tools.check_code): the host judges it on the notebook's cells
+            how["code"] = rule_of(code)
         message = {"t": "call", "cell": self.cell, "n": number, "probe": getattr(probe, "__name__", "?"),
                    "args": args_data, "what": _str(what)[:1000], "how": how, "hidden": hidden,
-                   "form_only": not has_expect and (self.validate or not hidden)}
+                   "form_only": not has_expect and code is None and (self.validate or not hidden)}
         ref_error, got = "", None
         if not self.validate:   # Validate has no instructor's answers to run the probe on
             try:
@@ -166,6 +221,8 @@ class Recorder:
                     ref_error = _str(reason)
         message["expected"] = None if message["form_only"] else self.convert(expect if has_expect else got)
         message["ref_error"] = ref_error
+        if self.seed_key is not None and hidden:
+            message["seed"] = self.seed_key
         self.channel.send(**message)
 
 
@@ -192,6 +249,7 @@ def _reset_torch_defaults(snapshot: "Snapshot") -> None:
 def _call_probes(cell_index: int, calls, scope: dict, channel: Channel, convert: Converter) -> None:
     """Each case: the probe called on fresh arguments, its result (or exception) sent as data."""
     for number, name, args in calls:
+        before = _Unanswered.count
         try:
             function = scope.get(name)
             if function is None:
@@ -201,10 +259,14 @@ def _call_probes(cell_index: int, calls, scope: dict, channel: Channel, convert:
         except _BaseException as error:  # noqa: BLE001 - the student's code raised: that is its answer
             channel.send(t="out", cell=cell_index, n=number, raised=_message(error))
             continue
-        channel.send(t="out", cell=cell_index, n=number, value=data)
+        if _Unanswered.count != before:   # a blank answer's NotImplementedError, caught on the way
+            channel.send(t="out", cell=cell_index, n=number, value=data, unanswered=True)
+        else:
+            channel.send(t="out", cell=cell_index, n=number, value=data)
 
 
-def _run_hidden(fd: int, scopes: dict, channel: Channel, convert: Converter, snapshot: "Snapshot") -> None:
+def _run_hidden(fd: int, scopes: dict, channel: Channel, convert: Converter, snapshot: "Snapshot",
+                beat_fd: int | None = None) -> None:
     """After every cell ran: the hidden cases, which the host sends only now. Nothing that
     happens from here on is shown to the student (see :mod:`autograder.judge`)."""
     try:
@@ -215,6 +277,8 @@ def _run_hidden(fd: int, scopes: dict, channel: Channel, convert: Converter, sna
         scope = scopes.get(cell["index"])
         if scope is None:   # this test cell's probes were never defined
             continue
+        _beat(beat_fd)
+        channel.send(t="hidden_start", cell=cell["index"])
         snapshot.restore(scope)
         _reset_torch_defaults(snapshot)
         try:
@@ -222,6 +286,36 @@ def _run_hidden(fd: int, scopes: dict, channel: Channel, convert: Converter, sna
         except _BaseException:  # noqa: BLE001
             continue
         _call_probes(cell["index"], cell["calls"], scope, channel, convert)
+
+
+def _hidden_part(source: str, filename: str, hidden_lines) -> object | None:
+    """The top-level statements of a test cell that lie in its hidden-tests region, compiled
+    with their own line numbers (so the recorder sees them as hidden); None when none do."""
+    import ast
+    lines = set(hidden_lines)
+    tree = ast.parse(source)
+    body = [node for node in tree.body if lines & set(range(node.lineno, (node.end_lineno or node.lineno) + 1))]
+    return _compile(ast.Module(body, type_ignores=[]), filename, "exec") if body else None
+
+
+def _draw_for_students(index: int, grade_id: str, hidden, seeds: dict, recorder, channel, snapshot,
+                       namespace: dict, beat_fd) -> None:
+    """The cell's hidden checks again, once per student, each drawn from that student's seed
+    (Hypothesis's examples and torch's, numpy's and random's generators): cases tagged with
+    the student, expected values computed here as for the shared ones. A draw that fails
+    is reported; that student keeps the shared hidden cases of this cell."""
+    from . import tools
+    for student, seed in seeds.items():
+        _beat(beat_fd)
+        mixed = int.from_bytes(hashlib.sha256(f"{_cell_seed(grade_id)}:{seed}".encode()).digest()[:4], "little")
+        _reset_globals(snapshot, namespace, mixed)
+        tools._seed, recorder.seed_key = mixed, student
+        try:
+            _exec(hidden, namespace)
+        except _BaseException as error:  # noqa: BLE001 - this student keeps the shared cases
+            channel.send(t="seed_error", cell=index, seed=student, error=_message(error))
+        finally:
+            tools._seed, recorder.seed_key = None, None
 
 
 def _cell_seed(grade_id: str) -> int:
@@ -272,16 +366,30 @@ def _write_files(files):
             handle.write(base64.b64decode(encoded))
 
 
+def _beat(fd: int | None) -> None:
+    """Tell the zygote a cell begins: each cell has its own time limit (see zygote._watch)."""
+    if fd is not None:
+        try:
+            _write(fd, b".")
+        except OSError:
+            pass
+
+
 def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Converter,
-            hidden_fd: int | None = None) -> None:
+            hidden_fd: int | None = None, beat_fd: int | None = None) -> None:
     """Every cell in order. In a student's run, each test cell's probes are defined at its
     place and called on the visible cases; then ``visible_done`` is sent and the hidden cases
     (read from ``hidden_fd``, written by the host only after it has read that line) run with
     the probes each cell defined, on the names as they were bound at that cell."""
-    compiled = {}
+    compiled, hidden_parts = {}, {}
+    seeds = (job.get("seeds") or {}) if job.get("reference") else {}
     for cell in job["cells"]:
         if cell["kind"] in ("probe", "reference_test"):
             compiled[cell["index"]] = _compile(cell["source"], f"<test {cell['grade_id']}>", "exec")
+            if seeds and cell["kind"] == "reference_test":
+                part = _hidden_part(cell["source"], f"<test {cell['grade_id']}>", cell.get("hidden_lines", ()))
+                if part is not None:
+                    hidden_parts[cell["index"]] = part
             cell["source"] = ""  # no test source text left lying around for student code to find
     _write_files(job.get("files", []))
     os.chdir(WORK_DIR)
@@ -289,13 +397,17 @@ def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Con
     recorder = None
     if job.get("reference"):
         recorder = Recorder(channel, convert, namespace, validate=bool(job.get("validate")))
-        namespace["__course_record__"] = recorder
+        from . import tools   # here, not in the zygote: it imports torch (a stand-in, in a run without it)
+        tools._recorder = recorder
     scopes: dict[int, dict] = {}
     last = job.get("stop_after")
     for cell in job["cells"]:
         index = cell["index"]
         if last is not None and index > last:
             break
+        if cell.get("skip"):   # it stopped an earlier run of this notebook: the host says why
+            continue
+        _beat(beat_fd)
         channel.send(t="start", cell=index)
         if cell["kind"] in ("probe", "reference_test"):
             try:
@@ -309,6 +421,9 @@ def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Con
                     recorder.hidden_lines = frozenset(cell.get("hidden_lines", ()))
                     _reset_globals(snapshot, namespace, _cell_seed(cell["grade_id"]))
                     _exec(compiled[index], namespace)
+                    if index in hidden_parts:
+                        _draw_for_students(index, cell["grade_id"], hidden_parts[index], seeds, recorder, channel,
+                                           snapshot, namespace, beat_fd)
             except _BaseException as error:  # noqa: BLE001 - reported, the next cell still runs
                 channel.send(t="end", cell=index, ok=False, error=_message(error))
                 continue
@@ -325,7 +440,7 @@ def run_job(job: dict, channel: Channel, shell, snapshot: Snapshot, convert: Con
                 channel.send(t="end", cell=index, ok=False, error=_cell_error(error))
     if hidden_fd is not None and not job.get("reference") and not job.get("hidden_only"):
         channel.send(t="visible_done")
-        _run_hidden(hidden_fd, scopes, channel, convert, snapshot)
+        _run_hidden(hidden_fd, scopes, channel, convert, snapshot, beat_fd)
     channel.send(t="done")
 
 

@@ -15,6 +15,7 @@ fail, at the price of its points.
 """
 from __future__ import annotations
 
+import dataclasses
 import signal
 from dataclasses import dataclass, field
 
@@ -25,6 +26,9 @@ HIDDEN = "[hidden test]"
 HIDDEN_FAILED = ("passed the visible checks, not every hidden check (hidden checks try other inputs; "
                  "their inputs, expected values and your results are not shown)")
 HIDDEN_PARTIAL = "the wrong ones are hidden checks (not shown)"
+# After the due date, where the course's reveal policy says so (c.CourseGrading.reveal_hidden):
+# the first failing hidden check of a test, which was drawn for this student alone.
+HIDDEN_REVEALED = "failed a hidden check (shown because the due date has passed)"
 
 HINTS = {
     "not_implemented": "Replace `raise NotImplementedError()` in the answer cell above with your code.",
@@ -33,6 +37,8 @@ HINTS = {
     "not_run": "This test never ran: your notebook stopped earlier (see the run's status above).",
     "stopped": "Your code stopped during this test: look for an endless loop, or a result that takes "
                "too much time or memory.",
+    "timeout": "Your code ran past this test's time limit: look for an endless loop, or work that grows "
+               "too fast with the input (the tests after it still ran).",
     "raised": "Your code raised an exception for this input: try the input from the message yourself.",
     "wrong": "Compare your result with the expected value in the message; try that input yourself.",
     "unusable": "Return plain values (numbers, strings, lists, dicts, tensors), as the question asks.",
@@ -75,8 +81,13 @@ class RunView:
     started: set[int] = field(default_factory=set)
     ended: dict[int, tuple[bool, str]] = field(default_factory=dict)
     calls: dict[int, list[dict]] = field(default_factory=dict)        # reference run: cases
+    # reference run: each student's own hidden cases, cell -> student -> cases, and the
+    # (cell, student) whose draw failed (that student keeps the shared hidden cases)
+    seeded: dict[int, dict[str, list[dict]]] = field(default_factory=dict)
+    seed_errors: set = field(default_factory=set)
     outs: dict[int, dict[int, dict]] = field(default_factory=dict)    # student run: visible results
     hidden_outs: dict[int, dict[int, dict]] = field(default_factory=dict)
+    hidden_started: set[int] = field(default_factory=set)            # hidden part: cells begun
     done: bool = False
     visible_done: bool = False
     harness_error: str = ""
@@ -96,8 +107,12 @@ class RunView:
             elif kind == "end" and type(cell) is int and cell not in view.ended:
                 error = message.get("error")
                 view.ended[cell] = (message.get("ok") is True, error if isinstance(error, str) else "")
+            elif kind == "call" and type(cell) is int and isinstance(message.get("seed"), str):
+                view.seeded.setdefault(cell, {}).setdefault(message["seed"], []).append(message)
             elif kind == "call" and type(cell) is int:
                 view.calls.setdefault(cell, []).append(message)
+            elif kind == "seed_error" and type(cell) is int and isinstance(message.get("seed"), str):
+                view.seed_errors.add((cell, message["seed"]))
             elif kind == "out" and type(cell) is int and type(message.get("n")) is int:
                 view.outs.setdefault(cell, {}).setdefault(message["n"], message)
             elif kind == "done":
@@ -105,11 +120,15 @@ class RunView:
             elif kind == "harness_error" and isinstance(message.get("error"), str):
                 view.harness_error = message["error"][:300]
         view.visible_done = outcome.visible_end is not None
-        rest = hidden.messages if hidden is not None else outcome.messages[boundary:]
+        rest = outcome.messages[boundary:] + (hidden.messages if hidden is not None else [])
         for message in rest:
             cell = message.get("cell")
             if message.get("t") == "out" and type(cell) is int and type(message.get("n")) is int:
                 view.hidden_outs.setdefault(cell, {}).setdefault(message["n"], message)
+            elif message.get("t") == "hidden_start" and type(cell) is int:
+                view.hidden_started.add(cell)
+            elif message.get("t") == "done" and view.visible_done:
+                view.done = True
         return view
 
 
@@ -125,8 +144,8 @@ class Reference:
     cases: dict[str, tuple[list, list]]
 
     @classmethod
-    def of(cls, plan: Plan, outcome: RunOutcome) -> "Reference":
-        view = RunView.of(outcome)
+    def of(cls, plan: Plan, outcome: RunOutcome, view: RunView | None = None) -> "Reference":
+        view = view or RunView.of(outcome)
         cases = {}
         for grade_id, index in plan.test_index.items():
             calls = view.calls.get(index, [])
@@ -134,6 +153,25 @@ class Reference:
                                      for call in calls if (call.get("hidden") is True) == hidden]
                                     for hidden in (False, True))
         return cls(plan, outcome, view, cases)
+
+    def students_drawn(self) -> set[str]:
+        """The students whose own hidden cases this reference holds (or tried to draw)."""
+        return {student for by_student in self.view.seeded.values() for student in by_student} | \
+            {student for _, student in self.view.seed_errors}
+
+    def for_student(self, student: str) -> "Reference":
+        """This reference as one student meets it: the visible cases, and in each test cell
+        the hidden cases drawn from that student's seed, where they were drawn and the
+        instructor's solution passes them all (otherwise the shared hidden cases)."""
+        if not self.view.seeded:
+            return self
+        calls = {}
+        for index, shared in self.view.calls.items():
+            own = self.view.seeded.get(index, {}).get(student)
+            usable = own and (index, student) not in self.view.seed_errors and not any(c.get("ref_error") for c in own)
+            calls[index] = [c for c in shared if c.get("hidden") is not True] + own if usable else shared
+        view = dataclasses.replace(self.view, calls=calls, seeded={}, seed_errors=set())
+        return Reference.of(self.plan, self.outcome, view)
 
 
 def _mib(size: int) -> str:
@@ -169,6 +207,8 @@ def _trouble(outcome: RunOutcome, view: RunView, limits: Limits, where) -> str:
     end = outcome.end
     if end is None:
         return f"sandbox stopped responding{where()}"
+    if end.get("how") == "cell_timeout":
+        return f"timed out{where()}: the cell ran longer than its {limits.per_cell:g} s time limit"
     if end.get("how") == "timeout":
         return f"timed out{where()}: the notebook ran longer than its {limits.wall_seconds:g} s time limit"
     if end.get("how") == "signal":
@@ -197,7 +237,7 @@ def _redact(text: str, hidden_lines: list[str]) -> str:
     return " ".join(text.split())[:500]
 
 
-def _cell_name(plan: Plan, index: int) -> str:
+def cell_name(plan: Plan, index: int) -> str:
     """'answer cell X', or for a cell of the student's own 'your code cell N (after X)'
     (N counts code cells only, as the run does)."""
     cells = [c for c in plan.cells if c["index"] == index]
@@ -213,27 +253,42 @@ def student_cell_errors(view: RunView, plan: Plan, before: int | None = None) ->
     in the visible part of the run, before cell ``before`` when given."""
     kinds = {c["index"]: c["kind"] for c in plan.cells}
     found = []
-    for index, (ok, error) in sorted(view.ended.items()):
+    ended = {**view.ended, **{index: (False, "") for index in plan.skipped}}
+    for index, (ok, error) in sorted(ended.items()):
         if before is not None and index >= before:
             break
-        if not ok and kinds.get(index) == "code" and not error.startswith("NotImplementedError"):
-            found.append((index, f"{_cell_name(plan, index)} raised {error or 'an error'}"))
+        if index in plan.skipped and kinds.get(index) == "code":
+            found.append((index, f"{cell_name(plan, index)} {plan.skipped[index][1]}"))
+        elif not ok and kinds.get(index) == "code" and not error.startswith("NotImplementedError"):
+            found.append((index, f"{cell_name(plan, index)} raised {error or 'an error'}"))
+    return found
+
+
+def _stops(plan: Plan) -> list[str]:
+    """The run's news for each cell left out of it: '<cell> timed out ...; ran again without it'."""
+    found = []
+    for index, (how, why) in sorted(plan.skipped.items()):
+        cells = [c for c in plan.cells if c["index"] == index]
+        named = f" ({cells[0]['grade_id']})" if cells and cells[0].get("grade_id") else ""
+        found.append(f"{how} at cell {index + 1}{named}: it {why}; the notebook ran again without it")
     return found
 
 
 def judge_notebook(spec: AssignmentSpec, plan: Plan, runs: list, reference: Reference,
-                   tools: dict, limits: Limits | None = None) -> NotebookResult:
+                   tools: dict, limits: Limits | None = None, reveal: frozenset = frozenset()) -> NotebookResult:
     """``runs``: the student's runs, one per kind (with torch, without), each as
     ``(variant of plan, outcome)`` or ``(variant, outcome, hidden-only outcome)``; every test
-    cell is in exactly one of them."""
+    cell is in exactly one of them. ``reveal``: the test cells whose failing hidden check may be
+    shown (after the due date, by the course's policy)."""
     ref_view = reference.view
     views, statuses, errors = {}, [], None
     for run in runs:
         variant, outcome = run[0], run[1]
         view = RunView.of(outcome, run[2] if len(run) > 2 else None)
         run_status = describe_end(outcome, view, variant, limits)
-        if run_status not in statuses:
-            statuses.append(run_status)
+        for stop in _stops(variant) + [run_status]:
+            if stop not in statuses:
+                statuses.append(stop)
         for grade_id in variant.test_index:
             views[grade_id] = (view, run_status, variant)
         # A cell's error is the run's news only when it happened in every kind of run (an
@@ -242,15 +297,22 @@ def judge_notebook(spec: AssignmentSpec, plan: Plan, runs: list, reference: Refe
         errors = failed if errors is None else {i: t for i, t in errors.items() if i in failed}
     failures = [s for s in statuses if s != "ok"]
     status = "; ".join(failures) if failures else "ok"
+    code = _LazyCode(plan)   # the notebook's cells compiled here, for code checks (written.py)
     tests = []
     for cell in spec.tests:
         index, ref_index = plan.test_index[cell.grade_id], reference.plan.test_index[cell.grade_id]
         view, run_status, variant = views.get(cell.grade_id, (RunView(), "not run", plan))
         try:
-            verdict = judge_cell(index, view, ref_index, ref_view, tools, run_status)
+            if index in variant.skipped:   # this test's own cell stopped an earlier run
+                how, why = variant.skipped[index]
+                verdict = Verdict(0.0, f"this test {why}", "timeout" if how == "timed out" else "stopped")
+            else:
+                verdict = judge_cell(index, view, ref_index, ref_view, tools, run_status, code,
+                                     cell.grade_id in reveal)
         except Exception as error:  # noqa: BLE001 - student data the host cannot judge fails this cell, for good
             verdict = Verdict(0.0, f"your results could not be judged ({type(error).__name__})", "unusable")
-        if verdict.share < 1 and verdict.category not in ("not_implemented", "hidden", "reference", "not_run"):
+        if verdict.share < 1 and verdict.category not in ("not_implemented", "hidden", "reference", "not_run",
+                                                          "timeout"):
             cause = student_cell_errors(view, variant, before=index)
             if cause:
                 verdict.message += f" (first error above this test: {cause[0][1]})"
@@ -277,7 +339,21 @@ def _judge_probes(index, view: RunView, ref_index, ref_view: RunView, tools, sta
     return verdict.share, verdict.message
 
 
-def judge_cell(index, view: RunView, ref_index, ref_view: RunView, tools, status) -> Verdict:
+class _LazyCode:
+    """autograder.written.NotebookCode of a plan, compiled the first time a check needs it."""
+
+    def __init__(self, plan: Plan):
+        self.plan, self._code = plan, None
+
+    def check(self, got, rule) -> str:
+        from .written import NotebookCode
+        if self._code is None:
+            self._code = NotebookCode.of_plan(self.plan)
+        return self._code.check(got, rule)
+
+
+def judge_cell(index, view: RunView, ref_index, ref_view: RunView, tools, status, code=None,
+               reveal: bool = False) -> Verdict:
     """A probe-form test: every case's result, compared on the host with its expected value.
 
     Visible cases are judged with their messages; a hidden case only right or wrong. The
@@ -304,21 +380,23 @@ def judge_cell(index, view: RunView, ref_index, ref_view: RunView, tools, status
         return Verdict(0.0, error or "failed", _category_of_error(error))
     partial = any(isinstance(call.get("how"), dict) and call["how"].get("partial") is True for call in calls)
     outs, hidden_outs = view.outs.get(index, {}), view.hidden_outs.get(index, {})
-    first_wrong, first_category, right, wrong_hidden = "", "", {}, False
+    first_wrong, first_category, right, wrong_hidden, first_hidden = "", "", {}, False, ""
     for call in calls:
         if call.get("hidden") is True:
-            reason, _ = _case_mismatch(call, hidden_outs.get(call.get("n")), tools["mismatch"])
+            reason, _ = _case_mismatch(call, hidden_outs.get(call.get("n")), tools["mismatch"], code)
             right[id(call)] = not reason
             wrong_hidden = wrong_hidden or bool(reason)
+            first_hidden = first_hidden or reason
             continue
-        reason, category = _case_mismatch(call, outs.get(call.get("n")), tools["mismatch"])
+        reason, category = _case_mismatch(call, outs.get(call.get("n")), tools["mismatch"], code)
         right[id(call)] = not reason
         if reason and not first_wrong:
             first_wrong, first_category = reason, category
             if not partial:
                 return Verdict(0.0, reason, category)
+    hidden_message = f"{HIDDEN_REVEALED}: {first_hidden}" if reveal and first_hidden else HIDDEN_FAILED
     if not partial:
-        return Verdict(0.0, HIDDEN_FAILED, "hidden") if wrong_hidden else Verdict(1.0, "passed", "passed")
+        return Verdict(0.0, hidden_message, "hidden") if wrong_hidden else Verdict(1.0, "passed", "passed")
     compared = [c for c in calls if not c.get("form_only")] or calls
     count = sum(1 for c in compared if right[id(c)])
     share = count / len(compared)
@@ -326,7 +404,8 @@ def judge_cell(index, view: RunView, ref_index, ref_view: RunView, tools, status
         return Verdict(1.0, "passed", "passed")
     if first_wrong:
         return Verdict(share, f"{count} of {len(compared)} right; {first_wrong}", first_category)
-    return Verdict(share, f"{count} of {len(compared)} right; {HIDDEN_PARTIAL}", "hidden")
+    shown = f"{HIDDEN_REVEALED}: {first_hidden}" if reveal and first_hidden else HIDDEN_PARTIAL
+    return Verdict(share, f"{count} of {len(compared)} right; {shown}", "hidden")
 
 
 def _category_of_error(error: str) -> str:
@@ -337,7 +416,7 @@ def _category_of_error(error: str) -> str:
     return "raised"
 
 
-def _case_mismatch(call: dict, out: dict | None, mismatch) -> tuple[str, str]:
+def _case_mismatch(call: dict, out: dict | None, mismatch, code=None) -> tuple[str, str]:
     """(why the student's result for one case is wrong, its category); ("", "passed") when right.
 
     The message may show the case's input and expected value: only visible cases' messages
@@ -348,13 +427,17 @@ def _case_mismatch(call: dict, out: dict | None, mismatch) -> tuple[str, str]:
     if "raised" in out:
         raised = out["raised"] if isinstance(out["raised"], str) else "an exception"
         if raised.startswith("NotImplementedError"):
-            return f"{what}: not implemented yet (your code raised NotImplementedError)", "not_implemented"
+            return f"{what}: not answered yet (your code raised NotImplementedError)", "not_implemented"
         if raised.startswith("TestFailure: "):
             text = raised[len("TestFailure: "):]
             return text, "not_defined" if "is not defined" in text else "wrong"
         return f"{what}: your code raised {raised}", _category_of_error(raised)
+    how = call.get("how") if isinstance(call.get("how"), dict) else {}
+    if how.get("code") is not None:   # a code check: judged here, on the notebook's own cells
+        return _code_mismatch(what, how["code"], out, code)
     if call.get("form_only"):
         return "", "passed"   # no expected value: the form is what the probe checks
+    unanswered = out.get("unanswered") is True
     from .values import BadObservation, rebuild   # torch on the host: imported once the sandboxes start
     try:
         got = rebuild(out.get("value"), "s")
@@ -367,6 +450,21 @@ def _case_mismatch(call: dict, out: dict | None, mismatch) -> tuple[str, str]:
         reason = mismatch(got, expected, **_how(call.get("how")))
     except Exception as error:  # noqa: BLE001 - a value the comparison cannot handle fails
         reason = f"cannot compare ({type(error).__name__}: {_first_line(error)})"
+    if reason and unanswered:   # the probe caught a blank answer's NotImplementedError
+        return f"{what}: not answered yet (your code raised NotImplementedError)", "not_implemented"
+    return (f"{what}: {reason}", "wrong") if reason else ("", "passed")
+
+
+def _code_mismatch(what: str, rule, out: dict, code) -> tuple[str, str]:
+    from .values import BadObservation, rebuild
+    from .written import rule_of
+    if code is None:
+        return f"{what}: the grader cannot check code here", "reference"
+    try:
+        got = rebuild(out.get("value"), "s")
+    except BadObservation as error:
+        return f"{what}: your code returned an unusable value ({error})", "unusable"
+    reason = code.check(got, rule_of(rule))
     return (f"{what}: {reason}", "wrong") if reason else ("", "passed")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from dataclasses import dataclass, field
 
 import nbformat
@@ -22,6 +23,14 @@ from .probes import ProbeCell, require_probe_form, split_test_cell, strip_magics
 
 
 MAX_NOTEBOOK_BYTES = 64 * 1024**2
+# What parsing a submission may cost the host, checked on its bytes before they are parsed
+# (an honest notebook has a few hundred cells and a few thousand JSON containers, ten deep):
+# 5.5 million empty cells in 16 MiB took 43-90 s and 3.6 GiB to read and rebuild.
+MAX_CELLS = 5_000
+MAX_CONTAINERS = 250_000      # JSON objects and arrays, outside strings
+MAX_DEPTH = 64
+_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"')   # possessive: linear on any input
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"{}[]")
 
 
 class UnreadableNotebook(ValueError):
@@ -50,7 +59,6 @@ class AssignmentSpec:
     notebook: str
     cells: list[TrustedCell]
     source_notebook: nbformat.NotebookNode
-    tools_source: str = ""
 
     @functools.cached_property
     def markdown_sources(self) -> frozenset:
@@ -75,6 +83,10 @@ class Plan:
     cells: list[dict]                  # the job's cells, in run order
     notes: list[str]                   # what was restored or dropped, for the instructor
     test_index: dict[str, int]         # grade_id -> index of its cell in `cells`
+    # Cells that stopped an earlier run of this notebook (a cell over its time limit, a
+    # crash), left out of the run judged: index -> (how that run ended, what the cell did),
+    # in the host's words (e.g. ("timed out", "timed out after 120 s (...)")).
+    skipped: dict[int, tuple[str, str]] = field(default_factory=dict)
 
 
 def _nbgrader(cell) -> dict:
@@ -101,7 +113,7 @@ def spec_of(name: str, notebook: str, source_notebook: nbformat.NotebookNode,
     """The trusted cells of an instructor's (or release) notebook, as :func:`load_spec`.
     ``markers``: nbgrader's, as the course configures them (default: this repository's)."""
     markers = markers or course_markers()
-    cells, tools = [], []
+    cells = []
     for position, cell in enumerate(source_notebook.cells):
         meta = _nbgrader(cell)
         grade_id = meta.get("grade_id")
@@ -113,8 +125,6 @@ def spec_of(name: str, notebook: str, source_notebook: nbformat.NotebookNode,
             role = "answer"
         else:
             role = "locked"
-            if _defines_mismatch(_source(cell)):
-                tools.append(_source(cell))
         trusted = TrustedCell(grade_id, role, _source(cell), float(meta.get("points") or 0), position)
         if role == "test":
             require_probe_form(grade_id, trusted.source)
@@ -124,11 +134,7 @@ def spec_of(name: str, notebook: str, source_notebook: nbformat.NotebookNode,
             trusted.hidden_line_numbers = sorted(markers.hidden_line_numbers(stripped))
             trusted.visible_source = "\n".join(markers.outside(trusted.source, HIDDEN))
         cells.append(trusted)
-    return AssignmentSpec(name, notebook, cells, source_notebook, tools_source="\n\n".join(tools))
-
-
-def _defines_mismatch(source: str) -> bool:
-    return "def mismatch(" in source
+    return AssignmentSpec(name, notebook, cells, source_notebook)
 
 
 def read_submission(path) -> nbformat.NotebookNode:
@@ -143,14 +149,35 @@ def read_submission(path) -> nbformat.NotebookNode:
         raise UnreadableNotebook(f"unreadable notebook: {error.strerror}") from None
     if not raw.strip():
         raise UnreadableNotebook("unreadable notebook: the file is empty")
+    check_structure(raw)
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError) as error:
         raise UnreadableNotebook(f"unreadable notebook: not valid JSON ({str(error)[:120]})") from None
     if not isinstance(data, dict) or not isinstance(data.get("cells"), list):
         raise UnreadableNotebook("unreadable notebook: no list of cells")
-    cells = [c for c in data["cells"] if isinstance(c, dict)]
+    if len(data["cells"]) > MAX_CELLS:
+        raise UnreadableNotebook(f"unreadable notebook: {len(data['cells'])} cells, more than {MAX_CELLS}")
+    cells = []
+    for cell in data["cells"]:
+        if isinstance(cell, dict):
+            cell.pop("outputs", None)   # never graded nor shown: the notebook runs again
+            cells.append(cell)
     return nbformat.from_dict({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def check_structure(raw: bytes) -> None:
+    """Refuse, before parsing, JSON whose parsed form would cost the host far more than its
+    size: too many objects and arrays, or too deep (strings are skipped at C speed first)."""
+    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    if len(brackets) > 2 * MAX_CONTAINERS:
+        raise UnreadableNotebook(f"unreadable notebook: more than {MAX_CONTAINERS} JSON objects and arrays")
+    depth = deepest = 0
+    for byte in brackets:
+        depth += 1 if byte in (0x7B, 0x5B) else -1
+        deepest = max(deepest, depth)
+    if deepest > MAX_DEPTH:
+        raise UnreadableNotebook(f"unreadable notebook: JSON nested {deepest} levels deep, more than {MAX_DEPTH}")
 
 
 def _normalized(source: str) -> str:

@@ -31,11 +31,16 @@ from pathlib import Path
 from course.model import REPO
 
 from .forbidden import FORBIDDEN
-from .syscall_filter import keyring_filter
+from .syscall_filter import sandbox_filter
 
 GRADER_MOUNT = "/opt/course"
 SITE_MOUNT = "/opt/site-packages"
+PYTHON_MOUNT = "/opt/python"
 NOBODY = 65534
+# The sandbox's own user database: on a class server the host's /etc/passwd lists every
+# student's login.
+PASSWD = b"root:x:0:0:root:/root:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/tmp/home:/usr/sbin/nologin\n"
+GROUP = b"root:x:0:\nnogroup:x:65534:\n"
 
 
 class SandboxError(RuntimeError):
@@ -44,7 +49,7 @@ class SandboxError(RuntimeError):
 
 @dataclass
 class Limits:
-    wall_seconds: float = 60.0
+    wall_seconds: float = 60.0       # one run of a notebook, every cell together
     cpu_seconds: int = 60
     memory_bytes: int = 2 * 1024**3
     processes: int = 64
@@ -54,6 +59,24 @@ class Limits:
     # What the host may spend holding one run's parsed observations, estimated per line
     # before parsing (see `parse_cost`): small JSON text can stand for far larger objects.
     parsed_bytes: int = 128 * 1024**2
+    # One cell (nbgrader's Execute.timeout): a cell past it is stopped and the notebook runs
+    # again without it, so the tests after it still count. None: the run's own limit.
+    cell_seconds: float | None = None
+
+    @classmethod
+    def of_course(cls, config, cell_seconds: float | None = None, notebook_seconds: float | None = None,
+                  memory_mb: int | None = None) -> "Limits":
+        """The course's limits (course.model.grading_limits), each overridable (the command line)."""
+        from course.model import grading_limits
+        course = grading_limits(config)
+        cell = float(cell_seconds or course["cell_seconds"])
+        notebook = float(notebook_seconds or course["notebook_seconds"])
+        return cls(wall_seconds=notebook, cpu_seconds=max(1, int(notebook)), cell_seconds=min(cell, notebook),
+                   memory_bytes=int(memory_mb or course["memory_mb"]) * 1024**2)
+
+    @property
+    def per_cell(self) -> float:
+        return min(self.cell_seconds or self.wall_seconds, self.wall_seconds)
 
 
 @dataclass
@@ -162,7 +185,8 @@ def unreadable_by_sandbox(paths: list[Path]) -> list[str]:
 def choose_interpreter() -> tuple[str, str]:
     """(python executable, its installation prefix), the same Python that runs the grader.
 
-    The prefix is mounted at its own path: CPython finds its standard library from its own
+    The prefix is mounted at PYTHON_MOUNT, found there through PYTHONHOME (and its shared
+    ``libpython`` through LD_LIBRARY_PATH): the sandbox names no folder of the host. CPython finds its standard library from its own
     location, and a shared ``libpython`` through an absolute run path."""
     executable = Path(sys.executable).resolve()
     base = Path(sys.base_prefix).resolve()
@@ -194,6 +218,35 @@ def _other_package_folders(prefix: str, ours: list[str]) -> list[str]:
     return sorted({c for c in candidates if os.path.isdir(c) and os.path.realpath(c) not in mine})
 
 
+def _inside(path: str, prefix: str) -> str:
+    """Where a path of the Python's prefix is seen in the sandbox."""
+    return PYTHON_MOUNT + path[len(prefix):] if prefix and (path + "/").startswith(prefix + "/") else path
+
+
+def _naming_the_checkout(directory: str) -> list[str]:
+    """Files of a site-packages folder that name where the checkout lives (an editable
+    install's finder and .pth, direct_url.json): covered with an empty file in the sandbox."""
+    found = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return found
+    for name in names:
+        path = os.path.join(directory, name)
+        if name.startswith("__editable__") or name.endswith(".egg-link"):
+            found.append(name)
+        elif name.endswith(".pth") or name.endswith(".dist-info"):
+            target = os.path.join(path, "direct_url.json") if name.endswith(".dist-info") else path
+            try:
+                with open(target, "rb") as handle:
+                    text = handle.read(1 << 16)
+            except OSError:
+                continue
+            if str(REPO).encode() in text or b"file://" in text:
+                found.append(os.path.relpath(target, directory))
+    return sorted(found)
+
+
 def _check_readable(python: str, prefix: str, site_packages: list[str]) -> None:
     """Refuse, naming what to change, rather than start a sandbox whose imports fail."""
     probes = [Path(python)]
@@ -211,9 +264,10 @@ def _check_readable(python: str, prefix: str, site_packages: list[str]) -> None:
 
 
 def bwrap_command(control_fd: int, limits: Limits, with_torch: bool, seccomp_fd: int,
-                  binds: Binds | None = None) -> list[str]:
+                  binds: Binds | None = None, user_fds: tuple[int, int] | None = None) -> list[str]:
     """The command line that starts the sandbox (see :class:`Binds` for how, as root, host
-    folders reach it)."""
+    folders reach it). ``user_fds``: descriptors to read the sandbox's /etc/passwd and
+    /etc/group from (PASSWD, GROUP); without them the files are left out."""
     as_nobody = os.geteuid() == 0
     if as_nobody and not (shutil.which("setpriv") and shutil.which("unshare")):
         raise SandboxError("grading as root needs setpriv and unshare (Debian: util-linux)")
@@ -244,20 +298,24 @@ def bwrap_command(control_fd: int, limits: Limits, with_torch: bool, seccomp_fd:
         elif os.path.isdir(top):
             command += ["--ro-bind", top, top]
     for etc in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives",
-                "/etc/localtime", "/etc/fonts", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf"):
+                "/etc/localtime", "/etc/fonts", "/etc/nsswitch.conf"):
         if os.path.exists(etc):
             command += ["--ro-bind", etc, etc]
+    if user_fds is not None:
+        command += ["--ro-bind-data", str(user_fds[0]), "/etc/passwd", "--ro-bind-data", str(user_fds[1]), "/etc/group"]
     # Host folders by descriptor (no walk through the instructor's private parents). The
     # Python at its own path; packages at fixed places inside: the checkout (and its .venv)
     # may live under /tmp, which the sandbox replaces with its own empty tmpfs below.
     if prefix:
-        binds.add(prefix, prefix)
+        binds.add(prefix, PYTHON_MOUNT)
     site_packages = []
     hidden_packages = []
     for index, directory in enumerate(site_directories):
         inside = f"{SITE_MOUNT}/{index}"
         site_packages.append(inside)
         binds.add(directory, inside)
+        for name in _naming_the_checkout(directory):
+            hidden_packages += ["--ro-bind", "/dev/null", f"{inside}/{name}"]
         # a run without torch does not see the packages its stand-ins replace (forbidden.py:
         # array, autodiff and symbolic-maths libraries); `reftorch` is not mounted for it
         for hidden in FORBIDDEN:
@@ -267,7 +325,7 @@ def bwrap_command(control_fd: int, limits: Limits, with_torch: bool, seccomp_fd:
         if (REPO / package).is_dir():
             binds.add(REPO / package, f"{GRADER_MOUNT}/{package}")
     for folder in _other_package_folders(prefix, site_directories):
-        hidden_packages += ["--tmpfs", folder]
+        hidden_packages += ["--tmpfs", _inside(folder, prefix)]
     command += binds.arguments + hidden_packages
     command += ["--proc", "/proc", "--dev", "/dev",
                 "--size", str(limits.disk_bytes), "--tmpfs", "/tmp",
@@ -280,9 +338,13 @@ def bwrap_command(control_fd: int, limits: Limits, with_torch: bool, seccomp_fd:
         "PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "NBGRADER_EXECUTION": "autograde",
         "COURSE_GRADER_PATH": GRADER_MOUNT, "COURSE_SITE_PACKAGES": ":".join(site_packages),
     }
+    if prefix:
+        environment["PYTHONHOME"] = PYTHON_MOUNT
+        if os.path.isdir(os.path.join(prefix, "lib")):
+            environment["LD_LIBRARY_PATH"] = f"{PYTHON_MOUNT}/lib"
     for key, value in environment.items():
         command += ["--setenv", key, value]
-    command += [python, "-s", "-B", f"{GRADER_MOUNT}/autograder/zygote.py", str(control_fd),
+    command += [_inside(python, prefix), "-s", "-B", f"{GRADER_MOUNT}/autograder/zygote.py", str(control_fd),
                 f"--disk-bytes={limits.disk_bytes}"]
     if not with_torch:
         command.append("--no-torch")
@@ -301,6 +363,7 @@ class Sandbox:
         self._stderr = None
         self.pid_namespaces: set[str] = set()
         self.retired = False   # closed for good: its batch is over, nothing may start it again
+        self.current: RunOutcome | None = None   # the run under way, its messages as they arrive
 
     def start(self, timeout: float = 120.0) -> None:
         self.launch()
@@ -313,10 +376,15 @@ class Sandbox:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self._stderr = tempfile.TemporaryFile()
         seccomp_r, seccomp_w = os.pipe()
-        _write_all(seccomp_w, keyring_filter())  # small: fits the pipe's buffer, closes its end
+        _write_all(seccomp_w, sandbox_filter())  # small: fits the pipe's buffer, closes its end
+        passwd_r, passwd_w = os.pipe()
+        _write_all(passwd_w, PASSWD)
+        group_r, group_w = os.pipe()
+        _write_all(group_w, GROUP)
         try:
-            command = bwrap_command(theirs.fileno(), self.limits, self.with_torch, seccomp_r)
-            self.process = subprocess.Popen(command, pass_fds=[theirs.fileno(), seccomp_r],
+            command = bwrap_command(theirs.fileno(), self.limits, self.with_torch, seccomp_r,
+                                    user_fds=(passwd_r, group_r))
+            self.process = subprocess.Popen(command, pass_fds=[theirs.fileno(), seccomp_r, passwd_r, group_r],
                                             stdin=subprocess.DEVNULL, stdout=self._stderr,
                                             stderr=self._stderr, start_new_session=True)
         except BaseException:
@@ -324,7 +392,8 @@ class Sandbox:
             raise
         finally:
             theirs.close()
-            os.close(seccomp_r)
+            for fd in (seccomp_r, passwd_r, group_r):
+                os.close(fd)
         self.control = ours
         self._buffer = b""
 
@@ -372,10 +441,12 @@ class Sandbox:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def run(self, job: dict, hidden: bytes = b"") -> RunOutcome:
+    def run(self, job: dict, hidden: bytes = b"", limits: Limits | None = None) -> RunOutcome:
         """Run one job in a fresh child. ``hidden`` (the hidden cases, as JSON) is written to
         the child only once its observations have said ``visible_done``: nothing the child
-        sent before that can depend on them."""
+        sent before that can depend on them. ``limits``: this run's, when not the sandbox's
+        (a rerun gets what is left of the notebook's time)."""
+        limits = limits or self.limits
         if not self.alive:
             if self.retired:
                 raise SandboxError("the batch is over: its sandboxes are closed")
@@ -386,7 +457,7 @@ class Sandbox:
         hidden_r, hidden_w = os.pipe()
         outcome = RunOutcome()
         try:
-            socket.send_fds(self.control, [json.dumps(asdict(self.limits)).encode()], [job_r, obs_w, hidden_r])
+            socket.send_fds(self.control, [json.dumps(asdict(limits)).encode()], [job_r, obs_w, hidden_r])
         except OSError as error:
             for fd in (job_r, job_w, obs_r, obs_w, hidden_r, hidden_w):
                 os.close(fd)
@@ -396,11 +467,12 @@ class Sandbox:
         os.close(obs_w)
         os.close(hidden_r)
         release = _HiddenRelease(hidden_w, hidden)
+        self.current = outcome
         writer = threading.Thread(target=_write_all, args=(job_w, payload), daemon=True)
         reader = threading.Thread(target=self._read_observations, args=(obs_r, outcome, release), daemon=True)
         writer.start()
         reader.start()
-        outcome.end = self._read_line(self.limits.wall_seconds + 30)
+        outcome.end = self._read_line(limits.wall_seconds + 30)
         if outcome.end is None or outcome.end.get("t") != "end":
             outcome.end = None
             outcome.grader_fault = "sandbox stopped responding"
@@ -412,6 +484,7 @@ class Sandbox:
             self.close(reap=False)
             reader.join(5)
         release.discard()
+        self.current = None
         if outcome.end is not None and outcome.end.get("restart"):
             self.close(reap=False)
         return outcome

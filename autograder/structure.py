@@ -26,6 +26,7 @@ in memory can make them say anything. What is gone is lying through one's own ob
 from __future__ import annotations
 
 import gc
+import hashlib
 import sys
 import types
 
@@ -44,6 +45,16 @@ _DICT_GET, _DICT_CONTAINS = dict.get, dict.__contains__
 _TUPLE_ITER = tuple.__iter__
 _LEAVES = (str, bytes, int, float, complex, bool, type(None), types.CodeType)
 _isinstance, _id, _type, _len, _list = isinstance, id, type, len, list
+_repr, _sorted, _tuple, _str = repr, sorted, tuple, str
+_sha256 = hashlib.sha256
+_CODE = {name: types.CodeType.__dict__[name].__get__ for name in (
+    "co_code", "co_consts", "co_names", "co_varnames", "co_freevars", "co_cellvars", "co_argcount",
+    "co_posonlyargcount", "co_kwonlyargcount", "co_flags", "co_name")}
+_FUNCTION_DICT = types.FunctionType.__dict__["__dict__"].__get__
+_STATIC_FUNC = staticmethod.__dict__["__func__"].__get__
+_CLASS_FUNC = classmethod.__dict__["__func__"].__get__
+_METHOD_FUNC = types.MethodType.__dict__["__func__"].__get__
+_PROPERTY_PARTS = [property.__dict__[name].__get__ for name in ("fget", "fset", "fdel")]
 MAX_OBJECTS = 100_000
 MAX_NODES = 10_000
 
@@ -206,3 +217,85 @@ def _module_children(module, names: set) -> list:
 
 
 _MISSING = object()
+
+
+def fingerprint(code) -> str:
+    """What a code object computes, independent of where it was compiled (file, lines): the
+    same on the host compiling a notebook's cells as in the sandbox that ran them."""
+    get = _CODE
+    consts = []
+    for const in get["co_consts"](code):
+        if _type(const) is types.CodeType:
+            consts.append("code:" + fingerprint(const))
+        elif _type(const) is frozenset:
+            consts.append("frozenset:" + _repr(_sorted(_repr(item) for item in const)))
+        else:
+            consts.append(_type(const).__name__ + ":" + _repr(const))
+    parts = (get["co_code"](code), get["co_names"](code), get["co_varnames"](code), get["co_freevars"](code),
+             get["co_cellvars"](code), get["co_argcount"](code), get["co_posonlyargcount"](code),
+             get["co_kwonlyargcount"](code), get["co_flags"](code), get["co_name"](code), consts)
+    return _sha256(_repr(parts).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def code_of(obj) -> dict:
+    """What an answer is made of, for the host to check against the notebook's own cells
+    (autograder/written.py): ``classes``, the names of the real class chain of ``obj`` (or of
+    its class), library classes named as they were at start-up; ``functions``, for every
+    function of those classes that is not a library's (methods, static and class methods,
+    properties; a decorated one through its ``__wrapped__``) and of ``obj`` itself (a
+    function, or an instance's own functions), ``[label, fingerprint]``, and for a library
+    function ``[label, "library:module.qualname"]``."""
+    functions: list = []
+    if _type(obj) is types.FunctionType:
+        _add_function(obj, _str(_CODE["co_name"](_FUNCTION_CODE(obj))), functions)
+        return {"classes": [], "functions": functions}
+    cls = obj if _isinstance(obj, type) else _type(obj)
+    chain = _list(_MRO(cls))
+    for klass in chain:
+        if _id(klass) in _names.library:
+            continue
+        owner = _names.name(klass)
+        for name, value in _list(_TYPE_DICT(klass).items()):
+            _add_member(value, f"{owner}.{name}", functions)
+    if not _isinstance(obj, type):
+        try:
+            own = _OBJECT_DICT(obj, "__dict__")
+        except Exception:  # noqa: BLE001 - no instance dict
+            own = {}
+        if _type(own) is dict:
+            for name, value in _list(own.items()):
+                _add_member(value, f"{_names.name(cls)}().{name}", functions)
+    return {"classes": [_names.name(klass) for klass in chain], "functions": functions}
+
+
+def _add_member(value, label: str, into: list) -> None:
+    kind = _type(value)
+    if kind is staticmethod:
+        value = _STATIC_FUNC(value)
+    elif kind is classmethod:
+        value = _CLASS_FUNC(value)
+    elif kind is property:
+        for part in _PROPERTY_PARTS:
+            function = part(value)
+            if function is not None:
+                _add_function(function, label, into)
+        return
+    elif kind is types.MethodType:
+        value = _METHOD_FUNC(value)
+    if _type(value) is types.FunctionType:
+        _add_function(value, label, into)
+    elif _isinstance(value, (types.BuiltinFunctionType, types.MethodDescriptorType, types.WrapperDescriptorType)):
+        into.append([label, "library:" + _str(getattr(value, "__qualname__", "?"))])
+
+
+def _add_function(function, label: str, into: list, depth: int = 0) -> None:
+    scope = _FUNCTION_GLOBALS(function)
+    if _id(scope) in _names.module_dicts:   # a library's function: perhaps a decorator's wrapper
+        wrapped = _FUNCTION_DICT(function).get("__wrapped__")
+        if _type(wrapped) is types.FunctionType and depth < 8:
+            _add_function(wrapped, label, into, depth + 1)
+        else:
+            module = scope.get("__name__", "?")
+            into.append([label, f"library:{module}.{_str(_CODE['co_name'](_FUNCTION_CODE(function)))}"])
+        return
+    into.append([label, fingerprint(_FUNCTION_CODE(function))])

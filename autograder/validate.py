@@ -27,6 +27,8 @@ fine for a student checking their own work; grading always uses the sandbox.
 from __future__ import annotations
 
 import json
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,7 +40,6 @@ from .notebook_runs import extra_files as _extra_files
 from .plan import AssignmentSpec, Plan, UnreadableNotebook, build_plan, read_submission, spec_of
 from .sandbox import REPO, Limits, Sandbox, SandboxError, Unsandboxed, bwrap_available
 
-TOOLS_ID = "grading_tools"
 
 
 class ValidationError(Exception):
@@ -54,6 +55,16 @@ class Validation:
     todo: list[str] = field(default_factory=list)          # answer cells still raising NotImplementedError
 
 
+def _course_limits(root: Path) -> Limits:
+    """The limits grading uses, from the course's configuration (the kit's carries them too)."""
+    from course.model import load_config
+    try:
+        config = load_config(root)
+    except Exception:  # noqa: BLE001 - CourseError, or a configuration that does not load
+        config = None   # no readable configuration: the defaults grading would use too
+    return Limits.of_course(config)
+
+
 def trusted_copy(path: Path, root: Path = REPO) -> Path:
     """The notebook whose test and locked cells are trusted for ``path``."""
     notebook = path.resolve()
@@ -63,21 +74,6 @@ def trusted_copy(path: Path, root: Path = REPO) -> Path:
     if notebook == source:
         return notebook   # the instructor validating a source notebook: its hidden tests too
     return release.resolve() if release.is_file() else notebook
-
-
-def _course_tools(root: Path = REPO) -> set[str]:
-    """The grading-tools cells the course ships (the same in every assignment)."""
-    found = set()
-    for folder in ("assignments", "solutions"):
-        for path in sorted((root / folder).glob("*/*.ipynb")):
-            try:
-                notebook = nbformat.read(str(path), as_version=4)
-            except Exception:  # noqa: BLE001 - a broken file is simply not a reference
-                continue
-            for cell in notebook.cells:
-                if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == TOOLS_ID:
-                    found.add(cell.source.strip())
-    return found
 
 
 def _unchanged(cell) -> bool:
@@ -110,12 +106,15 @@ class NotebookValidator:
 
     def __init__(self, limits: Limits | None = None, root: Path = REPO, plain: bool | None = None):
         """``plain``: run notebooks without a sandbox (default: only where bubblewrap is missing)."""
-        self.limits = limits or Limits()
+        self.limits = limits or _course_limits(root)
         self.root = root
         self.plain = not bwrap_available() if plain is None else plain
         self.boxes: dict[bool, Sandbox] = {}
         self.references: dict[str, Reference] = {}
-        self._tools: set[str] | None = None
+        # Told, every `progress_every` seconds, which cell is still running (a loop must not
+        # look like a hang): a function taking one line, or None.
+        self.progress = None
+        self.progress_every = 5.0
 
     def _box(self, kind: bool) -> Sandbox:
         if kind not in self.boxes:
@@ -162,7 +161,6 @@ class NotebookValidator:
         spec = spec_of(spec_path.stem, spec_path.stem, source)
         if not spec.tests:
             raise ValidationError("no graded test cells to check")
-        self._check_tools(spec)
         tools = load_tools(spec)
         with_torch = not spec.forbids_torch
         runs = NotebookRuns(spec, with_torch, tools, self.limits)
@@ -170,20 +168,15 @@ class NotebookValidator:
         reference = self._reference(spec, spec_path)
         plan = build_plan(spec, submission)
         edited += [note.split()[2] for note in plan.notes if " edited: " in note]
+        watcher = _Watcher(self, plan) if self.progress is not None else None
         try:
             result, run_list = runs.run(self.boxes, plan, _extra_files(path.parent, path.name), reference)
         except SandboxError as error:
             raise ValidationError(f"the sandbox failed: {error}") from None
+        finally:
+            if watcher is not None:
+                watcher.stop()
         return Validation(result, spec_path, edited, _form_only(spec, reference), _todo(run_list))
-
-    def _check_tools(self, spec: AssignmentSpec) -> None:
-        """The comparison runs here, outside the sandbox: only the course's own tools."""
-        if self._tools is None:
-            self._tools = _course_tools(self.root)
-        tools = [c.source.strip() for c in spec.cells if c.grade_id == TOOLS_ID]
-        if not tools or tools[0] not in self._tools:
-            raise ValidationError(f"its {TOOLS_ID} cell is not one of this course's, so its checks "
-                                  "cannot be trusted here")
 
     def _reference(self, spec: AssignmentSpec, spec_path: Path):
         """The trusted copy's test and locked cells, run without any answer: the cases and
@@ -201,6 +194,54 @@ class NotebookValidator:
             outcome = self._box(True).run(json.loads(key))
             self.references[key] = Reference.of(plan, outcome)
         return self.references[key]
+
+
+class _Watcher:
+    """Says which cell is still running, every ``progress_every`` seconds of one cell."""
+
+    def __init__(self, validator: NotebookValidator, plan: Plan):
+        self.validator, self.plan = validator, plan
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        self.thread.start()
+
+    def _running(self):
+        """(the sandbox, the index of the cell its run began last), or None."""
+        for box in list(self.validator.boxes.values()):
+            outcome = box.current
+            if outcome is None:
+                continue
+            for message in reversed(outcome.messages[-50:]):
+                if message.get("t") in ("start", "hidden_start") and type(message.get("cell")) is int:
+                    return box, message["cell"]
+        return None
+
+    def _name(self, index: int) -> str:
+        cells = [c for c in self.plan.cells if c["index"] == index]
+        if cells and cells[0].get("grade_id"):
+            return cells[0]["grade_id"]
+        return f"your code cell {index + 1}"
+
+    def _watch(self) -> None:
+        validator = self.validator
+        seen, since, told = None, time.monotonic(), 0
+        while not self.done.wait(0.25):
+            running = self._running()
+            now = time.monotonic()
+            if running != seen:
+                seen, since, told = running, now, 0
+                continue
+            if running is None:
+                continue
+            elapsed = now - since
+            if elapsed >= validator.progress_every * (told + 1):
+                told += 1
+                validator.progress(f"  ... still running {self._name(running[1])}: {elapsed:.0f} s "
+                                   f"(a cell may run {validator.limits.per_cell:g} s)")
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join()
 
 
 def _form_only(spec: AssignmentSpec, reference: Reference) -> set[str]:

@@ -46,7 +46,13 @@ SETUP_FAILED = 70       # exit code of a child that could not prepare its sandbo
 
 _libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNS, CLONE_NEWIPC = 0x00020000, 0x08000000
-MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 0x2, 0x4, 0x4000, 0x40000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
+MS_REMOUNT, MS_BIND, MS_MOVE, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x2000, 0x4000, 0x40000
+# What a notebook's /proc shows: the machine-wide files libraries read (os.cpu_count reads
+# /proc/stat where /sys is missing) and this process's own basics, never a mount table
+# (/proc/*/mountinfo names each mounted folder's path on the host) nor another process.
+PROC_SHOWN = ("cpuinfo", "meminfo", "stat", "loadavg", "uptime", "version")
+PROC_SELF_SHOWN = ("status", "stat", "statm", "limits", "cmdline", "maps", "fd", "fdinfo")
 PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 CAPABILITY_VERSION_3 = 0x20080522
 
@@ -102,8 +108,32 @@ def _fresh_state(disk_bytes: int) -> None:
         options = f"size={size},mode=1777".encode()
         _check(_libc.mount(b"tmpfs", target.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, options),
                f"mount tmpfs on {target}")
+    _cover_proc()
     for path in ("/tmp/home", "/tmp/cache"):
         os.makedirs(path)
+
+
+def _cover_proc() -> None:
+    """Cover /proc (in the child's own mount namespace) with a small tmpfs holding only
+    PROC_SHOWN and, as ``self``, PROC_SELF_SHOWN of the child, each bound from the real one."""
+    stage = "/tmp/.proc"
+    os.mkdir(stage)
+    _check(_libc.mount(b"proc-view", stage.encode(), b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                       b"size=64k,mode=0755"), "mount the /proc view")
+    os.mkdir(f"{stage}/self")
+    pid = os.getpid()
+    for name, source in [(name, f"/proc/{name}") for name in PROC_SHOWN] + \
+            [(f"self/{name}", f"/proc/{pid}/{name}") for name in PROC_SELF_SHOWN]:
+        target = f"{stage}/{name}"
+        if os.path.isdir(source):
+            os.mkdir(target)
+        else:
+            open(target, "w").close()
+        _check(_libc.mount(source.encode(), target.encode(), None, MS_BIND, None), f"show {source}")
+    _check(_libc.mount(None, stage.encode(), None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, None),
+           "make the /proc view read-only")
+    _check(_libc.mount(stage.encode(), b"/proc", None, MS_MOVE, None), "put the /proc view on /proc")
+    os.rmdir(stage)
 
 
 def _drop_capabilities() -> None:
@@ -209,7 +239,7 @@ def _prepare(limits: dict, disk_bytes: int, folder: str | None = None, zygote: i
 
 
 def _child(job_fd: int, obs_fd: int, hidden_fd: int, setup_fd: int, limits: dict, disk_bytes: int, shell,
-           snapshot, convert, folder: str | None = None, zygote: int = 0):
+           snapshot, convert, folder: str | None = None, zygote: int = 0, beat_fd: int | None = None):
     try:
         _prepare(limits, disk_bytes, folder, zygote)
     except BaseException as error:  # noqa: BLE001 - the zygote reports it as the grader's trouble
@@ -224,7 +254,7 @@ def _child(job_fd: int, obs_fd: int, hidden_fd: int, setup_fd: int, limits: dict
     channel = harness.Channel(obs_fd)
     try:
         job = harness.read_job(job_fd)
-        harness.run_job(job, channel, shell, snapshot, convert, hidden_fd)
+        harness.run_job(job, channel, shell, snapshot, convert, hidden_fd, beat_fd)
     except BaseException as error:  # noqa: BLE001 - the host learns why, the child still exits
         try:
             channel.send(t="harness_error", error=harness._message(error))
@@ -270,11 +300,11 @@ def _end_what_is_left(child: int) -> bool:
     return False
 
 
-def _describe(status: int, timed_out: bool, rusage) -> dict:
+def _describe(status: int, timed_out: str, rusage) -> dict:
     result = {"cpu_seconds": round(rusage.ru_utime + rusage.ru_stime, 3),
               "max_rss_kib": rusage.ru_maxrss}
     if timed_out:
-        result["how"] = "timeout"
+        result["how"] = timed_out   # "timeout" (the whole run) or "cell_timeout" (one cell)
     elif os.WIFSIGNALED(status):
         result["how"] = "signal"
         result["signal"] = os.WTERMSIG(status)
@@ -282,6 +312,28 @@ def _describe(status: int, timed_out: bool, rusage) -> dict:
         result["how"] = "exit"
         result["code"] = os.WEXITSTATUS(status)
     return result
+
+
+def _watch(pidfd: int, beats: int, wall: float, cell: float) -> str:
+    """Wait for the child to end: "" when it did, "timeout" past ``wall`` seconds in all,
+    "cell_timeout" past ``cell`` seconds since the last cell began (a byte on ``beats``)."""
+    start = time.monotonic()
+    run_deadline, cell_deadline = start + wall, start + min(cell, wall)
+    watched = [pidfd, beats]
+    while True:
+        now = time.monotonic()
+        if now >= run_deadline:
+            return "timeout"
+        if now >= cell_deadline:
+            return "cell_timeout"
+        ready, _, _ = select.select(watched, [], [], min(run_deadline, cell_deadline) - now)
+        if pidfd in ready:
+            return ""
+        if beats in ready:
+            if os.read(beats, 4096):
+                cell_deadline = time.monotonic() + min(cell, wall)
+            else:
+                watched = [pidfd]   # the child closed it: only the run's limit is left
 
 
 def main(argv: list[str]) -> int:
@@ -304,6 +356,7 @@ def main(argv: list[str]) -> int:
     from autograder import harness, observe
 
     harness.warm_up(with_torch)
+    harness.install_unanswered_marker()
     shell = harness.make_shell()
     from autograder import structure
     structure.capture([shell.user_ns])   # library classes and modules as they are before any notebook
@@ -325,6 +378,9 @@ def main(argv: list[str]) -> int:
         limits = json.loads(message)
         job_fd, obs_fd, hidden_fd = fds
         setup_r, setup_w = os.pipe()
+        # The child writes a byte here as each cell starts: one cell may take cell_seconds,
+        # the whole run wall_seconds (a child that stops writing only loses the former).
+        beat_r, beat_w = os.pipe()
         runs += 1
         folder = None if plain is None else os.path.join(plain, f"run-{runs}")
         zygote = os.getpid()
@@ -332,18 +388,22 @@ def main(argv: list[str]) -> int:
         if pid == 0:
             control.close()
             os.close(setup_r)
-            _child(job_fd, obs_fd, hidden_fd, setup_w, limits, disk_bytes, shell, snapshot, convert, folder, zygote)
+            os.close(beat_r)
+            _child(job_fd, obs_fd, hidden_fd, setup_w, limits, disk_bytes, shell, snapshot, convert, folder, zygote,
+                   beat_w)
         os.close(job_fd)
         os.close(obs_fd)
         os.close(hidden_fd)
         os.close(setup_w)
+        os.close(beat_w)
         pidfd = os.pidfd_open(pid)
-        ready, _, _ = select.select([pidfd], [], [], float(limits["wall_seconds"]))
-        timed_out = not ready
+        timed_out = _watch(pidfd, beat_r, float(limits["wall_seconds"]),
+                           float(limits.get("cell_seconds") or limits["wall_seconds"]))
         if timed_out:
             os.kill(pid, signal.SIGKILL)
         _, status, rusage = os.wait4(pid, 0)
         os.close(pidfd)
+        os.close(beat_r)
         result = _describe(status, timed_out, rusage)
         result["setup"] = os.read(setup_r, 1) == b"1"
         os.close(setup_r)

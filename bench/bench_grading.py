@@ -4,7 +4,10 @@ Both grade the same submissions of a released assignment in the same run, each i
 own copy of a throw-away course (own gradebook), from the command line, start-up
 included. `course grade` runs twice: a first batch, which runs the instructor's reference
 notebook, and a later one (``--force``, same submissions), which reuses the reference run
-kept from the first, as every batch after an assignment's first does. Prints wall times,
+kept from the first, as every batch after an assignment's first does. Both batches run
+twice: with each student's own hidden cases (the default: the first batch draws them in
+extra reference runs, the later one reuses them) and with hidden cases shared by the
+class (``c.CourseGrading.per_student_hidden = False``), so their cost shows. Prints wall times,
 the throughput ratios, and whether stock and ours agree on scores. Stock nbgrader's own
 failures (a cell over its 30 s timeout on a busy machine) are counted, not fatal.
 
@@ -66,6 +69,10 @@ def main() -> int:
             inject.submit(stock, args.assignment, f"student{number:03d}", notebook)
         ours = scratch / "ours"
         shutil.copytree(stock, ours)
+        shared = scratch / "shared"
+        shutil.copytree(stock, shared)
+        with open(shared / "course" / "nbgrader_config.py", "a") as config:
+            config.write("\nc.CourseGrading.per_student_hidden = False\n")
 
         # nbgrader finds course/nbgrader_config.py on the Jupyter config path.
         nbgrader = [str(Path(sys.executable).parent / "nbgrader"), "autograde", args.assignment]
@@ -77,6 +84,9 @@ def main() -> int:
                   "--workers", str(args.workers)]
         first_seconds, _ = _timed(course, REPO)
         later_seconds, _ = _timed(course + ["--force"], REPO)
+        course_shared = [*course[:6], str(shared), *course[7:]]
+        shared_first, _ = _timed(course_shared, REPO)
+        shared_later, _ = _timed(course_shared + ["--force"], REPO)
 
         stock_scores, our_scores = _scores(stock, args.assignment), _scores(ours, args.assignment)
         agree = sum(1 for s in stock_scores if stock_scores[s] == our_scores.get(s))
@@ -89,6 +99,9 @@ def main() -> int:
               f"ratio {stock_seconds / first_seconds:.1f}x")
         print(f"course grade, later batch: {later_seconds:6.1f} s  ({n / later_seconds:.2f} notebooks/s), "
               f"ratio {stock_seconds / later_seconds:.1f}x (reference run kept)")
+        print(f"hidden cases shared by the class instead: first batch {shared_first:6.1f} s, later batch "
+              f"{shared_later:6.1f} s; each student's own cost {first_seconds / shared_first:.2f}x and "
+              f"{later_seconds / shared_later:.2f}x of that")
         print(f"same total score for {agree}/{len(stock_scores)} submissions graded by both")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -49,6 +49,27 @@ def load_config(root: Path | str | None = None) -> Config:
 
 
 
+# The limits a notebook runs under, when graded and when validated, from the course's
+# configuration (one place): nbgrader's own per-cell `Execute.timeout`, and the course's
+# `CourseLimits` for a whole run and its memory. name -> (section, setting, default).
+GRADING_LIMITS = {
+    "cell_seconds": ("Execute", "timeout", 120.0),
+    "notebook_seconds": ("CourseLimits", "notebook_timeout", 300.0),
+    "memory_mb": ("CourseLimits", "memory_mb", 2048),
+}
+
+
+def grading_limits(config: Config | None) -> dict[str, float]:
+    """The course's limits (see GRADING_LIMITS), defaults where the configuration is silent
+    or holds something that is not a positive number."""
+    found = {}
+    for name, (section, setting, default) in GRADING_LIMITS.items():
+        value = config[section].get(setting, default) if config is not None and section in config else default
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < float("inf")
+        found[name] = value if ok else default
+    return found
+
+
 def forbids_torch(notebook) -> bool:
     """An assignment opts out of torch with ``"course": {"forbid_torch": true}`` in its
     notebook's metadata (``notebook``: an nbformat notebook)."""

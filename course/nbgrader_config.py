@@ -33,8 +33,14 @@ c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
+# Limits for every notebook `course grade` and `course validate` run (course.model.grading_limits):
+# nbgrader's own Execute.timeout is the time limit of one cell (a test that loops is stopped
+# there, reported "timed out after N s", and the tests after it still run); a whole run of the
+# notebook, all its cells and reruns together, stops at notebook_timeout; memory_mb per run.
 # A whole assignment runs in a few seconds on a laptop; anything slower is a runaway loop.
 c.Execute.timeout = 120
+c.CourseLimits.notebook_timeout = 300
+c.CourseLimits.memory_mb = 2048
 
 # Due dates and late penalties, per assignment (autograder/late.py). A due date needs its
 # zone. The penalty is nbgrader's LateSubmissionPlugin setting; `course grade` and `course

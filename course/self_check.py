@@ -197,8 +197,10 @@ def judge_as_graded(path: Path, shown: str, out) -> GraderReport:
         return GraderReport(EXIT_UNUSABLE, problem=problem)
     validator = _shared_validator()
     _announce(shown, validator.plain, out)
+    say = lambda line: print(line, file=out, flush=True)  # noqa: E731 - a cell still running, every few seconds
     try:
         try:
+            validator.progress = say
             validation = validator.validate(path)
         except SandboxError as error:
             if validator.plain:
@@ -208,6 +210,7 @@ def judge_as_graded(path: Path, shown: str, out) -> GraderReport:
                   file=out)
             validator = _shared_validator(plain=True)
             _announce(shown, True, out)
+            validator.progress = say
             validation = validator.validate(path)
     except (ValidationError, ProbeFormError, SandboxError) as error:
         return GraderReport(EXIT_UNUSABLE, problem=str(error))

@@ -510,7 +510,7 @@ def _fill(kit: Path, root: Path, releases: "Releases") -> None:
     for name in student_tests(root):
         shutil.copy2(root / "tests" / name, kit / "tests" / name)
     config = (templates / "nbgrader_config.py").read_text().replace("@COURSE_ID@", load_config(root).CourseDirectory.course_id)
-    (kit / "course" / "nbgrader_config.py").write_text(config)
+    (kit / "course" / "nbgrader_config.py").write_text(config + limits_settings(load_config(root)))
     shutil.copy2(templates / "jupyter_server_config.py", kit / "course" / "jupyter_server_config.py")
     (kit / "course" / "labconfig").mkdir()
     shutil.copy2(templates / "page_config.json", kit / "course" / "labconfig" / "page_config.json")
@@ -537,6 +537,14 @@ class Kit:
     changes: list[str]          # an update: "added X", "changed Y", "removed Z"; empty for a new kit
     commit: str                 # the kit repository's commit ("" when nothing changed)
     updated: bool               # DEST held a kit, now updated in place
+
+
+def limits_settings(config) -> str:
+    """The course's grading limits as configuration lines: Validate in the kit uses grading's."""
+    from course.model import GRADING_LIMITS, grading_limits
+    values = grading_limits(config)
+    return "# The course's grading limits (from the instructor's configuration): Validate uses them too.\n" + "".join(
+        f"c.{section}.{setting} = {values[name]!r}\n" for name, (section, setting, _) in GRADING_LIMITS.items())
 
 
 def build_kit(dest: Path | str, root: Path | str = REPO, now: datetime | None = None,

@@ -36,7 +36,7 @@ def test_validate_fails_on_the_blank_release_and_reports_every_test(tmp_path):
     for grade_id in GRADE_CELLS:
         verdict = "EDIT" if grade_id == "test_returns_self" else "FAIL"
         assert f"{verdict}  {grade_id}" in result.stdout, result.stdout
-    assert "parse_device('cpu'): not implemented yet (your code raised NotImplementedError)" in result.stdout
+    assert "parse_device('cpu'): not answered yet (your code raised NotImplementedError)" in result.stdout
     assert "0 of 6 tests passed, 0 of 16 points." in result.stdout
 
 

@@ -256,7 +256,7 @@ def test_tests_never_exercise_reftorch(assignment):
 
 
 def test_grading_tools_cell_is_the_same_in_every_assignment():
-    # One copy per notebook keeps each assignment self-contained; they must not drift apart.
+    # One import of autograder/tools.py (the module every notebook and the grader use), the same cell everywhere.
     tools = {}
     for assignment in ASSIGNMENTS:
         notebook = json.loads(nbgrader_course.source_notebook(assignment, ROOT).read_text())

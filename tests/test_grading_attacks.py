@@ -41,6 +41,7 @@ CRASH_ATTACKS = [
     "output_flood", "disk_fill", "detached_child", "malicious_pickle",
 ]
 CRASH_ATTACKS += ["observation_flood"]   # isolation round 2 (cross-student ones: test_grading_isolation.py)
+CRASH_ATTACKS += ["memfd_outside_limit"]   # round 4: refused by the seccomp filter
 HONEST_VARIANTS = ["honest_stderr", "honest_torch_settings", "honest_float64", "honest_unused_imports",
                    "honest_syntax_slip", "honest_prints", "honest_warnings", "honest_random_draws", "honest_helpers",
                    "honest_class_hierarchy", "honest_magics", "honest_scratch"]
@@ -328,3 +329,11 @@ def test_feedback_names_the_first_real_cause_and_the_limits(batch):
     assert "ran longer than its 10 s time limit" in loop.message, loop.message
     never = [t for t in loop.tests if t.message.startswith("not run")]
     assert never and all("Compare your result" not in t.hint for t in never), never
+
+
+def test_a_blank_answer_says_it_is_not_answered_yet(batch):
+    """Issue 27 item 13: 03's backward probes catch RuntimeError, NotImplementedError's base;
+    a blank answer's test says it is not answered yet, not "got [['RuntimeError', '']]"."""
+    tests = {t.grade_id: t.message for t in batch["rows"]["blank"].tests}
+    assert "not answered yet (your code raised NotImplementedError)" in tests["test_backward_values"], tests
+    assert "RuntimeError" not in tests["test_backward_values"]

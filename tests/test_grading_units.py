@@ -3,6 +3,7 @@ old assert-form test cells, and the sandbox's walls."""
 from __future__ import annotations
 
 import os
+import sys
 import re
 import shutil
 
@@ -203,6 +204,86 @@ def test_sandbox_walls(sandbox, tmp_path):
     # A new child sees none of the previous one's files or globals.
     outcome, value = _run(sandbox, "import os\nseen = [os.path.exists('/tmp/mark'), 'leftover' in globals()]")
     assert value["items"] == [False, False]
+
+
+@pytest.mark.slow
+def test_the_sandbox_names_no_host_folder_and_no_host_user(sandbox):
+    """Issue 31: the host's /etc/passwd (on a class server, every student's login) and a mount
+    table naming where the checkout and the Python live were readable. Now: a passwd and group
+    of the sandbox's own; no mount table, no other process in /proc; the Python, packages
+    and course code at fixed places under /opt; an editable install's files naming the
+    checkout read as empty."""
+    from autograder.sandbox import REPO
+    source = (
+        "import os, sys, glob\n"
+        "def read(path):\n"
+        "    try:\n        with open(path, 'rb') as f:\n            return f.read().decode(errors='replace')\n"
+        "    except OSError as error:\n        return type(error).__name__\n"
+        "texts = [read('/etc/passwd'), read('/etc/group'), read('/proc/self/mountinfo'), read('/proc/mounts'),\n"
+        "         read('/proc/1/mountinfo'), read('/proc/self/mounts'), read('/proc/self/status')[:5]]\n"
+        "for pattern in ('/opt/site-packages/*/__editable__*', '/opt/site-packages/*/*.pth',\n"
+        "                '/opt/site-packages/*/*.dist-info/direct_url.json'):\n"
+        "    texts += [read(path) for path in glob.glob(pattern)]\n"
+        "import torch, numpy, autograder\n"
+        "paths = [sys.prefix, sys.base_prefix, sys.executable, torch.__file__, numpy.__file__, autograder.__file__,\n"
+        "         *sys.path, os.getcwd()]\n"
+        "seen = [texts, paths, sorted(os.listdir('/proc')), os.cpu_count()]\n")
+    outcome, value = _run(sandbox, source)
+    assert value is not None, outcome.messages
+    texts, paths, proc, cpus = (item if not isinstance(item, dict) else item for item in value["items"])
+    texts = [t if isinstance(t, str) else t.get("text") for t in texts["items"]]
+    paths = [p if isinstance(p, str) else p.get("text") for p in paths["items"]]
+    assert texts[0].splitlines() == ["root:x:0:0:root:/root:/usr/sbin/nologin",
+                                     "nobody:x:65534:65534:nobody:/tmp/home:/usr/sbin/nologin"], texts[0]
+    assert texts[1].splitlines() == ["root:x:0:", "nogroup:x:65534:"]
+    assert texts[2:6] == ["FileNotFoundError"] * 4, texts[2:6]
+    assert texts[6] == "Name:"
+    host = [str(REPO), str(REPO.parent), sys.prefix, sys.base_prefix, os.path.realpath(sys.base_prefix)]
+    leaks = [(text[:80], name) for text in texts + paths for name in host if name and name != "/" and name in text]
+    assert not leaks, leaks
+    assert all(p == "" or p.startswith(("/opt/", "/tmp")) for p in paths), paths
+    assert [p for p in proc["items"] if p.isdigit()] == [], proc   # no other process, not even its own
+    assert isinstance(cpus, int) and cpus >= 1
+
+
+@pytest.mark.slow
+def test_memory_the_address_space_limit_does_not_count_is_refused(sandbox):
+    """memfd_create (pages written with write() are mapped nowhere: RLIMIT_AS never sees them;
+    it grew the host's shared memory 1.5 GiB past a 256 MiB limit), System V shared memory and
+    message queues: refused by the seccomp filter; /dev/shm and /tmp are tmpfs of fixed size."""
+    source = (
+        "import os, ctypes\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "def errno_of(call):\n"
+        "    try:\n        call(); return 0\n    except OSError as error:\n        return error.errno\n"
+        "def c_errno(result):\n    return ctypes.get_errno() if result == -1 else 0\n"
+        "shm = os.statvfs('/dev/shm')\n"
+        "seen = [errno_of(lambda: os.memfd_create('x')),\n"
+        "        c_errno(libc.shmget(0, 1 << 20, 0o1600)), c_errno(libc.msgget(0, 0o1600)),\n"
+        "        shm.f_blocks * shm.f_frsize]\n")
+    outcome, value = _run(sandbox, source)
+    assert value is not None, outcome.messages
+    import errno
+    memfd, shmget, msgget, shm_bytes = value["items"]
+    assert (memfd, shmget, msgget) == (errno.EPERM,) * 3, value
+    assert shm_bytes <= 64 * 1024**2
+
+
+@pytest.mark.slow
+def test_a_blank_answer_caught_by_a_probe_is_marked_unanswered(sandbox):
+    """A probe that catches RuntimeError (NotImplementedError's base) gets ['RuntimeError', '']
+    from a blank answer; the run marks that case, so the host says "not answered yet"."""
+    job = {"files": [], "cells": [
+        {"index": 0, "kind": "code", "grade_id": "f", "source": "def f(x):\n    raise NotImplementedError()"},
+        {"index": 1, "kind": "probe", "grade_id": "t", "names": ["_f"], "torch": True,
+         "source": "def _f(x):\n    try:\n        return f(x)\n    except RuntimeError as error:\n"
+                   "        return [type(error).__mro__[1].__name__, str(error)]",
+         "calls": [[0, "_f", Converter()([1])]]},
+        {"index": 2, "kind": "code", "grade_id": "g", "source": "def f(x):\n    return x"},
+        {"index": 3, "kind": "probe", "grade_id": "u", "names": ["_f"], "torch": True,
+         "source": "def _f(x):\n    return f(x)", "calls": [[0, "_f", Converter()([1])]]}]}
+    outs = [m for m in sandbox.run(job).messages if m.get("t") == "out"]
+    assert [(m["cell"], m.get("unanswered", False)) for m in outs] == [(1, True), (3, False)], outs
 
 
 @pytest.mark.slow

@@ -2,6 +2,7 @@
 
 Each attack in this folder is a code cell (``<name>.py``); its first line says where it
 goes: ``after_tools`` (right after the locked grading-tools cell, before any answer),
+``before_tools`` (right before it),
 ``middle`` (after the first half of the test cells), ``end``, or ``before_each_test`` (a copy
 right before every test cell, so it takes effect whatever cell a test calls). Honest variants
 also change one answer cell: ``into:<grade_id>`` (put at its top), ``replace:<grade_id>``,
@@ -112,8 +113,8 @@ def insert(notebook: nbformat.NotebookNode, source: str, place: str) -> nbformat
         for position in reversed([i for i, c in enumerate(cells) if _is_test(c)]):
             cells.insert(position, nbformat.v4.new_code_cell(source))
         return notebook
-    if place == "after_tools":
-        position = next(i for i, c in enumerate(cells) if _grade_id(c) == "grading_tools") + 1
+    if place in ("after_tools", "before_tools"):
+        position = next(i for i, c in enumerate(cells) if _grade_id(c) == "grading_tools") + (place == "after_tools")
     elif place == "middle":
         tests = [i for i, c in enumerate(cells) if _is_test(c)]
         position = tests[(len(tests) - 1) // 2] + 1
@@ -144,6 +145,7 @@ def submit(root: Path, assignment: str, student: str, notebook=None, raw: bytes 
     else:
         nbformat.write(notebook, str(path))
     for name, data in (files or {}).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(data)
     return path
 
