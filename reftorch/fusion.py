@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .functions import POINTWISE_KERNELS
 from .fx import Graph, GraphModule, Node, _map_nodes, _text
 from .kernels import CPU_KERNELS
 
 # Kernels that compute each output value from the values at the same position of their
-# inputs (and numbers): they can run on any block of positions.
-ELEMENTWISE = frozenset({
-    "add", "sub", "mul", "div", "neg", "exp", "log", "sqrt", "abs", "sin", "cos", "tanh",
-    "sigmoid", "relu", "maximum", "minimum", "reciprocal", "pow", "sign", "floor", "ceil",
-})
+# inputs (and numbers): they can run on any block of positions. The ops tagged pointwise in
+# functions/native_functions.py name them.
+ELEMENTWISE = POINTWISE_KERNELS
 BLOCK = 32768  # values per block: 128 KiB of float32 per scratch buffer, well inside a core's L2 cache
 
 
@@ -120,8 +119,8 @@ def fuse_elementwise(gm: GraphModule) -> GraphModule:
         name = "fused_" + "_".join(dict.fromkeys(n.target for n in group))
         source, inputs = fused_kernel_source(group, name)
         namespace = {"empty": np.empty, "BLOCK": BLOCK, "np": np}
-        # the kernels themselves, without the per-call np.errstate each has in the table:
-        # the fused kernel sets it once, around the whole loop
+        # the kernels themselves, without the guard each has in the table: the fused kernel
+        # sets NumPy's error state once, around the whole loop
         namespace.update({op: getattr(CPU_KERNELS[op], "__wrapped__", CPU_KERNELS[op]) for op in {n.target for n in group}})
         exec(compile(source, f"<reftorch.fusion {name}>", "exec"), namespace)
         kernel = np.errstate(all="ignore")(namespace[name])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 import numpy as np
 
@@ -19,11 +20,29 @@ CPU_KERNELS: dict = {}
 
 
 def cpu_kernel(name):
+    """Register ``fn`` as the CPU kernel of ``name``.
+
+    torch computes inf/nan silently (overflow in exp, 0/0, log(0), ...); NumPy warns, and
+    reftorch's warning filter (reftorch/__init__.py) hides those warnings, so the kernel
+    runs as it is: entering ``np.errstate`` for every call would cost more than a small
+    kernel itself. Only where NumPy is told to raise instead (``np.seterr``, or warnings
+    turned into errors) does the guard run it again under ``np.errstate``. A kernel writing
+    into ``out=`` (an in-place op's memory) cannot be run twice: it always runs under it."""
     def decorate(fn):
-        # torch computes inf/nan silently; NumPy would warn on overflow, 0/0, log(0), ...
         quiet = np.errstate(all="ignore")(fn)
-        CPU_KERNELS[name] = quiet
-        register_kernel(name, "cpu")(quiet)
+
+        @functools.wraps(fn)
+        def guarded(*args, **kwargs):
+            if "out" in kwargs:
+                return quiet(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except (FloatingPointError, RuntimeWarning):
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    return fn(*args, **kwargs)
+        CPU_KERNELS[name] = guarded
+        register_kernel(name, "cpu")(guarded)
         return fn
     return decorate
 

@@ -8,13 +8,9 @@ from __future__ import annotations
 
 import functools
 
+from .. import _modes
 
-class _State:
-    grad_enabled = True
-    inference = False
-
-
-state = _State()
+state = _modes.grad_mode  # the flags themselves, which every layer reads, live in _modes.py
 
 
 def is_grad_enabled() -> bool:
