@@ -60,8 +60,7 @@ from . import sim as _sim  # noqa: E402
 # NumPy's RuntimeWarnings raised from reftorch's own code, and only those.
 _warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"reftorch(\.|$)")
 default_generator = _default_generator_for("cpu")
-contiguous_format = "contiguous"
-preserve_format = None
+from .storage import contiguous_format, preserve_format  # noqa: E402,F401
 __version__ = "0.1.0"
 
 # The second device arrives through the same public route any backend would use.

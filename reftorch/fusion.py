@@ -119,8 +119,8 @@ def fuse_elementwise(gm: GraphModule) -> GraphModule:
         name = "fused_" + "_".join(dict.fromkeys(n.target for n in group))
         source, inputs = fused_kernel_source(group, name)
         namespace = {"empty": np.empty, "BLOCK": BLOCK, "np": np}
-        # the kernels themselves, without the guard each has in the table: the fused kernel
-        # sets NumPy's error state once, around the whole loop
+        # the kernels themselves, without the per-call np.errstate each has in the table:
+        # the fused kernel sets it once, around the whole loop
         namespace.update({op: getattr(CPU_KERNELS[op], "__wrapped__", CPU_KERNELS[op]) for op in {n.target for n in group}})
         exec(compile(source, f"<reftorch.fusion {name}>", "exec"), namespace)
         kernel = np.errstate(all="ignore")(namespace[name])

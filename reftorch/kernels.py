@@ -9,40 +9,31 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 
 import numpy as np
 
 from .dispatch import register_kernel
-from .dtypes import is_reduced_float
+from .dtypes import _REDUCED_NUMPY, is_reduced_float
 
 CPU_KERNELS: dict = {}
 
 
+# kernels that only move, compare or pick values: no arithmetic, so no floating-point error
+# for NumPy to warn about, and no need to enter np.errstate (which costs more than some of them)
+_NO_ARITHMETIC = frozenset({
+    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "neg", "abs", "sign", "floor", "ceil", "round",
+    "trunc", "isnan", "isinf", "isfinite", "relu", "where", "threshold_backward", "amax", "amin", "argmax",
+    "argmin", "topk", "sort", "index", "cat", "stack", "repeat", "take_along_dim", "empty",
+})
+
+
 def cpu_kernel(name):
-    """Register ``fn`` as the CPU kernel of ``name``.
-
-    torch computes inf/nan silently (overflow in exp, 0/0, log(0), ...); NumPy warns, and
-    reftorch's warning filter (reftorch/__init__.py) hides those warnings, so the kernel
-    runs as it is: entering ``np.errstate`` for every call would cost more than a small
-    kernel itself. Only where NumPy is told to raise instead (``np.seterr``, or warnings
-    turned into errors) does the guard run it again under ``np.errstate``. A kernel writing
-    into ``out=`` (an in-place op's memory) cannot be run twice: it always runs under it."""
     def decorate(fn):
-        quiet = np.errstate(all="ignore")(fn)
-
-        @functools.wraps(fn)
-        def guarded(*args, **kwargs):
-            if "out" in kwargs:
-                return quiet(*args, **kwargs)
-            try:
-                return fn(*args, **kwargs)
-            except (FloatingPointError, RuntimeWarning):
-                with np.errstate(all="ignore"), warnings.catch_warnings():
-                    warnings.simplefilter("ignore", RuntimeWarning)
-                    return fn(*args, **kwargs)
-        CPU_KERNELS[name] = guarded
-        register_kernel(name, "cpu")(guarded)
+        # torch computes inf/nan silently; NumPy would warn on overflow, 0/0, log(0), ...
+        quiet = fn if name in _NO_ARITHMETIC else np.errstate(all="ignore")(fn)
+        CPU_KERNELS[name] = quiet
+        register_kernel(name, "cpu")(quiet)
         return fn
     return decorate
 
@@ -53,6 +44,12 @@ def in_float32(fn):
     in 16 bits)."""
     @functools.wraps(fn)
     def run(*args, **kwargs):
+        for a in args:  # the usual case first: nothing 16-bit, nothing to convert
+            if (a.__class__ is np.ndarray and a.dtype in _REDUCED_NUMPY) or (
+                    isinstance(a, np.dtype) and a in _REDUCED_NUMPY):
+                break
+        else:
+            return fn(*args, **kwargs)
         requested = [a for a in args if isinstance(a, np.dtype)]  # sum(..., dtype=)
         reduced = [a.dtype for a in args if isinstance(a, np.ndarray) and is_reduced_float(a.dtype)]
         if requested:

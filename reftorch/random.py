@@ -6,6 +6,6 @@ The generator itself is in generator.py, below the tensor ops that draw from it;
 from __future__ import annotations
 
 from .generator import (  # noqa: F401
-    Generator, default_generator_for, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
+    CPU_CAPABILITY, Generator, default_generator_for, get_rng_state, initial_seed, manual_seed, seed, set_rng_state,
 )
 from .functions.sampling import bernoulli_mask  # noqa: F401  (nn.functional.dropout's mask)

@@ -56,11 +56,14 @@ class Tensor:
         """A new tensor that owns ``array`` (a fresh result, never someone else's memory)."""
         if type(array) is not np.ndarray:
             array = np.asarray(array)
-        layout = dense_layout(array)
-        if layout is None:
-            array = np.ascontiguousarray(array)
+        if array.flags.c_contiguous:  # (nearly every fresh result)
+            flat, strides = array.reshape(-1), contiguous_strides(array.shape)
+        else:
             layout = dense_layout(array)
-        flat, strides = layout
+            if layout is None:
+                array = np.ascontiguousarray(array)
+                layout = dense_layout(array)
+            flat, strides = layout
         t = object.__new__(Tensor)
         t._storage = Storage(flat, device)
         t._np = array
@@ -73,17 +76,19 @@ class Tensor:
         return t
 
     @staticmethod
-    def _view_of(base: "Tensor", shape, stride, offset) -> "Tensor":
-        """A tensor sharing ``base``'s storage (and version counter) with new geometry."""
+    def _view_of(base: "Tensor", shape, stride, offset, array=None) -> "Tensor":
+        """A tensor sharing ``base``'s storage (and version counter) with new geometry.
+        ``array``: the same view as NumPy made it (``base._np.T``), when the caller has it."""
         storage = base._storage
         t = object.__new__(Tensor)
         t._storage = storage
-        # an empty view may start at the very end of the storage (torch allows it); NumPy
-        # checks the offset against the buffer, so an empty array starts at 0 instead
-        np_offset = 0 if 0 in shape else offset * storage.data.itemsize
-        t._np = np.ndarray(shape, dtype=storage.data.dtype, buffer=storage.data,
-                           offset=np_offset,
-                           strides=tuple(s * storage.data.itemsize for s in stride))
+        if array is None:
+            # an empty view may start at the very end of the storage (torch allows it); NumPy
+            # checks the offset against the buffer, so an empty array starts at 0 instead
+            np_offset = 0 if 0 in shape else offset * storage.data.itemsize
+            array = np.ndarray(shape, dtype=storage.data.dtype, buffer=storage.data, offset=np_offset,
+                               strides=tuple(s * storage.data.itemsize for s in stride))
+        t._np = array
         t._shape = tuple(shape)
         t._stride = tuple(stride)
         t._offset = offset
@@ -385,8 +390,11 @@ class Tensor:
         return self._retains_grad
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from .autograd.engine import backward  # deferred: the engine is three layers up
-        backward(self, gradient, retain_graph, create_graph, inputs)
+        """Run the backward pass from this tensor (autograd/engine.py), adding into ``.grad``."""
+        global _engine_backward
+        if _engine_backward is None:
+            from .autograd.engine import backward as _engine_backward  # deferred: the engine is three layers up
+        _engine_backward(self, gradient, retain_graph, create_graph, inputs)
 
     _backward_hooks = None  # an OrderedDict once a hook is registered
 
@@ -490,6 +498,9 @@ def _wrap_dim(dim: int, ndim: int) -> int:
 
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
+
+
+_engine_backward = None  # autograd.engine.backward, found on the first call
 
 
 def _removable_handle(hooks):

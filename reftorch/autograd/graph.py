@@ -16,6 +16,7 @@ import weakref
 import numpy as np
 
 from .. import _modes, dtypes
+from ..dispatch import kernel
 from ..tensor import Tensor
 from . import anomaly_mode
 
@@ -99,7 +100,7 @@ class SavedTensor:
 
 def _detached(tensor):
     """The same memory and version counter, without the history (what ``detach`` makes)."""
-    out = Tensor._view_of(tensor, tensor._shape, tensor._stride, tensor._offset)
+    out = Tensor._view_of(tensor, tensor._shape, tensor._stride, tensor._offset, tensor._np)
     out._base = None
     return out
 
@@ -285,6 +286,10 @@ def _sum_to(grad, shape, node, index):
         )
     dims = tuple(range(lead)) + tuple(
         i + lead for i, n in enumerate(shape) if n == 1 and grad._shape[i + lead] != 1)
+    if not grad._requires_grad and not _modes.grad_mode.grad_enabled:
+        # no graph to record for this sum (no create_graph): the sum kernel on the values
+        values = kernel("sum", grad._device)(grad._np, dims, True, grad._np.dtype) if dims else grad._np
+        return Tensor._wrap(values.reshape(shape), grad._device)
     if dims:
         grad = grad.sum(dims, keepdim=True)
     return grad.reshape(shape) if grad._shape != shape else grad

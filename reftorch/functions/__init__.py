@@ -49,7 +49,9 @@ GENERATED = codegen.generate(native_functions.NATIVE_FUNCTIONS, derivatives.DERI
 
 # reftorch.functions.<name>: every op as built (what user code calls), every backward node,
 # then every helper of the families (lessons print them with inspect.getsource)
-globals().update({name: value for name, value in vars(ops).items() if not name.startswith("__")})
+_FAMILY_NAMES = {family.__name__.rsplit(".", 1)[1] for family in FAMILIES}
+globals().update({name: value for name, value in vars(ops).items()
+                  if not name.startswith("__") and name not in _FAMILY_NAMES})  # (convolution is a file)
 globals().update(GENERATED.nodes)
 for _family in FAMILIES:
     for _name, _value in vars(_family).items():

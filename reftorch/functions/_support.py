@@ -41,12 +41,15 @@ def _needs_grad(*values) -> bool:
 
 def _record(node: Node, inputs, *outputs):
     """Hang ``node`` between ``inputs`` (tensors or numbers) and ``outputs``."""
-    node.next_functions = tuple(
-        gradient_edge(t) if isinstance(t, Tensor) else (None, 0) for t in inputs
-    )
-    node._input_meta = tuple(
-        (t._shape, t.dtype, t._device) if isinstance(t, Tensor) else None for t in inputs
-    )
+    edges, meta = [], []
+    for t in inputs:
+        if isinstance(t, Tensor):
+            edges.append(gradient_edge(t))
+            meta.append((t._shape, t.dtype, t._device))
+        else:
+            edges.append((None, 0))
+            meta.append(None)
+    node.next_functions, node._input_meta = tuple(edges), tuple(meta)
     for i, out in enumerate(outputs):
         out.grad_fn = node
         out._output_nr = i
@@ -123,8 +126,13 @@ def _elementwise_result(array, dev, *operands):
     inputs both are row-major; only when an input is non-contiguous do we work out
     torch's layout (storage.elementwise_strides) and move the values there if NumPy's differs.
     """
+    if array.ndim < 2:
+        return _wrap(array, dev)
     tensors = [t for t in operands if isinstance(t, Tensor)]
-    if builtins.all(t.is_contiguous() for t in tensors) or array.ndim < 2:
+    for t in tensors:
+        if not t.is_contiguous():
+            break
+    else:
         return _wrap(array, dev)
     shape = array.shape
     wanted = elementwise_strides(shape, [broadcast_strides(t._shape, t._stride, shape) for t in tensors])
@@ -254,29 +262,24 @@ def _fitted(tangent, out):
 
 
 # -- out=: the result written into a tensor the caller gives ----------------------------------
-def with_out(op, name, out_dtype="castable", factory=False):
+def call_with_out(op, spec, args, kwargs, out):
     """``op(..., out=t)``: compute as usual, then write the result into ``t`` (resized when its
     shape differs) and return ``t``. No graph can be recorded through such a write: torch
-    refuses when anything requires grad. ``out_dtype`` says how ``t``'s dtype may differ from
-    the result's: ``castable`` (the result's kind casts to it), ``same``, or ``any``; a
-    ``factory`` makes its result in ``t``'s dtype."""
-
-    @functools.wraps(op)
-    def run(*args, out=None, **kwargs):
-        if out is None:
-            return op(*args, **kwargs)
-        outs = out if isinstance(out, tuple) else (out,)
-        if _grad_state.grad_enabled and (_has_grad(args) or _has_grad(kwargs.values()) or _has_grad(outs)):
-            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                               "differentiation, but one of the arguments requires grad.")
-        if factory and kwargs.get("dtype") is None:  # a factory makes out's dtype
-            kwargs["dtype"] = out.dtype
-        result = op(*args, **kwargs)
-        results = result if isinstance(result, tuple) else (result,)
-        for target, value in zip(outs, results):
-            _write_out(name, target, value, out_dtype, factory)
-        return type(result)(*outs) if isinstance(result, tuple) else out
-    return run
+    refuses when anything requires grad. ``spec`` is (name, out_dtype, factory): how ``t``'s
+    dtype may differ from the result's, ``castable`` (the result's kind casts to it),
+    ``same`` or ``any``; a ``factory`` makes its result in ``t``'s dtype."""
+    name, out_dtype, factory = spec
+    outs = out if isinstance(out, tuple) else (out,)
+    if _grad_state.grad_enabled and (_has_grad(args) or _has_grad(kwargs.values()) or _has_grad(outs)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    if factory and kwargs.get("dtype") is None:  # a factory makes out's dtype
+        kwargs["dtype"] = out.dtype
+    result = op(*args, **kwargs)
+    results = result if isinstance(result, tuple) else (result,)
+    for target, value in zip(outs, results):
+        _write_out(name, target, value, out_dtype, factory)
+    return type(result)(*outs) if isinstance(result, tuple) else out
 
 
 def _has_grad(values) -> bool:

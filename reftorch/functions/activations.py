@@ -121,7 +121,9 @@ def relu6(input):
 
 
 def log_sigmoid(input):
-    return _apply(lambda a: np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a))), input)
+    """log(sigmoid(x)), and torch's ``buffer`` (on the CPU an empty tensor: backward needs none)."""
+    out = _apply(lambda a: np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a))), input)
+    return out, _wrap(np.empty(0, dtype=input._np.dtype), input._device)
 
 
 # their slopes: the backward is ``grad * slope`` and the forward mode ``tangent * slope``

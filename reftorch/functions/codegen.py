@@ -28,7 +28,7 @@ import numpy as np
 from .. import _modes, dtypes
 from ..autograd.graph import Node, SavedTensor
 from ..tensor import Tensor
-from ._support import _NO_RULE, _fitted, _has_tangent, _record, _tangent_of, attach_tangent, with_out
+from ._support import _NO_RULE, _fitted, _has_tangent, _record, _tangent_of, attach_tangent, call_with_out
 from .autocast import autocast_arguments
 from .schema import NO_DEFAULT
 
@@ -137,6 +137,7 @@ class GeneratedNode(Node):
     _formulas: tuple = ()
     _saved_names: tuple = ()
     _value_names: tuple = ()
+    _frees_values = False  # a value is a list of tensors, freed with the saved tensors
     _cpp_name = None   # torch's name when its node is written by hand in C++ (CopyBackwards)
     entry = None       # the Derivative
     declaration = None  # the NativeFunction
@@ -149,19 +150,26 @@ class GeneratedNode(Node):
             return self._values[name[7:]]
         return Node.__getattr__(self, name)
 
+    def release(self):
+        """Free what backward saved: tensors (and a list of them, such as ``index``'s indices)."""
+        if self._frees_values:
+            self._freed = True
+            self._saved = None
+        else:
+            super().release()
+
     def __dir__(self):
         return sorted(set(super().__dir__()) | {"_saved_" + n for n in self._saved_names + self._value_names})
 
     def backward(self, *grads):
-        values = dict(zip(self._saved_names, self.saved_values))
-        values.update(self._values)
-        values["grad"], values["grads"], values["grad_input_mask"] = grads[0], grads, self._mask
-        spans, is_list = self._spans, self._is_list
+        # where each formula's parameters come from: saved tensors, kept values, the gradients
+        sources = (self.saved_values, self._values, grads[0], grads, self._mask)
+        spans, is_list, mask = self._spans, self._is_list, self._mask
         results = [None] * self._edge_count
-        for targets, formula, reads in self._formulas:
-            if not builtins.any(self._mask[t] for t in targets):
+        for targets, formula, reads in self._compiled:
+            if not (mask[targets[0]] or (len(targets) > 1 and builtins.any([mask[t] for t in targets]))):
                 continue
-            value = formula(*[values[r] for r in reads])
+            value = formula(*[sources[kind] if key is None else sources[kind][key] for kind, key in reads])
             outputs = (value,) if len(targets) == 1 else value
             for target, grad in zip(targets, outputs):
                 start, stop = spans[target]
@@ -261,12 +269,21 @@ def build_node_class(declaration, entry, name):
                 raise TypeError(f"{entry.where}: a formula of {entry.name} reads '{r}', which is not an "
                                 "argument, an output, or a property of an argument")
         formulas.append((tuple(edges.index(n.strip()) for n in key.split(",")), formula, reads))
+    saved_names = tuple(sorted(tensor_inputs)) + tuple(sorted(tensor_outputs))
+    special = {"grad": 2, "grads": 3, "grad_input_mask": 4}
+    compiled = tuple((targets, formula, tuple(
+        (special[r], None) if r in special else (0, saved_names.index(r)) if r in saved_names else (1, r)
+        for r in reads)) for targets, formula, reads in formulas)
     cpp_name = name if name.startswith("torch::") else None
     return type(name.rsplit("::", 1)[-1], (GeneratedNode,), {
-        "_formulas": tuple(formulas), "_saved_names": tuple(sorted(tensor_inputs)) + tuple(sorted(tensor_outputs)),
+        "_formulas": tuple(formulas), "_compiled": compiled, "_saved_names": saved_names,
         "_value_names": tuple(sorted(values)), "_cpp_name": cpp_name, "entry": entry, "declaration": declaration,
+        "_frees_values": builtins.any(v in arguments and arguments[v].is_tensor_list for v in values),
         "__module__": "reftorch.functions.derivatives",
         "__doc__": f"Backward of ``{schema}`` (derivatives.py: {entry.where.rsplit('/', 1)[-1]})."})
+
+
+_NO_VALUES: dict = {}  # (shared by the nodes that keep no values: never written to)
 
 
 class _Autograd:
@@ -294,31 +311,38 @@ class _Autograd:
         # a floating tensor that has no formula: torch refuses it requiring grad
         self.refused = [a.name for a in schema.arguments if a.is_tensor and a.name not in formula_inputs
                         and a.name not in non_differentiable and not a.type.endswith("!)")]
-        self.getters = {n: _getter(impl, schema, index[n], arguments[n])
-                        for n in set(self.edges) | needed | set(self.refused)}
-        self.edge_is_list = [arguments[n].is_tensor_list for n in self.edges]
-        self.edge_getters = [self.getters[n] for n in self.edges]
-        self.refused_getters = [(n, self.getters[n]) for n in self.refused]
-        self.results = results
+        getters = {n: _getter(impl, schema, index[n], arguments[n])
+                   for n in set(self.edges) | needed | set(self.refused)}
+        self.edge_is_list = tuple(arguments[n].is_tensor_list for n in self.edges)
+        self.any_list = builtins.any(self.edge_is_list)
+        self.edge_getters = tuple(getters[n] for n in self.edges)
+        self.refused_getters = [(n, getters[n]) for n in self.refused]
         self.differentiable = entry.output_differentiability
         self.fallback = node_class.__name__ == "NotImplemented"
-        # names read by the formulas of each edge (to save only what a needed formula reads)
-        self.reads_by_edge = [set() for _ in self.edges]
+        # for each saved tensor: which edges' formulas read it, and where it comes from
+        readers = {}
         for targets, _, reads in node_class._formulas:
-            for t in targets:
-                self.reads_by_edge[t].update(reads)
-        self.value_sources = [(n, _classify(n, arguments, results)) for n in node_class._value_names]
+            for r in reads:
+                readers.setdefault(r, set()).update(targets)
+        # (the first edge whose formula reads it, when only one does; else all of them)
+        self.saved = tuple((sorted(readers[n])[0] if len(readers[n]) == 1 else tuple(sorted(readers[n])),
+                            results.get(n), getters.get(n)) for n in node_class._saved_names)
+        self.values = tuple((n, kind == "derived", getters[base]) for n in node_class._value_names
+                            for kind, base in [_classify(n, arguments, results)])
+        self.spans = [(i, i + 1) for i in range(len(self.edges))]
 
-    def needs_grad(self, args, kwargs) -> bool:
-        for get, is_list in zip(self.edge_getters, self.edge_is_list):
+    def edge_values(self, args, kwargs):
+        """The values of the graph's inputs in this call, or None when none requires grad."""
+        values, needs = [], False
+        for get in self.edge_getters:
             value = get(args, kwargs)
-            if is_list:
-                if isinstance(value, (list, tuple)) and builtins.any(
-                        isinstance(v, Tensor) and v._requires_grad for v in value):
-                    return True
-            elif isinstance(value, Tensor) and value._requires_grad:
-                return True
-        return False
+            values.append(value)
+            if not needs:
+                if isinstance(value, Tensor):
+                    needs = value._requires_grad
+                elif isinstance(value, (list, tuple)):
+                    needs = builtins.any(isinstance(v, Tensor) and v._requires_grad for v in value)
+        return values if needs else None
 
     def check_refused(self, args, kwargs):
         for name, get in self.refused_getters:
@@ -327,49 +351,52 @@ class _Autograd:
                 raise RuntimeError(f"The function '{self.name}' is not differentiable with respect to argument "
                                    f"'{name}'. This input cannot have requires_grad True.")
 
-    def record(self, args, kwargs, result):
-        outputs = result if isinstance(result, (tuple, list)) else (result,)
-        if self.differentiable is not None:
-            differentiable = [o for o, d in zip(outputs, self.differentiable) if d]
+    def record(self, args, kwargs, result, values):
+        if isinstance(result, Tensor):
+            outputs = (result,)
+            differentiable = outputs if result.dtype.is_floating_point and self.differentiable is None else \
+                [o for o, d in zip(outputs, self.differentiable or (False,)) if d]
         else:
-            differentiable = [o for o in outputs if isinstance(o, Tensor) and o.dtype.is_floating_point]
+            outputs = result
+            if self.differentiable is not None:
+                differentiable = [o for o, d in zip(outputs, self.differentiable) if d]
+            else:
+                differentiable = [o for o in outputs if isinstance(o, Tensor) and o.dtype.is_floating_point]
         if not differentiable:
             return None
         cls = self.node_class
         node = cls()
-        edge_values, spans, mask = [], [], []
-        for get, is_list in zip(self.edge_getters, self.edge_is_list):
-            value = get(args, kwargs)
-            start = len(edge_values)
-            if is_list:
-                edge_values.extend(value)
-                mask.append(builtins.any(isinstance(v, Tensor) and v._requires_grad for v in value))
-            else:
-                edge_values.append(value)
-                mask.append(isinstance(value, Tensor) and value._requires_grad)
-            spans.append((start, len(edge_values)))
+        if self.any_list:
+            edge_values, spans, mask = [], [], []
+            for value, is_list in zip(values, self.edge_is_list):
+                start = len(edge_values)
+                if is_list:
+                    edge_values.extend(value)
+                    mask.append(builtins.any(isinstance(v, Tensor) and v._requires_grad for v in value))
+                else:
+                    edge_values.append(value)
+                    mask.append(isinstance(value, Tensor) and value._requires_grad)
+                spans.append((start, len(edge_values)))
+        else:
+            edge_values = values
+            mask = [isinstance(v, Tensor) and v._requires_grad for v in values]
+            spans = self.spans
         if self.fallback:  # torch's autograd fallback: edges only to the inputs that require grad
             edge_values = [v for v in edge_values if isinstance(v, Tensor) and v._requires_grad]
-        node._mask, node._spans, node._edge_count, node._is_list = tuple(mask), spans, len(edge_values), self.edge_is_list
-        needed = set()
-        for m, reads in zip(mask, self.reads_by_edge):
-            if m:
-                needed |= reads
+        node._mask, node._spans, node._edge_count, node._is_list = mask, spans, len(edge_values), self.edge_is_list
         saved = []
-        for name in cls._saved_names:
-            if name not in needed:
-                saved.append(None)
-            elif name in self.results:
-                saved.append(SavedTensor(outputs[self.results[name]], is_output=True, node_name=cls.__name__))
+        name = cls.__name__
+        for edges, output, get in self.saved:
+            if not (mask[edges] if edges.__class__ is int else builtins.any([mask[e] for e in edges])):
+                saved.append(None)  # only a formula no input needs reads it
+            elif output is not None:
+                saved.append(SavedTensor(outputs[output], is_output=True, node_name=name))
             else:
-                value = self.getters[name](args, kwargs)
-                saved.append(SavedTensor(value, node_name=cls.__name__) if isinstance(value, Tensor) else value)
+                value = get(args, kwargs)
+                saved.append(SavedTensor(value, node_name=name) if isinstance(value, Tensor) else value)
         node._saved = tuple(saved)
-        values = {}
-        for name, (kind, base) in self.value_sources:
-            value = self.getters[base](args, kwargs)
-            values[name] = value if kind == "argument" else _derived_value(name, value)
-        node._values = values
+        node._values = {n: _derived_value(n, get(args, kwargs)) if derived else get(args, kwargs)
+                        for n, derived, get in self.values} if self.values else _NO_VALUES
         node.num_outputs = len(differentiable)
         _record(node, edge_values, *differentiable)
         return node
@@ -398,7 +425,7 @@ def _build_tangent_rule(declaration, entry, autograd):
             raise TypeError(f"{entry.where}: the forward formula of {entry.name} reads '{name}'")
         get = _getter(impl, schema, index[base], arguments[base])
         if kind == "argument":
-            return get
+            return lambda args, kwargs, result: get(args, kwargs)
         return lambda args, kwargs, result: _derived_value(name, get(args, kwargs))
 
     if rule == "auto_linear":
@@ -459,6 +486,27 @@ def _write_tangent(target, tangent):
         attach_tangent(target, tangent)
 
 
+def _inplace_forward_mode(inplace, functional):
+    """``x.op_(...)`` inside a dual level: the functional op's tangent rule, run on a copy of
+    x's old values (with x's tangent), gives x's new tangent."""
+    def run(self, *args, **kwargs):
+        if _fw.level is None or _fw.computing or not (
+                _has_tangent((self,) + args) or _has_tangent(kwargs.values())):
+            return inplace(self, *args, **kwargs)
+        old = Tensor._wrap(self._np.copy(), self._device)
+        old._fw_grad = self._fw_grad
+        new = functional(old, *args, **kwargs)
+        _fw.computing = True  # the write itself carries no tangent: it is the one computed above
+        try:
+            result = inplace(self, *args, **kwargs)
+        finally:
+            _fw.computing = False
+        if new._fw_grad is not None:
+            _write_tangent(self, new._fw_grad)
+        return result
+    return run
+
+
 def _floating(out) -> bool:
     if isinstance(out, Tensor):
         return out.dtype.is_floating_point
@@ -477,6 +525,7 @@ def build_overload(declaration, entry, node_class, run_inplace):
     differentiable = entry.output_differentiability if entry is not None else None
     name = declaration.name
     in_place = name.endswith("_") and "inplace_view" not in declaration.tags
+    refused = autograd is not None and bool(autograd.refused)
 
     def tangent_of_call(args, kwargs, result):
         if tangent_rule is None:
@@ -487,7 +536,18 @@ def build_overload(declaration, entry, node_class, run_inplace):
         finally:
             _fw.computing = False
 
+    options = _CallOptions(declaration)
+
     def run(*args, **kwargs):
+        if kwargs:  # the spellings torch's Python parser accepts, and out=
+            if options.numpy_names and ("axis" in kwargs or "keepdims" in kwargs):
+                kwargs = _numpy_names(kwargs)
+            if "out" in kwargs and options.out is not None:
+                out = kwargs.pop("out")
+                if out is not None:
+                    return call_with_out(run, options.out, args, kwargs, out)
+        if options.packed is not None and len(args) == options.packed + 1 and isinstance(args[-1], (tuple, list)):
+            args = args[:-1] + tuple(args[-1])  # x.view((2, 3)) for an implementation taking view(*size)
         if policy is not None and _autocast.cpu.enabled and not _autocast.running:
             args, kwargs = autocast_arguments(policy, args, kwargs)
             _autocast.running = True
@@ -501,15 +561,16 @@ def build_overload(declaration, entry, node_class, run_inplace):
                 _write_tangent(result, tangent_of_call(args, kwargs, result))
             return result
         if autograd is not None and _grad.grad_enabled:
-            if autograd.refused:
+            if refused:
                 autograd.check_refused(args, kwargs)
-            if autograd.needs_grad(args, kwargs):
+            values = autograd.edge_values(args, kwargs)
+            if values is not None:
                 _grad.grad_enabled = False  # the implementation computes; only its node is recorded
                 try:
                     result = impl(*args, **kwargs)
                 finally:
                     _grad.grad_enabled = True
-                autograd.record(args, kwargs, result)
+                autograd.record(args, kwargs, result, values)
             else:
                 result = impl(*args, **kwargs)
         else:
@@ -520,7 +581,19 @@ def build_overload(declaration, entry, node_class, run_inplace):
         return result
 
     run.autograd = autograd
+    run.options = options
     return run
+
+
+class _CallOptions:
+    """The parts of torch's Python argument parser a call needs: NumPy's names for ``dim``
+    (``axis=``), an implementation's ``*size`` given as one tuple, and ``out=`` (set once the
+    Python function's variants are known)."""
+
+    def __init__(self, declaration):
+        self.numpy_names = builtins.any(a.name == "dim" for a in declaration.schema.arguments)
+        self.packed = _packed_position(declaration)
+        self.out = None   # (name, out_dtype, factory) for an op with the out variant
 
 
 def _dispatcher(name, overloads):
@@ -537,7 +610,7 @@ def _dispatcher(name, overloads):
         varargs = builtins.any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters.values())
         checks.append((getters, names, positional, varargs, run, schema))
 
-    def pick(*args, **kwargs):
+    def match(args, kwargs):
         for numbers_as_tensors in (False, True):
             for getters, names, positional, varargs, run, _ in checks:
                 if len(args) > positional and not varargs:
@@ -549,20 +622,34 @@ def _dispatcher(name, overloads):
                     if value is _MISSING or not _accepts(type_, value, numbers_as_tensors):
                         break
                 else:
-                    return run(*args, **kwargs)
-        got = ", ".join(type(a).__name__ if not isinstance(a, Tensor) else "Tensor" for a in args)
-        expected = "\n".join(f" * {c[5]}" for c in checks)
-        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
-                        f"expected one of:\n{expected}")
-    return pick
+                    return run
+        return None
 
+    chosen = {}  # the overload picked for a pattern of argument types, kept: the next call is a look-up
 
-def _numpy_kwargs(run):
-    def call(*args, **kwargs):
-        if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
-            kwargs = _numpy_names(kwargs)
+    options = overloads[0][1].options
+
+    def pick(*args, **kwargs):
+        if kwargs:
+            if options.numpy_names and ("axis" in kwargs or "keepdims" in kwargs):
+                kwargs = _numpy_names(kwargs)
+            if "out" in kwargs and options.out is not None:
+                out = kwargs.pop("out")
+                if out is not None:
+                    return call_with_out(pick, options.out, args, kwargs, out)
+        key = (tuple(map(type, args)), tuple(kwargs), tuple(map(type, kwargs.values())))
+        run = chosen.get(key)
+        if run is None:
+            run = match(args, kwargs)
+            if run is None:
+                got = ", ".join(type(a).__name__ if not isinstance(a, Tensor) else "Tensor" for a in args)
+                expected = "\n".join(f" * {c[5]}" for c in checks)
+                raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
+                                f"expected one of:\n{expected}")
+            if len(chosen) < 256:
+                chosen[key] = run
         return run(*args, **kwargs)
-    return call
+    return pick
 
 
 def _method_varargs(run, name, argument):
@@ -577,26 +664,26 @@ def _method_varargs(run, name, argument):
     return call
 
 
-def _packed_varargs(run, declaration):
-    """``x.view((2, 3))`` for ``x.view(2, 3)``: an implementation taking its sizes one at a
-    time (``*size``) gets them so, whichever way they came."""
+def _packed_position(declaration):
+    """Where an implementation taking its sizes one at a time (``view(input, *size)``) may be
+    given them as one tuple (``x.view((2, 3))``), or None."""
     schema, impl = declaration.schema, declaration.impl
     positional = [a for a in schema.arguments if not a.kwarg_only]
     if not positional or not positional[-1].is_int_list:
-        return run
+        return None
     try:
         parameter = _parameter(impl, schema, len(positional) - 1, positional[-1])
     except TypeError:
-        return run
+        return None
     if parameter.kind is not inspect.Parameter.VAR_POSITIONAL:
-        return run
-    position = list(inspect.signature(impl).parameters.values()).index(parameter)
+        return None
+    return list(inspect.signature(impl).parameters.values()).index(parameter)
 
-    def call(*args, **kwargs):
-        if len(args) == position + 1 and isinstance(args[position], (tuple, list)):
-            args = args[:position] + tuple(args[position])
-        return run(*args, **kwargs)
-    return call
+
+def _self_at(call, position):
+    def method(self, *args, **kwargs):
+        return call(*args[:position], self, *args[position:], **kwargs)
+    return method
 
 
 def _method_int_list(declaration):
@@ -674,7 +761,7 @@ def generate(native_functions, derivatives, inplace_variant, run_inplace):
             out.nodes.setdefault(node_class.__name__, node_class)
         run = build_overload(declaration, entry, node_class, run_inplace)
         run.node_class = node_class
-        return _packed_varargs(run, declaration)
+        return run
 
     by_python_name = {}
     for declaration in native_functions:
@@ -687,7 +774,9 @@ def generate(native_functions, derivatives, inplace_variant, run_inplace):
         call = _python_call(python_name, overloads)
         variants = set().union(*(d.variants for d, _ in overloads))
         if "out" in variants:
-            call = with_out(call, python_name, declaration.out_dtype, "factory" in declaration.tags)
+            out_declaration = next(d for d, _ in overloads if "out" in d.variants)
+            for _, run in overloads:
+                run.options.out = (python_name, out_declaration.out_dtype, "factory" in out_declaration.tags)
         call = _public(call, declaration, python_name)
         names = (python_name,) + declaration.aliases
         for n in names:
@@ -700,13 +789,17 @@ def generate(native_functions, derivatives, inplace_variant, run_inplace):
             int_list = _method_int_list(declaration) if len(overloads) == 1 else None
             method_call = call if int_list is None else \
                 _public(_method_varargs(call, method, int_list), declaration, method)
+            position = [a.name for a in declaration.schema.arguments].index("self")
+            if position:  # x.where(c, y) is where(c, x, y): the method's tensor is the schema's self
+                method_call = _public(_self_at(method_call, position), declaration, method)
             out.methods.update({n: method_call for n in (method,) + declaration.aliases})
         if "inplace" in variants:
             # the functional op, with the in-place entry's node where derivatives.py has one
             functional = _python_call(python_name, [
                 (d, build(d, _inplace_entry_name(d)) if _inplace_entry_name(d) in entries else run)
                 for d, run in overloads])
-            inplace = _public(inplace_variant(functional, declaration), declaration, python_name + "_")
+            inplace = _inplace_forward_mode(inplace_variant(functional, declaration), functional)
+            inplace = _public(inplace, declaration, python_name + "_")
             inplace.__doc__ = f"In place: ``{python_name}`` written into ``self``.\n\n" + inplace.__doc__
             for n in names:
                 setattr(ops, n + "_", inplace)
@@ -719,10 +812,12 @@ def generate(native_functions, derivatives, inplace_variant, run_inplace):
 def _python_call(python_name, overloads):
     """The Python function of one name: its only overload, or a choice between several;
     with the argument spellings torch's parser accepts (``axis=``, ints one at a time)."""
-    call = overloads[0][1] if len(overloads) == 1 else _dispatcher(python_name, overloads)
-    if builtins.any(builtins.any(a.name == "dim" for a in d.schema.arguments) for d, _ in overloads):
-        call = _numpy_kwargs(call)
-    return call
+    if len(overloads) > 1:
+        numpy_names = builtins.any(run.options.numpy_names for _, run in overloads)
+        for _, run in overloads:
+            run.options.numpy_names = numpy_names
+        return _dispatcher(python_name, overloads)
+    return overloads[0][1]
 
 
 def pointwise_kernels(declarations) -> frozenset:

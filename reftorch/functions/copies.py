@@ -59,7 +59,7 @@ def contiguous(input, memory_format=None):
 def detach(input):
     """Same memory and version counter, no graph: the numbers without their history (and
     without a tangent: forward AD sees a constant)."""
-    out = _view_of(input, input._shape, input._stride, input._offset)
+    out = _view_of(input, input._shape, input._stride, input._offset, input._np)
     out._base = None
     return out
 

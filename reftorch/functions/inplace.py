@@ -55,7 +55,8 @@ def _check_no_internal_overlap(target):
     An expanded dim (stride 0, size > 1) makes several elements share one cell; torch
     refuses to write through it, since the result would depend on the order of writes.
     ``fill_`` and ``zero_`` write one value everywhere, so they are allowed."""
-    if target.numel() and builtins.any(n > 1 and s == 0 for n, s in zip(target._shape, target._stride)):
+    if 0 in target._stride and target.numel() and builtins.any(
+            n > 1 and s == 0 for n, s in zip(target._shape, target._stride)):
         raise RuntimeError(_OVERLAP_MESSAGE)
 
 
@@ -204,22 +205,23 @@ def _write(target, values):
 
 
 def _tensors(values):
-    return builtins.tuple(v for v in values if isinstance(v, Tensor))
+    return [v for v in values if isinstance(v, Tensor)]
 
 
 def _kernel_write(name, target, args, alpha):
     """A pointwise op's kernel writing straight into a floating-point target: the operands
     in the target's dtype, a tensor operand scaled by ``alpha`` first (as add_ and sub_ do)."""
-    dev = _devices(target, *_tensors(args))
-    operands = []
+    operands, tensors = [], [target]
     for a in args:
         if isinstance(a, Tensor):
+            tensors.append(a)
             if a._shape != target._shape and broadcast_shapes(target._shape, a._shape) != target._shape:
                 raise RuntimeError(f"output with shape {list(target._shape)} doesn't match the broadcast shape "
                                    f"{list(broadcast_shapes(target._shape, a._shape))}")
             operands.append(_array(a, target.dtype))
         else:
             operands.append(a)
+    dev = _devices(*tensors)
     if alpha != 1:  # scaled after the cast, as torch does; a bare array, no tensor needed
         if isinstance(alpha, builtins.float) and not target.dtype.is_floating_point:
             raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
@@ -255,8 +257,7 @@ def inplace_variant(op, declaration):
             _check_no_internal_overlap(input)
         if check is not None:
             check(input, *args, **kwargs)
-        others = _tensors(args) + _tensors(kwargs.values())
-        if not _needs_grad(input, *others):
+        if not _grad_state.grad_enabled or not (input._requires_grad or _any_requires_grad(args, kwargs)):
             if kernel_name is not None and input.dtype.is_floating_point and (
                     not kwargs or (has_alpha and kwargs.keys() == {"alpha"})):
                 _kernel_write(kernel_name, input, args, kwargs.get("alpha", 1))
@@ -268,12 +269,23 @@ def inplace_variant(op, declaration):
     return apply
 
 
+def _any_requires_grad(args, kwargs):
+    for v in args:
+        if isinstance(v, Tensor) and v._requires_grad:
+            return True
+    if kwargs:
+        for v in kwargs.values():
+            if isinstance(v, Tensor) and v._requires_grad:
+                return True
+    return False
+
+
 def run_inplace(impl, autograd, args, kwargs):
     """An op that exists only in place (``copy_``, ``fill_``): ``impl`` gives the new values
     out of place, which are written into ``args[0]``; its node hangs on the target."""
     target = args[0]
     _check_inplace(target)
-    if autograd is not None and _grad_state.grad_enabled and autograd.needs_grad(args, kwargs):
+    if autograd is not None and _grad_state.grad_enabled and autograd.edge_values(args, kwargs) is not None:
         def compute(old):
             call = (old,) + tuple(args[1:])
             _grad_state.grad_enabled = False
@@ -281,7 +293,7 @@ def run_inplace(impl, autograd, args, kwargs):
                 values = impl(*call, **kwargs)
             finally:
                 _grad_state.grad_enabled = True
-            autograd.record(call, kwargs, values)
+            autograd.record(call, kwargs, values, autograd.edge_values(call, kwargs))
             return values
         return _inplace(target, compute)
     _write(target, impl(*args, **kwargs))

@@ -147,7 +147,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 def _should_fold(tensor1, tensor2):
     """torch's rule for computing a batched product as one mm/mv on a folded matrix."""
     larger_first = tensor1.dim() >= tensor2.dim()
-    t1 = tensor1 if larger_first else transpose(tensor2, -2, -1)
+    t1 = tensor1 if larger_first else ops.transpose(tensor2, -2, -1)
     dim_t2 = tensor2.dim() if larger_first else tensor1.dim()
     if not (t1.dim() >= 3 and dim_t2 <= 2):
         return False

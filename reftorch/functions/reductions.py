@@ -363,7 +363,7 @@ def _others_product_as_ops(x, dim):
 def prod_backward(grad, self, dim=None, keepdim=False):
     """Each element's gradient is the product of all the others (computed without dividing,
     so a zero is fine); under create_graph the same from cumprod, as ops."""
-    check_not_double(grad, "ProdBackward", reads_inputs=True)
+    check_not_double(grad, "ProdBackward")
     if dim is None:
         if _grad_state.grad_enabled:
             return _others_product_as_ops(self.reshape(-1), 0).reshape(self._shape) * grad

@@ -131,13 +131,14 @@ def _swapped(seq, i, j):
 def t(input):
     if input.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.dim()}D")
-    return _view_of(input, input._shape[::-1], input._stride[::-1], input._offset)
+    return _view_of(input, input._shape[::-1], input._stride[::-1], input._offset, input._np.T)
 
 
 def transpose(input, dim0, dim1):
     n = input.dim()
     d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
-    return _view_of(input, _swapped(input._shape, d0, d1), _swapped(input._stride, d0, d1), input._offset)
+    return _view_of(input, _swapped(input._shape, d0, d1), _swapped(input._stride, d0, d1), input._offset,
+                    np.swapaxes(input._np, d0, d1))
 
 
 def permute(input, *dims):
@@ -152,7 +153,7 @@ def permute(input, *dims):
     if len(set(dims)) != n:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     return _view_of(input, tuple(input._shape[d] for d in dims), tuple(input._stride[d] for d in dims),
-                    input._offset)
+                    input._offset, input._np.transpose(dims))
 
 
 def movedim(input, source, destination):
@@ -186,7 +187,7 @@ def movedim(input, source, destination):
 
 def alias(input):
     """The same tensor under a new name: a view with the same geometry."""
-    return _view_of(input, input._shape, input._stride, input._offset)
+    return _view_of(input, input._shape, input._stride, input._offset, input._np)
 
 
 def _T(input):

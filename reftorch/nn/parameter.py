@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
+from ..functions import empty
 
 
 class Parameter(Tensor):
@@ -9,7 +10,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from ..functions import empty
             data = empty(0)
         detached = data.detach()
         if requires_grad and not detached.dtype.is_floating_point:

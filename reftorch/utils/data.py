@@ -18,6 +18,10 @@ import math
 import warnings
 
 import numpy as np
+from .. import dtypes
+from ..functions import as_tensor, empty, randint, randperm, stack, tensor
+from ..generator import Generator
+from ..tensor import Tensor
 
 
 class Dataset:
@@ -89,7 +93,6 @@ def random_split(dataset, lengths, generator=None):
     One ``randperm`` over all indices, cut into consecutive pieces, as torch does; the
     default generator is the global one.
     """
-    from ..random import randperm
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         # fractions: floor each share, then hand out what is left one by one, round robin
         split_sizes = []
@@ -114,8 +117,6 @@ def random_split(dataset, lengths, generator=None):
 def _draw_seed(generator=None) -> int:
     """A 64-bit seed drawn as torch draws it (``empty((), int64).random_()``), moving the
     given generator, or the global one."""
-    from .. import dtypes
-    from ..functions import empty
     return int(empty((), dtype=dtypes.int64).random_(generator=generator).item())
 
 
@@ -150,7 +151,6 @@ class RandomSampler:
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        from ..random import Generator, randint, randperm
         generator = self.generator
         if generator is None:
             # a seed from the global generator, so that torch.manual_seed fixes the order
@@ -179,7 +179,6 @@ class SubsetRandomSampler:
         self.generator = generator
 
     def __iter__(self):
-        from ..random import randperm
         for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
@@ -219,9 +218,6 @@ def default_collate(batch):
     tuples and lists are collated position by position (a tuple comes back as a list, as in
     torch); dicts key by key.
     """
-    from .. import dtypes
-    from ..functions import as_tensor, stack, tensor
-    from ..tensor import Tensor
     elem = batch[0]
     if isinstance(elem, Tensor):
         return stack(batch, 0)
