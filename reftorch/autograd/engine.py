@@ -34,10 +34,8 @@ def _validate(grad, meta, node, index):
 def _collect(roots):
     """Dependencies of every node reachable from ``roots`` (iterative DFS)."""
     dependencies = {}
-    seen = set()
-    stack = [n for n in roots if n is not None]
-    for n in stack:
-        seen.add(n)
+    stack = list(dict.fromkeys(n for n in roots if n is not None))  # (two outputs of one node: one root)
+    seen = set(stack)
     order = []  # discovery order, for the "needed" pass below
     while stack:
         node = stack.pop()

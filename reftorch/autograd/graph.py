@@ -153,12 +153,12 @@ class save_on_cpu(contextlib.ContextDecorator):
 class Node:
     """Base of every backward function. Subclasses implement ``backward(*grads)``.
 
-    ``_saved_names`` names what ``save`` keeps, in order (``result`` for the output), as torch
+    ``_save_names`` names what ``save`` keeps, in order (``result`` for the output), as torch
     names them: ``y.grad_fn._saved_self`` reads the saved input, ``_saved_result`` the output."""
 
     num_outputs = 1
     _hook_dicts = None  # output index -> the hooks of the tensor that is that output
-    _saved_names: tuple = ()
+    _save_names: tuple = ()
 
     def __init__(self):
         self.next_functions: tuple = ()
@@ -188,7 +188,7 @@ class Node:
 
     def __getattr__(self, name):
         # only called when normal lookup fails: a saved tensor asked for by its torch name
-        names = type(self)._saved_names
+        names = type(self)._save_names
         if name.startswith("_saved_") and name[len("_saved_"):] in names:
             return self._read_saved(names.index(name[len("_saved_"):]))
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")

@@ -121,9 +121,22 @@ def relu6(input):
 
 
 def log_sigmoid(input):
-    """log(sigmoid(x)), and torch's ``buffer`` (on the CPU an empty tensor: backward needs none)."""
-    out = _apply(lambda a: np.minimum(a, 0) - np.log1p(np.exp(-np.abs(a))), input)
-    return out, _wrap(np.empty(0, dtype=input._np.dtype), input._device)
+    """log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)), and torch's CPU ``buffer``: exp(-|x|)."""
+    buffer = _apply(lambda a: np.exp(-np.abs(a)), input)
+    out = _apply(lambda a, z: np.minimum(a, 0) - np.log1p(z), input, buffer._np)
+    return out, buffer
+
+
+# the backward ops of the piecewise-linear ones: ops of their own, as in torch, so that the
+# gradient stays a function of the input (its own derivative in self is zero)
+def leaky_relu_backward(grad_output, self, negative_slope, self_is_result):
+    return _wrap(np.where(self._np > 0, grad_output._np, grad_output._np * negative_slope), grad_output._device)
+
+
+def hardtanh_backward(grad_output, self, min_val, max_val):
+    a = self._np
+    return _wrap(np.where((a <= min_val) | (a >= max_val), 0, grad_output._np).astype(grad_output._np.dtype),
+                 grad_output._device)
 
 
 # their slopes: the backward is ``grad * slope`` and the forward mode ``tangent * slope``
@@ -136,10 +149,6 @@ def gelu_slope(self, approximate="none"):
     return 0.5 * (1 + (x / math.sqrt(2)).erf()) + x * (-0.5 * x * x).exp() / math.sqrt(2 * math.pi)
 
 
-def leaky_relu_slope(self, negative_slope):
-    return ops.where(self > 0, ops.ones_like(self), ops.full_like(self, negative_slope))
-
-
 def silu_slope(self):
     return self.sigmoid() * (1 + self * (1 - self.sigmoid()))
 
@@ -150,10 +159,6 @@ def elu_slope(self, alpha):
 
 def softplus_slope(self, beta, threshold):
     return ops.where(self * beta > threshold, ops.ones_like(self), (self * beta).sigmoid())
-
-
-def hardtanh_slope(self, min_val, max_val):
-    return ((self > min_val) & (self < max_val)).to(self.dtype)
 
 
 def log_sigmoid_slope(self):

@@ -39,22 +39,44 @@ def add(input, other, *, alpha=1):
     return _binary("add", input, _scaled(other, alpha, dtypes.result_type(input, other)))
 
 
+def _is_bool(value) -> bool:
+    return value.dtype is dtypes.bool if isinstance(value, Tensor) else isinstance(value, (builtins.bool, np.bool_))
+
+
+def _check_sub(input, other):
+    """torch's sub_check: no subtraction of bools."""
+    if _is_bool(input) and _is_bool(other):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if _is_bool(input) or _is_bool(other):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
 def sub(input, other, *, alpha=1):
-    if isinstance(input, Tensor) and input.dtype is dtypes.bool:
-        raise RuntimeError(
-            "Subtraction, the `-` operator, with two bool tensors is not supported. "
-            "Use the `^` or `logical_xor()` operator instead."
-        )
+    _check_sub(input, other)
     return _binary("sub", input, _scaled(other, alpha, dtypes.result_type(input, other)))
 
 
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input`` (what ``2 - x`` calls)."""
+    _check_sub(input, other)
     return _binary("sub", other, _scaled(input, alpha, dtypes.result_type(other, input)))
 
 
 def mul(input, other):
     return _binary("mul", input, other)
+
+
+def add_scalar(input, other, alpha=1):
+    """``add.Scalar`` (like ``mul.Scalar`` and ``div.Scalar``, which are ``mul`` and ``div``):
+    a number applied inside another op; torch's composite kernels call these overloads, so
+    their nodes are numbered 1 (``AddBackward1``)."""
+    return add(input, other, alpha=alpha)
+
+
+def rsub_scalar(input, other, alpha=1):
+    return rsub(input, other, alpha=alpha)
 
 
 def _check_rounding_mode(rounding_mode):

@@ -116,6 +116,39 @@ def _accepts(type_: str, value, numbers_as_tensors=False) -> bool:
     return True
 
 
+_PYTHON_TYPE_NAMES = {"Tensor": "Tensor", "Scalar": "Number", "int": "int", "SymInt": "int", "float": "float",
+                      "bool": "bool", "str": "str", "ScalarType": "torch.dtype"}
+
+
+def _python_type_name(type_: str) -> str:
+    """How torch's Python parser names a schema type in its messages."""
+    base = type_.split("(")[0].rstrip("?")
+    if base.startswith(("int[", "SymInt[")):
+        return "tuple of ints"
+    if base.startswith("Tensor["):
+        return "tuple of Tensors"
+    return _PYTHON_TYPE_NAMES.get(base, base)
+
+
+def argument_error(name, declaration, getters, args, kwargs):
+    """torch's message for the first argument of a call whose type the schema does not take
+    (``exp(): argument 'input' (position 1) must be Tensor, not list``), or None."""
+    if getters is None:
+        getters = [(a.type, _getter(declaration.impl, declaration.schema, i, a))
+                   for i, a in enumerate(declaration.schema.arguments)]
+    for position, (argument, (type_, get)) in enumerate(zip(declaration.schema.arguments, getters)):
+        value = get(args, kwargs)
+        if value is _MISSING or _accepts(type_, value, numbers_as_tensors=True):
+            continue
+        if isinstance(value, (tuple, list)) and type_.startswith("Tensor["):
+            return None  # (a list of tensors with a wrong element: the implementation says which)
+        python = "input" if argument.name == "self" else argument.name
+        where = f" (position {position + 1})" if not argument.kwarg_only and position < len(args) else ""
+        return TypeError(f"{name}(): argument '{python}'{where} must be {_python_type_name(type_)}, "
+                         f"not {type(value).__name__}")
+    return None
+
+
 def _numpy_names(kwargs):
     """torch also accepts NumPy's ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=``."""
     if "axis" in kwargs:
@@ -130,12 +163,12 @@ class GeneratedNode(Node):
     """A backward node built from a derivatives.py entry.
 
     ``_formulas``: (the inputs a formula gives gradients for, the formula, the names it reads).
-    ``_saved_names``: the tensors it keeps, in the order torch packs them (inputs by name,
+    ``_save_names``: the tensors it keeps, in the order torch packs them (inputs by name,
     then outputs); the other values it reads are kept in ``_values`` and read as
     ``_saved_<name>`` too."""
 
     _formulas: tuple = ()
-    _saved_names: tuple = ()
+    _save_names: tuple = ()
     _value_names: tuple = ()
     _frees_values = False  # a value is a list of tensors, freed with the saved tensors
     _cpp_name = None   # torch's name when its node is written by hand in C++ (CopyBackwards)
@@ -146,7 +179,7 @@ class GeneratedNode(Node):
         return self._cpp_name or type(self).__name__
 
     def __getattr__(self, name):
-        if name.startswith("_saved_") and name[7:] in type(self)._value_names:
+        if name.startswith("_saved_") and name[7:] in type(self)._value_names and not name.endswith(_HIDDEN):
             return self._values[name[7:]]
         return Node.__getattr__(self, name)
 
@@ -159,7 +192,8 @@ class GeneratedNode(Node):
             super().release()
 
     def __dir__(self):
-        return sorted(set(super().__dir__()) | {"_saved_" + n for n in self._saved_names + self._value_names})
+        return sorted(set(super().__dir__()) | {"_saved_" + n for n in self._save_names + self._value_names
+                                                if not n.endswith(_HIDDEN)})
 
     def backward(self, *grads):
         # where each formula's parameters come from: saved tensors, kept values, the gradients
@@ -193,11 +227,14 @@ def node_name(entry, overload_number) -> str:
     return f"{title}{number}"
 
 
-_DERIVED = ("_sym_sizes", "_sym_strides", "_sym_numel", "_dim", "_geometry", "_args_sizes")
+_DERIVED = ("_sym_sizes_opt", "_sym_sizes", "_sym_strides", "_sym_numel", "_dim", "_geometry", "_args_sizes")
+_HIDDEN = ("_geometry", "_args_sizes")  # torch keeps these too, but its Python nodes do not show them
 
 
 def _derived_value(name, value):
     """``self_sym_sizes`` and friends: what a formula reads about an argument, not the argument."""
+    if name.endswith("_sym_sizes_opt"):  # of an optional tensor (convolution's bias)
+        return None if value is None else value._shape
     if name.endswith("_sym_sizes"):
         return value._shape
     if name.endswith("_sym_strides"):
@@ -276,7 +313,7 @@ def build_node_class(declaration, entry, name):
         for r in reads)) for targets, formula, reads in formulas)
     cpp_name = name if name.startswith("torch::") else None
     return type(name.rsplit("::", 1)[-1], (GeneratedNode,), {
-        "_formulas": tuple(formulas), "_compiled": compiled, "_saved_names": saved_names,
+        "_formulas": tuple(formulas), "_compiled": compiled, "_save_names": saved_names,
         "_value_names": tuple(sorted(values)), "_cpp_name": cpp_name, "entry": entry, "declaration": declaration,
         "_frees_values": builtins.any(v in arguments and arguments[v].is_tensor_list for v in values),
         "__module__": "reftorch.functions.derivatives",
@@ -326,7 +363,7 @@ class _Autograd:
                 readers.setdefault(r, set()).update(targets)
         # (the first edge whose formula reads it, when only one does; else all of them)
         self.saved = tuple((sorted(readers[n])[0] if len(readers[n]) == 1 else tuple(sorted(readers[n])),
-                            results.get(n), getters.get(n)) for n in node_class._saved_names)
+                            results.get(n), getters.get(n)) for n in node_class._save_names)
         self.values = tuple((n, kind == "derived", getters[base]) for n in node_class._value_names
                             for kind, base in [_classify(n, arguments, results)])
         self.spans = [(i, i + 1) for i in range(len(self.edges))]
@@ -478,8 +515,18 @@ def _attach(result, tangent, differentiable=None):
 
 def _write_tangent(target, tangent):
     """An in-place op's new tangent: written into the target's own (a view's tangent is a
-    view of its base's), or attached."""
+    view of its base's: a base without one gets zeros first, as in torch), or attached."""
     tangent = _fitted(tangent, target)
+    base = target._base
+    if target._fw_grad is None and base is not None and (
+            base._fw_grad is None or base._fw_grad._stride == base._stride):
+        if base._fw_grad is None:
+            zeros = Tensor._wrap(np.zeros(len(base._storage), dtype=base._np.dtype), base._device)
+            attach_tangent(base, Tensor._view_of(zeros, base._shape, base._stride, base._offset))
+            base._fw_grad._base = None
+        held = base._fw_grad
+        attach_tangent(target, Tensor._view_of(held, target._shape, target._stride,
+                                               held._offset + target._offset - base._offset))
     if target._fw_grad is not None:
         np.copyto(target._fw_grad._np, tangent._np, casting="unsafe")
     else:
@@ -539,49 +586,56 @@ def build_overload(declaration, entry, node_class, run_inplace):
     options = _CallOptions(declaration)
 
     def run(*args, **kwargs):
-        if kwargs:  # the spellings torch's Python parser accepts, and out=
-            if options.numpy_names and ("axis" in kwargs or "keepdims" in kwargs):
-                kwargs = _numpy_names(kwargs)
-            if "out" in kwargs and options.out is not None:
-                out = kwargs.pop("out")
-                if out is not None:
-                    return call_with_out(run, options.out, args, kwargs, out)
-        if options.packed is not None and len(args) == options.packed + 1 and isinstance(args[-1], (tuple, list)):
-            args = args[:-1] + tuple(args[-1])  # x.view((2, 3)) for an implementation taking view(*size)
-        if policy is not None and _autocast.cpu.enabled and not _autocast.running:
-            args, kwargs = autocast_arguments(policy, args, kwargs)
-            _autocast.running = True
-            try:
-                return run(*args, **kwargs)
-            finally:
-                _autocast.running = False
-        if in_place:
-            result = run_inplace(impl, autograd, args, kwargs)
-            if _fw.level is not None and not _fw.computing and (_has_tangent(args) or _has_tangent(kwargs.values())):
-                _write_tangent(result, tangent_of_call(args, kwargs, result))
-            return result
-        if autograd is not None and _grad.grad_enabled:
-            if refused:
-                autograd.check_refused(args, kwargs)
-            values = autograd.edge_values(args, kwargs)
-            if values is not None:
-                _grad.grad_enabled = False  # the implementation computes; only its node is recorded
+        try:
+            if kwargs:  # the spellings torch's Python parser accepts, and out=
+                if options.numpy_names and ("axis" in kwargs or "keepdims" in kwargs):
+                    kwargs = _numpy_names(kwargs)
+                if "out" in kwargs and options.out is not None:
+                    out = kwargs.pop("out")
+                    if out is not None:
+                        return call_with_out(run, options.out, args, kwargs, out)
+            if options.packed is not None and len(args) == options.packed + 1 and isinstance(args[-1], (tuple, list)):
+                args = args[:-1] + tuple(args[-1])  # x.view((2, 3)) for an implementation taking view(*size)
+            if policy is not None and _autocast.cpu.enabled and not _autocast.running:
+                args, kwargs = autocast_arguments(policy, args, kwargs)
+                _autocast.running = True
                 try:
-                    result = impl(*args, **kwargs)
+                    return run(*args, **kwargs)
                 finally:
-                    _grad.grad_enabled = True
-                autograd.record(args, kwargs, result, values)
+                    _autocast.running = False
+            if in_place:
+                result = run_inplace(impl, autograd, args, kwargs)
+                if _fw.level is not None and not _fw.computing and (_has_tangent(args) or _has_tangent(kwargs.values())):
+                    _write_tangent(result, tangent_of_call(args, kwargs, result))
+                return result
+            if autograd is not None and _grad.grad_enabled:
+                if refused:
+                    autograd.check_refused(args, kwargs)
+                values = autograd.edge_values(args, kwargs)
+                if values is not None:
+                    _grad.grad_enabled = False  # the implementation computes; only its node is recorded
+                    try:
+                        result = impl(*args, **kwargs)
+                    finally:
+                        _grad.grad_enabled = True
+                    autograd.record(args, kwargs, result, values)
+                else:
+                    result = impl(*args, **kwargs)
             else:
                 result = impl(*args, **kwargs)
-        else:
-            result = impl(*args, **kwargs)
-        if _fw.level is not None and not _fw.computing and autograd is not None and _floating(result) and (
-                _has_tangent(args) or _has_tangent(kwargs.values())):
-            return _attach(result, tangent_of_call(args, kwargs, result), differentiable)
-        return result
+            if _fw.level is not None and not _fw.computing and autograd is not None and _floating(result) and (
+                    _has_tangent(args) or _has_tangent(kwargs.values())):
+                return _attach(result, tangent_of_call(args, kwargs, result), differentiable)
+            return result
+        except (AttributeError, TypeError) as error:  # an argument of a type the schema does not take?
+            refusal = argument_error(declaration.python_name or name, declaration, None, args, kwargs)
+            if refusal is None:
+                raise
+            raise refusal from error
 
     run.autograd = autograd
     run.options = options
+    run.declaration = declaration
     return run
 
 
@@ -642,6 +696,12 @@ def _dispatcher(name, overloads):
         if run is None:
             run = match(args, kwargs)
             if run is None:
+                plausible = [c for c in checks if _plausible(c, args, kwargs)]
+                if len(plausible) == 1:  # torch names the argument when one signature takes this many
+                    getters, _, _, _, run, _ = plausible[0]
+                    refusal = argument_error(name, run.declaration, getters, args, kwargs)
+                    if refusal is not None:
+                        raise refusal
                 got = ", ".join(type(a).__name__ if not isinstance(a, Tensor) else "Tensor" for a in args)
                 expected = "\n".join(f" * {c[5]}" for c in checks)
                 raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but "
@@ -650,6 +710,14 @@ def _dispatcher(name, overloads):
                 chosen[key] = run
         return run(*args, **kwargs)
     return pick
+
+
+def _plausible(check, args, kwargs) -> bool:
+    """Whether a signature takes this many positional arguments and these keywords (torch's
+    parser tells which argument is wrong when only one signature does)."""
+    getters, names, positional, varargs, run, schema = check
+    required = builtins.sum(1 for a in schema.arguments if not a.kwarg_only and a.default is NO_DEFAULT)
+    return (required <= len(args) and (varargs or len(args) <= positional)) and names.issuperset(kwargs)
 
 
 def _method_varargs(run, name, argument):

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from ..tensor import _scalar_type_name as _scalar_name
-from ._support import _wrap, check_not_double
+from ._support import _warn_once, _wrap, check_not_double
 from .codegen import ops
 
 
@@ -94,11 +94,25 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         elif padding == "same":
             if stride != (1, 1):
                 raise RuntimeError("padding='same' is not supported for strided convolutions")
-            padding = tuple(d * (k - 1) // 2 for d, k in zip(dilation, weight.shape[2:]))
+            input, padding = _same_padding(input, weight, dilation)
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")
     out = ops.convolution(input, weight, bias, stride, _pair(padding), dilation, False, (0, 0), groups)
     return ops.squeeze(out, 0) if unbatched else out
+
+
+def _same_padding(input, weight, dilation):
+    """padding='same': d * (k - 1) in all, half on each side; an odd total puts the extra
+    pixel on the right, which the convolution's symmetric padding cannot: torch pads the
+    input by it first (constant_pad_nd)."""
+    totals = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
+    left = tuple(t // 2 for t in totals)
+    extra = [t - 2 * (t // 2) for t in totals]
+    if not builtins.any(extra):
+        return input, left
+    _warn_once("conv same", "Using padding='same' with even kernel lengths and odd dilation may require a "
+                            "zero-padded copy of the input be created")
+    return ops.constant_pad_nd(input, (0, extra[1], 0, extra[0]), 0), left
 
 
 def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -128,10 +142,11 @@ def convolution(input, weight, bias, stride, padding, dilation, transposed, outp
     return _wrap(np.ascontiguousarray(values.transpose(0, 3, 1, 2)), input._device)
 
 
-def convolution_backward(grad, input, weight, stride, padding, dilation, groups, grad_input_mask):
+def convolution_backward(grad, input, weight, bias_sizes, stride, padding, dilation, groups, grad_input_mask):
     """grad_input: each output's gradient times the kernel, added back over the windows
     (col2im); grad_weight: each kernel weight times the pixels it met, summed over windows;
-    grad_bias: the gradient summed over batch and positions."""
+    grad_bias (``bias_sizes`` is None without a bias): the gradient summed over batch and
+    positions."""
     check_not_double(grad, "ConvolutionBackward0", reads_inputs=True)
     stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
     g = grad._np
@@ -151,7 +166,7 @@ def convolution_backward(grad, input, weight, stride, padding, dilation, groups,
     ph, pw = padding
     grad_input = grad_input[:, :, ph: grad_input.shape[2] - ph, pw: grad_input.shape[3] - pw]
     return (_wrap(np.ascontiguousarray(grad_input), grad._device), _wrap(grad_weight, grad._device),
-            _wrap(g.sum(axis=(0, 2, 3)), grad._device) if grad_input_mask[2] else None)
+            _wrap(g.sum(axis=(0, 2, 3)), grad._device) if grad_input_mask[2] and bias_sizes is not None else None)
 
 
 def convolution_jvp(input_t, weight_t, bias_t, input, weight, stride, padding, dilation, groups):
@@ -324,17 +339,13 @@ def pad(input, pad, mode="constant", value=None):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if mode == "circular":
         return _pad_circular(input, pairs)
-    if mode == "reflect":
-        for (before, after), size in zip(pairs, input.shape):
-            if before >= size or after >= size:
-                raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input "
-                                   f"dimension, but got: padding ({before}, {after}) at dimension "
-                                   f"{pairs.index((before, after))} of input {list(input.shape)}")
     name = {"reflect": "reflection", "replicate": "replication"}[mode]
     return getattr(ops, f"{name}_pad{dims}d")(input, tuple(pad))
 
 
 def constant_pad_nd(input, pad, value=0):
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
     pairs = _pad_pairs(pad, input.dim())
     grown = [(builtins.max(b, 0), builtins.max(a, 0)) for b, a in pairs]
     cropped = tuple(slice(-b if b < 0 else None, a if a < 0 else None) for b, a in pairs)
@@ -351,13 +362,22 @@ def _copy_index(input, padding, mode):
     return np.pad(positions, pairs[input.dim() - dims:], mode=mode), lead
 
 
-def folded_pad(mode):
-    """reflect / replicate: every output pixel a copy of an input pixel."""
+def folded_pad(mode, dims):
+    """reflect / replicate of the last ``dims`` dims: every output pixel a copy of an input pixel."""
     def pad_nd(input, padding):
+        if len(padding) != 2 * dims:
+            raise RuntimeError(f"padding size is expected to be {2 * dims}, but got: {len(padding)}")
+        if mode == "reflect":  # a reflection must stay inside the input
+            for i in range(dims):
+                d, left, right = input.dim() - 1 - i, padding[2 * i], padding[2 * i + 1]
+                if left >= input.shape[d] or right >= input.shape[d]:
+                    raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding "
+                                       f"input dimension, but got: padding ({left}, {right}) at dimension {d} of "
+                                       f"input {list(input.shape)}")
         index, lead = _copy_index(input, padding, mode)
         values = input._np.reshape(lead + (-1,))[..., index.reshape(-1)].reshape(lead + index.shape)
         return _wrap(np.ascontiguousarray(values), input._device)
-    pad_nd.__name__ = pad_nd.__qualname__ = {"reflect": "reflection_pad", "edge": "replication_pad"}[mode]
+    pad_nd.__name__ = pad_nd.__qualname__ = {"reflect": "reflection_pad", "edge": "replication_pad"}[mode] + f"{dims}d"
     return pad_nd
 
 

@@ -120,11 +120,15 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         start, end, step = builtins.int(start), builtins.int(end), builtins.int(step)
         if step == 0:
             raise ValueError("step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     d = _device_arg(device)
     return _finish(_wrap(kernel("arange", d)(start, end, step, dtype.numpy), d), requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     dtype = dtype or dtypes.get_default_dtype()
     d = _device_arg(device)
     values = np.linspace(start, end, steps).astype(dtype.numpy)
@@ -132,6 +136,9 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    for name, size in (("n", n), ("m", m)):
+        if size is not None and size < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {size}")
     dtype = dtype or dtypes.get_default_dtype()
     d = _device_arg(device)
     values = np.eye(n, m, dtype=dtype.numpy)
@@ -212,6 +219,8 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
             return _finish(_copy_keeping_layout(from_numpy(data), dtype or source_dtype), requires_grad)
         values = np.ascontiguousarray(dtypes.cast(data, dtype or source_dtype))
     else:
+        if dtype is not None:
+            _check_rectangular(data)
         values = dtypes.cast(_unwrap_scalars(data), dtype or _infer_dtype(data))
     out = _wrap(kernel("copy", d)(values) if d.type != "cpu" else values, d)
     return _finish(out, requires_grad)

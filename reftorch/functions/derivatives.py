@@ -48,8 +48,10 @@ DERIVATIVES = [
     derivative("round", self=lambda grad: _zeros(grad), result="auto_element_wise"),
     derivative("trunc", self=lambda grad: _zeros(grad), result="auto_element_wise"),
     derivative("frac", self=lambda grad: grad, result="auto_element_wise"),
-    derivative("relu", self=lambda grad, result: unary.threshold_backward(grad, result),
-               result=lambda self_t, result: ops.where(result <= 0, 0, self_t)),
+    derivative("relu", self=lambda grad, result: ops.threshold_backward(grad, result, 0), result="auto_element_wise"),
+    derivative("threshold_backward", grad_output=lambda grad, self, threshold: ops.threshold_backward(grad, self, threshold),
+               self=lambda grad: _zeros(grad),
+               result=lambda grad_output_t, self, threshold: ops.threshold_backward(grad_output_t, self, threshold)),
     derivative("exp", self=lambda grad, result: grad * result, result="auto_element_wise"),
     derivative("expm1", self=lambda grad, result: grad * (result + 1), result="auto_element_wise"),
     derivative("log", self=lambda grad, self: grad / self, result="auto_element_wise"),
@@ -101,8 +103,7 @@ DERIVATIVES = [
                result=lambda self_t, other_t, result, other, rounding_mode:
                    ops.zeros_like(result) if rounding_mode else (self_t - result * other_t) / other),
     derivative("floor_divide", node="torch::autograd::NotImplemented",
-               self=not_implemented("floor_divide"), other=not_implemented("floor_divide"),
-               result=lambda self_t, result: ops.zeros_like(result)),
+               self=not_implemented("floor_divide"), other=not_implemented("floor_divide")),
     derivative("remainder.Scalar", self=lambda grad: grad, result="auto_element_wise"),
     derivative("remainder.Tensor", self=lambda grad: grad,
                other=lambda grad, self, other: -grad * self.div(other, rounding_mode="floor"),
@@ -201,6 +202,10 @@ DERIVATIVES = [
     derivative("select.int", self=lambda grad, self_sym_sizes, dim, index:
                ops.select_backward(grad, self_sym_sizes, dim, index), result="auto_linear"),
     derivative("select_backward", grad_output=lambda grad, dim, index: grad.select(dim, index), result="auto_linear"),
+    derivative("diagonal", self=lambda grad, self_sym_sizes, offset, dim1, dim2:
+               ops.diagonal_backward(grad, self_sym_sizes, offset, dim1, dim2), result="auto_linear"),
+    derivative("diagonal_backward", grad_output=lambda grad, offset, dim1, dim2: ops.diagonal(grad, offset, dim1, dim2),
+               result="auto_linear"),
     derivative("slice.Tensor", self=lambda grad, self_sym_sizes, dim, start, end, step:
                ops.slice_backward(grad, self_sym_sizes, dim, start, end, step), result="auto_linear"),
     derivative("slice_backward", grad_output=lambda grad, dim, start, end, step: ops.slice(grad, dim, start, end, step),
@@ -299,22 +304,22 @@ DERIVATIVES = [
                ops.zeros(self_sym_sizes, dtype=grad.dtype, device=grad.device).index_add(dim, index, grad),
                index="non_differentiable", result="auto_linear"),
     derivative("index_add", self=lambda grad: grad, index="non_differentiable",
-               source=lambda grad, dim, index, source_dim, alpha:
-               indexing.index_add_source_backward(grad, dim, index, source_dim, alpha),
+               source=lambda grad, dim, index, source, source_dim, alpha:
+               indexing.index_add_source_backward(grad, dim, index, source, source_dim, alpha),
                result=lambda self_t, source_t, dim, index, alpha: self_t.index_add(dim, index, source_t, alpha=alpha)),
     derivative("index_fill.int_Scalar", self=lambda grad, dim, index: grad.index_fill(dim, index, 0),
                index="non_differentiable", result=lambda self_t, dim, index: self_t.index_fill(dim, index, 0)),
     derivative("index_fill.int_Tensor", self=lambda grad, dim, index: grad.index_fill(dim, index, 0),
                index="non_differentiable",
                value=lambda grad, dim, index: grad.index_select(dim, index).sum(),
-               result=lambda self_t, dim, index: self_t.index_fill(dim, index, 0)),
+               result=lambda self_t, value_t, dim, index: self_t.index_fill(dim, index, value_t)),
 
     # -- activations -----------------------------------------------------------------------------
     derivative("_softmax", self=lambda grad, result, dim: activations.softmax_backward(grad, result, dim),
                result=lambda self_t, result, dim: activations.softmax_jvp(self_t, result, dim)),
     derivative("_log_softmax", self=lambda grad, result, dim: activations.log_softmax_backward(grad, result, dim),
                result=lambda self_t, result, dim: activations.log_softmax_jvp(self_t, result, dim)),
-    derivative("leaky_relu", self=lambda grad, self, negative_slope: grad * activations.leaky_relu_slope(self, negative_slope),
+    derivative("leaky_relu", self=lambda grad, self, negative_slope: ops.leaky_relu_backward(grad, self, negative_slope, False),
                result="auto_element_wise"),
     derivative("gelu", self=lambda grad, self, approximate: grad * activations.gelu_slope(self, approximate),
                result="auto_element_wise"),
@@ -323,17 +328,23 @@ DERIVATIVES = [
                result="auto_element_wise"),
     derivative("softplus", self=lambda grad, self, beta, threshold: grad * activations.softplus_slope(self, beta, threshold),
                result="auto_element_wise"),
-    derivative("hardtanh", self=lambda grad, self, min_val, max_val: grad * activations.hardtanh_slope(self, min_val, max_val),
+    derivative("hardtanh", self=lambda grad, self, min_val, max_val: ops.hardtanh_backward(grad, self, min_val, max_val),
                result="auto_element_wise"),
+    derivative("hardtanh_backward", grad_output=lambda grad, self, min_val, max_val:
+               ops.hardtanh_backward(grad, self, min_val, max_val), self=lambda grad: _zeros(grad),
+               result=lambda grad_output_t, self, min_val, max_val: ops.hardtanh_backward(grad_output_t, self, min_val, max_val)),
+    derivative("leaky_relu_backward", grad_output=lambda grad, self, negative_slope:
+               ops.leaky_relu_backward(grad, self, negative_slope, False), self=lambda grad: _zeros(grad),
+               result=lambda grad_output_t, self, negative_slope: ops.leaky_relu_backward(grad_output_t, self, negative_slope, False)),
     derivative("log_sigmoid_forward", self=lambda grad, self, buffer: grad * activations.log_sigmoid_slope(self),
                result=lambda self_t, self: (self_t * activations.log_sigmoid_slope(self), None),
                output_differentiability=[True, False]),
 
     # -- convolution, pooling, padding -----------------------------------------------------------
-    derivative("convolution", **{"input, weight, bias": lambda grad, input, weight, stride, padding, dilation,
-                                 transposed, output_padding, groups, grad_input_mask:
-                                 convolution.convolution_backward(grad, input, weight, stride, padding, dilation,
-                                                                  groups, grad_input_mask)},
+    derivative("convolution", **{"input, weight, bias": lambda grad, input, weight, bias_sym_sizes_opt, stride, padding,
+                                 dilation, transposed, output_padding, groups, grad_input_mask:
+                                 convolution.convolution_backward(grad, input, weight, bias_sym_sizes_opt, stride,
+                                                                  padding, dilation, groups, grad_input_mask)},
                result=lambda input_t, weight_t, bias_t, input, weight, stride, padding, dilation, groups:
                    convolution.convolution_jvp(input_t, weight_t, bias_t, input, weight, stride, padding, dilation, groups)),
     derivative("max_pool2d_with_indices", self=lambda grad, self, kernel_size, stride, padding, dilation, ceil_mode, result1:
@@ -382,12 +393,12 @@ DERIVATIVES = [
             loss.binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)}),
     derivative("native_batch_norm", **{
         "input, weight, bias": lambda grad, input, weight, running_mean, running_var, training, eps, result1, result2,
-        grad_input_mask: normalization.batch_norm_backward(grad, input, weight, training, result1, result2,
-                                                           grad_input_mask)},
+        grad_input_mask: normalization.batch_norm_backward(grad, input, weight, running_mean, running_var, training,
+                                                           eps, result1, result2, grad_input_mask)},
         output_differentiability=[True, False, False]),
     derivative("native_layer_norm", **{
-        "input, weight, bias": lambda grad, input, normalized_shape, mean, rstd, weight, bias, grad_input_mask:
-            normalization.layer_norm_backward(grad, input, normalized_shape, mean, rstd, weight, grad_input_mask)},
+        "input, weight, bias": lambda grad, input, normalized_shape, result1, result2, weight, bias, grad_input_mask:
+            normalization.layer_norm_backward(grad, input, normalized_shape, result1, result2, weight, grad_input_mask)},
         result=lambda input_t, weight_t, bias_t, input, normalized_shape, weight, bias, eps:
             (normalization.layer_norm_jvp(input_t, weight_t, bias_t, input, normalized_shape, weight, bias, eps), None, None),
         output_differentiability=[True, False, False]),

@@ -590,10 +590,10 @@ def index_add(input, dim, index, source, *, alpha=1):
     return _wrap(_index_add_values(input, d, index, source, alpha), input._device)
 
 
-def index_add_source_backward(grad, dim, index, source_dim, alpha):
+def index_add_source_backward(grad, dim, index, source, source_dim, alpha):
+    """torch's formula: the rows of ``grad`` at ``index``, in ``source``'s shape."""
     grad_source = grad.index_select(dim, index)
-    if source_dim == 0:  # a 0-dim source
-        grad_source = grad_source.reshape(())
+    grad_source = grad_source.expand_as(source) if source_dim > 0 else grad_source.reshape(())
     return grad_source if alpha == 1 else grad_source * alpha
 
 

@@ -265,7 +265,8 @@ def inplace_variant(op, declaration):
                 _write(input, _fits(op(input, *args, **kwargs), input))
             input._bump_version()
             return input
-        return _inplace(input, lambda old: _fits(op(old, *args, **kwargs), input).to(input.dtype))
+        # (values of a wider dtype are cast as they are written: the op's own node stays, as in torch)
+        return _inplace(input, lambda old: _fits(op(old, *args, **kwargs), input))
     return apply
 
 

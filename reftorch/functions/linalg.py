@@ -286,16 +286,12 @@ def _einsum_terms(equation, operands):
 
 
 def _diagonal_out(operand, term):
-    """A letter repeated in one operand (``'ii->i'``) reads the diagonal: a strided view."""
+    """A letter repeated in one operand (``'ii->i'``) reads the diagonal (a view), put back
+    where the letter first stood, as torch's einsum does."""
     while len(set(term)) != len(term):
         letter = next(c for c in term if term.count(c) > 1)
         first, second = term.index(letter), term.index(letter, term.index(letter) + 1)
-        shape, stride = list(operand.shape), list(operand.stride())
-        size = builtins.min(shape[first], shape[second])
-        stride[first] += stride[second]
-        shape[first] = size
-        del shape[second], stride[second]
-        operand = operand.as_strided(shape, stride, operand.storage_offset())
+        operand = ops.movedim(ops.diagonal(operand, 0, first, second), -1, first)
         term = term[:second] + term[second + 1:]
     return operand, term
 
@@ -310,6 +306,12 @@ def _contract_pair(a, la, b, lb, keep):
     sizes = {**{c: a.shape[la.index(c)] for c in la}, **{c: b.shape[lb.index(c)] for c in lb}}
     for c in batch:  # a batch letter of size 1 on one side broadcasts
         sizes[c] = builtins.max(a.shape[la.index(c)], b.shape[lb.index(c)])
+    if not shared:  # nothing to sum: a broadcast product (torch's einsum multiplies then, no bmm)
+        a_full = a.permute([la.index(c) for c in batch + own_a]).reshape(
+            [a.shape[la.index(c)] for c in batch + own_a] + [1] * len(own_b))
+        b_full = b.permute([lb.index(c) for c in batch + own_b]).reshape(
+            [b.shape[lb.index(c)] for c in batch] + [1] * len(own_a) + [sizes[c] for c in own_b])
+        return a_full * b_full, "".join(batch + own_a + own_b)
     prod = lambda letters: math.prod(sizes[c] for c in letters)  # noqa: E731
     a3 = a.permute([la.index(c) for c in batch + own_a + shared]).expand(
         [sizes[c] for c in batch] + [sizes[c] for c in own_a + shared]).reshape(prod(batch), prod(own_a), prod(shared))

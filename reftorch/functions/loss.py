@@ -89,7 +89,7 @@ def _check_nll_target(input, target, weight):
                            f"but got weight tensor of shape: {list(weight.shape)}")
 
 
-def nll_loss(input, target, weight=None, reduction=MEAN, ignore_index=-100):
+def nll_loss_nd(input, target, weight=None, reduction=MEAN, ignore_index=-100):
     """Minus the input at each target's class (times the class's ``weight``); targets equal
     to ``ignore_index`` count for nothing. The class dim is 1 (0 for one unbatched row)."""
     _check_nll_target(input, target, weight)
@@ -168,7 +168,7 @@ def cross_entropy_loss(input, target, weight=None, reduction=MEAN, ignore_index=
     ``label_smoothing`` mixes the target with the uniform distribution over the C classes."""
     class_dim = 0 if input.dim() == 1 else 1
     if not 0.0 <= label_smoothing <= 1.0:
-        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing:g}")
     log_probs = ops.log_softmax(input, class_dim)
     classes = input.shape[class_dim]
     if tuple(input.shape) == tuple(target.shape):
@@ -186,7 +186,7 @@ def cross_entropy_loss(input, target, weight=None, reduction=MEAN, ignore_index=
         if reduction == SUM:
             return -weighted.sum()
         return -weighted.sum(class_dim)
-    nll = ops.nll_loss(log_probs, target, weight, reduction, ignore_index)
+    nll = ops.nll_loss_nd(log_probs, target, weight, reduction, ignore_index)
     if label_smoothing <= 0:
         return nll
     # the smoothing term: minus the (weighted) sum of all classes' log-probabilities
@@ -199,14 +199,6 @@ def cross_entropy_loss(input, target, weight=None, reduction=MEAN, ignore_index=
     elif reduction == SUM:
         smooth = smooth.sum()
     return ops._mul_scalar(nll, 1 - label_smoothing) + ops._mul_scalar(smooth, label_smoothing / classes)
-
-
-def scalar_op(kernel_op):
-    """``add.Scalar``, ``mul.Scalar``, ``div.Scalar``: a number applied inside an op (torch's
-    composite kernels call these overloads, so their nodes are numbered 1)."""
-    def op(input, other):
-        return _wrap(np.asarray(kernel_op(input._np, other), dtype=input._np.dtype), input.device)
-    return op
 
 
 # -- binary classification ----------------------------------------------------------------------

@@ -88,18 +88,25 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     alpha = invstd.astype(compute) * (1 if weight is None else weight._np.astype(compute))
     beta = (0 if bias is None else bias._np.astype(compute)) - mean.astype(compute) * alpha
     y = input._np.astype(compute) * alpha.reshape(shape) + beta.reshape(shape)
-    return (_wrap(y.astype(dtype), input.device), _wrap(np.asarray(mean), input.device),
-            _wrap(np.asarray(invstd), input.device))
+    if not training:  # torch saves nothing: backward reads the running statistics
+        mean = invstd = np.empty(0)
+    return (_wrap(y.astype(dtype), input.device), _wrap(np.asarray(mean, dtype=compute), input.device),
+            _wrap(np.asarray(invstd, dtype=compute), input.device))
 
 
-def batch_norm_backward(grad, input, weight, training, save_mean, save_invstd, grad_input_mask):
+def batch_norm_backward(grad, input, weight, running_mean, running_var, training, eps, save_mean, save_invstd,
+                        grad_input_mask):
     """With x̂ = (x - mean) * invstd and m values per channel (N times the positions):
     grad_bias = Σ g, grad_weight = Σ g·x̂, and, in training, where mean and invstd depend
     on x too, grad_x = weight·invstd/m · (m·g - Σ g - x̂·Σ g·x̂); in eval they are
     constants and grad_x = weight·invstd·g. Sums run over every dim but the channel dim."""
     check_not_double(grad, "NativeBatchNormBackward0", reads_inputs=True)
     axes, shape = _channel_axes(input)
-    mean, invstd = save_mean._np, save_invstd._np
+    if training:
+        mean, invstd = save_mean._np.astype(np.float64), save_invstd._np.astype(np.float64)
+    else:
+        mean = running_mean._np.astype(np.float64)
+        invstd = 1 / np.sqrt(running_var._np.astype(np.float64) + eps)
     g = grad._np.astype(np.float64)
     x_hat = (input._np.astype(np.float64) - mean.reshape(shape)) * invstd.reshape(shape)
     sum_g, sum_g_x_hat = g.sum(axis=axes), (g * x_hat).sum(axis=axes)

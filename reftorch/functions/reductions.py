@@ -15,9 +15,10 @@ import numpy as np
 
 from .. import _modes, dtypes
 from ..dispatch import kernel
+from ..storage import broadcast_shapes
 from ..tensor import Tensor, _wrap_dim
 from ..tensor import _scalar_type_name as _scalar_name
-from ._support import _wrap, check_not_double
+from ._support import _with_strides, _wrap, check_not_double
 from .codegen import ops
 
 _grad_state = _modes.grad_mode
@@ -201,19 +202,20 @@ def argsort(input, dim=-1, descending=False, stable=False):
     return ops.sort(input, dim, descending).indices
 
 
-def all(input, dim=None):
-    return _wrap(np.asarray(np.all(input._np, axis=dim)), input._device)
+def all(input, dim=None, keepdim=False):
+    return _wrap(np.asarray(np.all(input._np, axis=_reduce_dims(input, dim), keepdims=keepdim)), input._device)
 
 
-def any(input, dim=None):
-    return _wrap(np.asarray(np.any(input._np, axis=dim)), input._device)
+def any(input, dim=None, keepdim=False):
+    return _wrap(np.asarray(np.any(input._np, axis=_reduce_dims(input, dim), keepdims=keepdim)), input._device)
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return builtins.bool(np.allclose(input._np, other._np, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return builtins.bool(ops.isclose(input, other, rtol, atol, equal_nan).all())
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    broadcast_shapes(input._shape, other._shape)  # (torch's message when they do not broadcast)
     return _wrap(np.isclose(input._np, other._np, rtol=rtol, atol=atol, equal_nan=equal_nan), input._device)
 
 
@@ -222,14 +224,19 @@ def equal(input, other) -> bool:
 
 
 def nonzero(input, *, as_tuple=False):
-    found = np.nonzero(input._np)
+    """The indices of the nonzero elements, one row each, laid out column after column as
+    torch's kernel writes them (strides (1, N)); ``as_tuple``: its columns, as views."""
     if as_tuple:
-        return tuple(_wrap(i.astype(np.int64), input._device) for i in found)
-    return _wrap(np.stack(found, axis=1).astype(np.int64), input._device)
+        return ops.unbind(ops.nonzero(input if input.dim() else ops.unsqueeze(input, 0)), 1)
+    if input.dim() == 0:  # one row of no indices, or none
+        found = np.zeros((builtins.int(builtins.bool(input._np)), 0), dtype=np.int64)
+    else:
+        found = np.stack(np.nonzero(input._np), axis=1).astype(np.int64)
+    return _with_strides(found, (1, found.shape[0]), input._device)
 
 
 def count_nonzero(input, dim=None):
-    return _wrap(np.asarray(np.count_nonzero(input._np, axis=dim), dtype=np.int64), input._device)
+    return _wrap(np.asarray(np.count_nonzero(input._np, axis=_reduce_dims(input, dim)), dtype=np.int64), input._device)
 
 
 def _spread(input, dim, correction, keepdim, which):
@@ -476,11 +483,15 @@ def linalg_vector_norm_backward(grad, self, ord, result, dim, keepdim):
 
 
 def linalg_vector_norm_jvp(self_t, self, ord, result, dim, keepdim):
+    """The tangent times the norm's slope at each element (its backward of a 1), summed."""
+    if ord == 0:
+        return ops.zeros_like(result)
     dims = _reduce_dims(self, dim)
-    if ord == 1:
-        return (ops.sign(self) * self_t).sum(dims, keepdim=keepdim) if dims is not None else (ops.sign(self) * self_t).sum()
-    total = (self * self_t).sum(dims, keepdim=keepdim) if dims is not None else (self * self_t).sum()
-    return ops.where(result == 0, ops.zeros_like(result), total / ops.where(result == 0, ops.ones_like(result), result))
+    weighted = self_t * linalg_vector_norm_backward(ops.ones_like(result), self, ord, result, dim, keepdim)
+    if dims is not None:
+        return weighted.sum(dims, keepdim=keepdim)
+    total = weighted.sum()
+    return total.reshape((1,) * self.dim()) if keepdim else total
 
 
 def cumsum_backward(grad, dim):

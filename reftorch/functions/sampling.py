@@ -48,7 +48,7 @@ def uniform_(input, from_=0.0, to=1.0, *, generator=None):
     """Values uniform on [from, to)."""
     _check_floating(input, "check_uniform_bounds")
     if from_ > to:
-        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_:g} > to={to:g}")
     g = pick(generator, input._device)
     return _sampled(input, lambda n, dt, contiguous: g.uniform(n, dt, from_, to))
 
@@ -57,7 +57,7 @@ def normal_(input, mean=0.0, std=1.0, *, generator=None):
     """Normal values (Box-Muller, as torch's CPU kernel)."""
     _check_floating(input, "normal_kernel_cpu")
     if std < 0:
-        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     g = pick(generator, input._device)
     return _sampled(input, lambda n, dt, contiguous: g.normal(n, dt, mean, std, contiguous))
 

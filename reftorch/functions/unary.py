@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .. import _modes, dtypes
 from ..dispatch import kernel
+from ..tensor import Tensor, _scalar_type_name
 from ._support import _array, _elementwise_result, _in_one_kernel, _tensor_arg, _unary
 from .codegen import ops
 
@@ -22,10 +23,14 @@ def floating(name):
     return op
 
 
-def same_dtype(name):
-    """A pointwise op that keeps the input's dtype (``neg``, ``abs``, ``floor``, ``relu``...)."""
+def same_dtype(name, floating_only=False):
+    """A pointwise op that keeps the input's dtype (``neg``, ``abs``, ``floor``, ``relu``...);
+    ``floating_only``: torch has no integer kernel for it (``frac``)."""
     def op(input):
-        return _unary(name, _tensor_arg(input, name), False)
+        input = _tensor_arg(input, name)
+        if floating_only and not input.dtype.is_floating_point:
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_scalar_type_name(input.dtype)}'")
+        return _unary(name, input, False)
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"``{name}`` of every element, in the input's dtype."
     return op
@@ -41,6 +46,16 @@ def clamp(input, min=None, max=None):
     return _elementwise_result(values.astype(rt.numpy, copy=False), input._device, input)
 
 
+def check_clamp_(input, min=None, max=None):
+    """``x.clamp_(0.5)`` of an integer x: torch's clamp_ with number bounds names the C++ type."""
+    numbers = [b for b in (min, max) if b is not None and not isinstance(b, Tensor)]
+    if len(numbers) == len([b for b in (min, max) if b is not None]) and numbers:
+        rt = dtypes.result_type(input, *numbers)
+        if rt._category > input.dtype._category:
+            raise RuntimeError(f"result type {_scalar_type_name(rt)} can't be cast to the desired output type "
+                               f"{dtypes._cpp_type_name(input.dtype)}")
+
+
 def clamp_mask(self, min, max):
     """Where ``self`` lies within the bounds: where clamp passes the gradient (and the tangent)."""
     keep = None
@@ -52,17 +67,19 @@ def clamp_mask(self, min, max):
 
 
 def polygamma(n, input):
-    """psi^(n), the n-th derivative of digamma; reftorch has n = 1 (trigamma), which digamma's
-    derivative needs."""
-    if n != 1:
-        raise NotImplementedError(f"reftorch: polygamma({n}, x) is not implemented (only n = 1)")
-    return _unary("trigamma", _tensor_arg(input, "polygamma"))
+    """psi^(n), the n-th derivative of digamma: digamma for n = 0, trigamma for 1, and a
+    Hurwitz zeta beyond (an integer input gives the default float dtype)."""
+    input = _tensor_arg(input, "polygamma")
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if n <= 1:
+        return _unary(("digamma", "trigamma")[n], input)
+    rt = input.dtype if input.dtype.is_floating_point else dtypes.get_default_dtype()
+    return _elementwise_result(kernel("polygamma", input._device)(_array(input, rt), n), input._device, input)
 
 
-def threshold_backward(grad, result):
-    """relu's backward, torch's threshold_backward: 0 where the output is <= 0 (not g * 0,
-    which would turn an infinite g into nan), elsewhere g; one kernel when no graph is
-    recorded."""
-    if not _modes.grad_mode.grad_enabled:
-        return _in_one_kernel("threshold_backward", (result, grad), 0)
-    return ops.where(result <= 0, 0, grad)
+def threshold_backward(grad_output, self, threshold):
+    """relu's backward: 0 where ``self`` (relu's output) is <= threshold (not g * 0, which
+    would turn an infinite g into nan), elsewhere g. An op of its own, as in torch, so that
+    a second derivative goes through it."""
+    return _in_one_kernel("threshold_backward", (self, grad_output), threshold)

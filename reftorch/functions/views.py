@@ -335,6 +335,24 @@ def select(input, dim, index):
                     input._stride[:dim] + input._stride[dim + 1:], input._offset + index * input._stride[dim])
 
 
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The elements (i, i + offset) of dims ``dim1`` and ``dim2``, as a last dim: a view whose
+    stride steps along both dims at once."""
+    d1, d2 = _wrap_dim(dim1, input.dim()), _wrap_dim(dim2, input.dim())
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    shape, stride, start = input._shape, input._stride, input._offset
+    if offset >= 0:
+        size = builtins.max(builtins.min(shape[d1], shape[d2] - offset), 0)
+        start += offset * stride[d2] if size else 0
+    else:
+        size = builtins.max(builtins.min(shape[d1] + offset, shape[d2]), 0)
+        start -= offset * stride[d1] if size else 0
+    kept = [d for d in range(input.dim()) if d not in (d1, d2)]
+    return _view_of(input, tuple(shape[d] for d in kept) + (size,),
+                    tuple(stride[d] for d in kept) + (stride[d1] + stride[d2],), start)
+
+
 _INT64_MAX = 9223372036854775807  # torch's "to the end" for a slice
 
 
@@ -500,6 +518,13 @@ def select_backward(grad_output, input_sizes, dim, index):
     """The gradient of ``select``: zeros of the input's sizes with ``grad_output`` at ``index``."""
     dim = _wrap_dim(dim, len(input_sizes))
     return _embed(grad_output, input_sizes, (builtins.slice(None),) * dim + (index,))
+
+
+def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+    """The gradient of ``diagonal``: zeros of the input's sizes with ``grad_output`` on the diagonal."""
+    out = ops.zeros(input_sizes, dtype=grad_output.dtype, device=grad_output._device)
+    np.copyto(diagonal(out, offset, dim1, dim2)._np, grad_output._np)
+    return out
 
 
 def slice_backward(grad_output, input_sizes, dim, start, end, step):

@@ -137,7 +137,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
              reduction="mean"):
     """Minus the input at each target's class (times the class's ``weight``); targets equal
     to ``ignore_index`` count for nothing. The class dim is 1 (0 for one unbatched row)."""
-    return ops.nll_loss(input, target, weight, _reduction(size_average, reduce, reduction), ignore_index)
+    return ops.nll_loss_nd(input, target, weight, _reduction(size_average, reduce, reduction), ignore_index)
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
