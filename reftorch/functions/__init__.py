@@ -39,7 +39,7 @@ from . import creation, copies, comparison, unary, arithmetic, joining, views, r
 from . import inplace, indexing, activations, convolution, loss, normalization, sampling
 from . import native_functions, derivatives
 from . import methods as _methods
-from .codegen import ops  # noqa: F401
+from .codegen import GeneratedNode, ops  # noqa: F401
 
 FAMILIES = (_support, copies, creation, comparison, unary, arithmetic, joining, views, reductions,
             linalg, inplace, indexing, activations, convolution, loss, normalization, sampling, _methods)
@@ -74,5 +74,6 @@ PUBLIC = tuple(dict.fromkeys(GENERATED.public + [
     "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"]))
 POINTWISE_KERNELS = codegen.pointwise_kernels(GENERATED.declarations)    # what fusion may fuse
 AUTOCAST_LISTS = codegen.autocast_lists(GENERATED.declarations)          # what amp casts
+explain = GENERATED.explain                                              # an op's entries, and what they made
 
 _methods.install(GENERATED.methods)

@@ -112,10 +112,11 @@ def _binary(op: str, a, b, result_dtype=None, compute_dtype=None):
         out = kernel(op, dev)(_array(a, kt), _array(b, kt))
     except ValueError:
         _broadcast_error(a, b)
-    if out.dtype != ct.numpy:
-        out = out.astype(ct.numpy)
-    if result_dtype is not None and out.dtype != result_dtype.numpy:
-        out = out.astype(result_dtype.numpy)
+    if out.dtype != ct.numpy or (result_dtype is not None and out.dtype != result_dtype.numpy):
+        with np.errstate(over="ignore"):  # rounding to 16 bits may overflow to inf, silently as in torch
+            out = out.astype(ct.numpy, copy=False)
+            if result_dtype is not None:
+                out = out.astype(result_dtype.numpy, copy=False)
     return _elementwise_result(out, dev, a, b)
 
 

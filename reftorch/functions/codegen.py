@@ -19,6 +19,7 @@ implementations call each other through it, as ATen's composite kernels call ``a
 """
 from __future__ import annotations
 
+import ast
 import builtins
 import functools
 import inspect
@@ -138,8 +139,8 @@ def argument_error(name, declaration, getters, args, kwargs):
                    for i, a in enumerate(declaration.schema.arguments)]
     for position, (argument, (type_, get)) in enumerate(zip(declaration.schema.arguments, getters)):
         value = get(args, kwargs)
-        if value is _MISSING or _accepts(type_, value, numbers_as_tensors=True):
-            continue
+        if value is _MISSING or value is None or _accepts(type_, value, numbers_as_tensors=True):
+            continue  # (None: maybe the implementation's own default for an argument not given)
         if isinstance(value, (tuple, list)) and type_.startswith("Tensor["):
             return None  # (a list of tensors with a wrong element: the implementation says which)
         python = "input" if argument.name == "self" else argument.name
@@ -789,6 +790,52 @@ class Generated:
         self.declarations = []   # every NativeFunction
         self.overloads = {}      # "name.overload" -> the overload's call
         self.public = []         # names for reftorch's namespace
+
+    def explain(self, name: str) -> str:
+        """What the tables say about op ``name`` (``"mul.Tensor"``, or ``"mul"`` for its first
+        overload) and what ``generate`` built from them: the two entries as written, then the
+        Python names, and the node with its ``_saved_*`` names."""
+        full = name if name in self.overloads else next(
+            (n for n in self.overloads if n.split(".")[0] == name), None)
+        if full is None:
+            raise KeyError(f"native_functions.py declares no op {name!r}")
+        run = self.overloads[full]
+        declaration, node = run.declaration, run.node_class
+        parts = [_entry_text(declaration.where)]
+        if node is not None:
+            parts.append(_entry_text(node.entry.where))
+        python = declaration.python_name or declaration.name
+        names = (python,) + declaration.aliases
+        made = []
+        if "function" in declaration.variants:
+            made.append("function  " + ", ".join(f"reftorch.{n}" for n in names))
+        if "method" in declaration.variants:
+            made.append("method    " + ", ".join(f"Tensor.{n}" for n in (declaration.method_name or python,)
+                                                 + declaration.aliases))
+        if "inplace" in declaration.variants:
+            made.append("in place  " + ", ".join(f"Tensor.{n}_" for n in names))
+        if "out" in declaration.variants:
+            made.append(f"out=      reftorch.{python}(..., out=t)")
+        if not made:
+            made.append(f"internal  functions.ops.{python}")
+        if node is not None:
+            inputs = ", ".join(n.strip() for key, f in node.entry.formulas.items() if f != "non_differentiable"
+                               for n in key.split(","))
+            saved = sorted("_saved_" + n for n in node._save_names + node._value_names if not n.endswith(_HIDDEN))
+            made.append(f"node      {node().name()}: gradients for {inputs}; saves {', '.join(saved) or 'nothing'}")
+        return "\n".join(parts) + "\ngenerates:\n" + "\n".join("    " + m for m in made)
+
+
+def _entry_text(where: str) -> str:
+    """The table entry written at ``where`` (file:line), as it stands in the file."""
+    path, line = where.rsplit(":", 1)
+    source = open(path, encoding="utf-8").read()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and node.lineno == int(line) and getattr(node.func, "id", None) in (
+                "func", "derivative"):
+            lines = source.splitlines()[node.lineno - 1:node.end_lineno]
+            return f"{path.rsplit('/', 1)[-1]}:{line}\n" + "\n".join(lines)
+    return where
 
 
 def _numbered(derivatives):
