@@ -109,6 +109,7 @@ for _name, _ufunc in {
     "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
     "log1p": np.log1p, "expm1": np.expm1, "log2": np.log2, "log10": np.log10, "tan": np.tan,
     "atan": np.arctan, "asin": np.arcsin, "acos": np.arccos, "sinh": np.sinh, "cosh": np.cosh,
+    "asinh": np.arcsinh,
 }.items():
     cpu_kernel(_name)(_float32_rounded_once(_ufunc))
 

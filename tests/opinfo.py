@@ -171,7 +171,7 @@ OPS = {
     "log10": unary(0.1, 4.0), "sqrt": unary(0.1, 4.0), "rsqrt": unary(0.1, 4.0), "reciprocal": unary(0.5, 3.0),
     "sin": unary(), "cos": unary(), "tan": unary(-1.2, 1.2), "asin": unary(-0.9, 0.9, ints=False),
     "acos": unary(-0.9, 0.9, ints=False), "atan": unary(), "sinh": unary(), "cosh": unary(), "tanh": unary(),
-    "sigmoid": unary(), "erf": unary(),
+    "asinh": unary(), "sigmoid": unary(), "erf": unary(),
     "lgamma": unary(0.5, 4.0), "digamma": unary(0.5, 4.0),
     "polygamma": OpInfo([Sample(1, T(3, 4, low=0.5, high=4.0)), Sample(2, T(5, low=1.0, high=6.0)),
                          Sample(3, T(4, dtype="int64", low=1, high=5)), Sample(0, T(3, low=0.5, high=3.0))],

@@ -197,11 +197,19 @@ def check_not_double(grad, name, reads_inputs=False):
         raise RuntimeError(f"reftorch: double backward through {name} is not implemented")
 
 
-def not_implemented(op):
-    """The formula of an input torch cannot differentiate (``not_implemented("floor_divide")``
-    in derivatives.yaml): backward through it raises."""
+def no_derivative(op):
+    """The formula of an op torch has no autograd kernel for (its node is
+    ``torch::autograd::NotImplemented``): backward through it raises."""
     def formula(grad):
         raise RuntimeError(f"derivative for aten::{op} is not implemented")
+    return formula
+
+
+def not_implemented(name):
+    """derivatives.yaml's ``not_implemented("inplace version of asinh")``: a node that raises
+    when backward reaches it."""
+    def formula(grad):
+        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
     return formula
 
 

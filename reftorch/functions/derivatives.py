@@ -24,7 +24,7 @@ import math
 from . import (
     activations, arithmetic, convolution, indexing, joining, linalg, loss, normalization, reductions, unary, views,
 )
-from ._support import not_implemented
+from ._support import no_derivative, not_implemented
 from .arithmetic import maybe_multiply
 from .codegen import ops
 from .schema import derivative
@@ -69,6 +69,8 @@ DERIVATIVES = [
     derivative("acos", self=lambda grad, self: -grad / (1 - self * self).sqrt(), result="auto_element_wise"),
     derivative("atan", self=lambda grad, self: grad / (self * self + 1), result="auto_element_wise"),
     derivative("sinh", self=lambda grad, self: grad * self.cosh(), result="auto_element_wise"),
+    derivative("asinh", self=lambda grad, self: grad * (self.pow(2) + 1).rsqrt(), result="auto_element_wise"),
+    derivative("asinh_", self=not_implemented("inplace version of asinh")),
     derivative("cosh", self=lambda grad, self: grad * self.sinh(), result="auto_element_wise"),
     derivative("tanh", self=lambda grad, result: grad * (1 - result * result), result="auto_element_wise"),
     derivative("sigmoid", self=lambda grad, result: grad * result * (1 - result), result="auto_element_wise"),
@@ -103,7 +105,7 @@ DERIVATIVES = [
                result=lambda self_t, other_t, result, other, rounding_mode:
                    ops.zeros_like(result) if rounding_mode else (self_t - result * other_t) / other),
     derivative("floor_divide", node="torch::autograd::NotImplemented",
-               self=not_implemented("floor_divide"), other=not_implemented("floor_divide")),
+               self=no_derivative("floor_divide"), other=no_derivative("floor_divide")),
     derivative("remainder.Scalar", self=lambda grad: grad, result="auto_element_wise"),
     derivative("remainder.Tensor", self=lambda grad: grad,
                other=lambda grad, self, other: -grad * self.div(other, rounding_mode="floor"),
@@ -290,9 +292,9 @@ DERIVATIVES = [
                result=lambda self_t, src_t, dim, index: self_t.scatter(dim, index, src_t)),
     derivative("scatter.value", self=lambda grad, dim, index: grad.scatter(dim, index, 0), index="non_differentiable",
                result=lambda self_t, dim, index: self_t.scatter(dim, index, 0)),
-    derivative("scatter.reduce", node="torch::autograd::NotImplemented", self=not_implemented("scatter_reduce"),
-               src=not_implemented("scatter_reduce"), index="non_differentiable"),
-    derivative("scatter.value_reduce", node="torch::autograd::NotImplemented", self=not_implemented("scatter_reduce"),
+    derivative("scatter.reduce", node="torch::autograd::NotImplemented", self=no_derivative("scatter_reduce"),
+               src=no_derivative("scatter_reduce"), index="non_differentiable"),
+    derivative("scatter.value_reduce", node="torch::autograd::NotImplemented", self=no_derivative("scatter_reduce"),
                index="non_differentiable"),
     derivative("scatter_add", self=lambda grad: grad, index="non_differentiable",
                src=lambda grad, dim, index: grad.gather(dim, index),

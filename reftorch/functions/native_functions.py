@@ -60,6 +60,8 @@ NATIVE_FUNCTIONS = [
     func("atan(Tensor self) -> Tensor", unary.floating("atan"), kernel="atan", tags="pointwise", variants=ALL,
          aliases="arctan"),
     func("sinh(Tensor self) -> Tensor", unary.floating("sinh"), kernel="sinh", tags="pointwise", variants=ALL),
+    func("asinh(Tensor self) -> Tensor", unary.floating("asinh"), kernel="asinh", tags="pointwise", variants=ALL,
+         aliases="arcsinh"),
     func("cosh(Tensor self) -> Tensor", unary.floating("cosh"), kernel="cosh", tags="pointwise", variants=ALL),
     func("tanh(Tensor self) -> Tensor", unary.floating("tanh"), kernel="tanh", tags="pointwise", variants=ALL),
     func("sigmoid(Tensor self) -> Tensor", unary.floating("sigmoid"), kernel="sigmoid", tags="pointwise",
