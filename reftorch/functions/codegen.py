@@ -834,7 +834,7 @@ def _entry_text(where: str) -> str:
         if isinstance(node, ast.Call) and node.lineno == int(line) and getattr(node.func, "id", None) in (
                 "func", "derivative"):
             lines = source.splitlines()[node.lineno - 1:node.end_lineno]
-            return f"{path.rsplit('/', 1)[-1]}:{line}\n" + "\n".join(lines)
+            return f"{path.rsplit('/', 1)[-1]}:\n" + "\n".join(lines)  # (no line number: it moves)
     return where
 
 
