@@ -2,7 +2,9 @@
 
     native_functions.py  every op's schema, its Python forms and its implementation
     derivatives.py       every differentiable op's backward formulas (and forward-mode rule)
-    codegen.py           builds the functions, methods, variants and backward nodes from both
+    codegen.py           builds the functions, methods, variants and backward nodes from both,
+                         with nodes.py (the backward nodes) and arguments.py (torch's Python
+                         argument parser: overloads, argument types, messages)
     schema.py            what an entry of either table is
 
     creation.py     tensor, zeros, ones, full, arange, linspace, eye, from_numpy, *_like
@@ -34,12 +36,13 @@ of gradients come for free. ``reftorch.functions.<name>`` finds any op or helper
 """
 import types as _types
 
-from . import _support, autocast, codegen, schema  # noqa: I001  (the machinery first)
+from . import _support, autocast, schema, arguments, nodes, codegen  # noqa: I001  (the machinery first)
 from . import creation, copies, comparison, unary, arithmetic, joining, views, reductions, linalg  # noqa: I001
 from . import inplace, indexing, activations, convolution, loss, normalization, sampling
 from . import native_functions, derivatives
 from . import methods as _methods
-from .codegen import GeneratedNode, ops  # noqa: F401
+from .codegen import ops  # noqa: F401
+from .nodes import GeneratedNode  # noqa: F401
 
 FAMILIES = (_support, copies, creation, comparison, unary, arithmetic, joining, views, reductions,
             linalg, inplace, indexing, activations, convolution, loss, normalization, sampling, _methods)
