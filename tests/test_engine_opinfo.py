@@ -7,6 +7,10 @@ For each entry of reftorch/functions/native_functions.py and each of its samples
 forward-mode tangent, the ``out=`` and in-place variants when the op declares them, and
 torch's error, word for word, for each input torch refuses. An op declared without samples
 fails ``test_every_declared_op_has_samples``.
+
+Seen failing: with sigmoid's samples removed, ``test_every_declared_op_has_samples`` reports
+``['sigmoid']``; with tanh's formula broken (``grad * (1 - result)``), ``[tanh]`` reports its
+gradient wrong in 11 of 12 elements. It runs in about 15 s on two cores (``-n 2``).
 """
 from __future__ import annotations
 
