@@ -537,7 +537,10 @@ OPS = {
                                  gradgrad=_RAW),
     "binary_cross_entropy": OpInfo([Sample(T(3, 4, low=0.05, high=0.95), T(3, 4, low=0.0, high=1.0)),
                                     Sample(T(3, 4, low=0.05, high=0.95), T(3, 4, low=0.0, high=1.0), T(4, grad=False), 2)],
-                                   errors=[Sample(T(3, low=1.5, high=2.0), T(3, low=0.0, high=1.0))], gradgrad=_RAW,
+                                   errors=[Sample(T(3, low=1.5, high=2.0), T(3, low=0.0, high=1.0)),
+                                           Sample(T(3, low=0.1, high=0.9), T(3, values=[0.5, 2.0, 1.0])),
+                                           Sample(T(3, values=[0.5, 0.5, 1.5]), T(3, values=[0.5, 2.0, 1.0]))],
+                                   gradgrad=_RAW,
                                    jvp="reftorch has no tangent rule for binary_cross_entropy"),
     "binary_cross_entropy_with_logits": OpInfo(
         [Sample(T(3, 4), T(3, 4, low=0.0, high=1.0)),
