@@ -151,6 +151,9 @@ WEEK_1, WEEK_2 = "01_tensors", "02_devices"
 SCHEDULE = {WEEK_1: "2026-09-07 09:00 Europe/Berlin", WEEK_2: "2026-09-14 09:00 Europe/Berlin"}
 ROSTER = [("ada", "Ada", "Lovelace", "301"), ("bo", "Bo", "Li", "302"), ("cy", "Cy", "Young", "303")]
 NEWCOMER = ("dee", "Dee", "Ray", "304")   # joins in week 2
+PARTICIPANT = {"ada": "5101", "bo": "5102", "cy": "5103"}   # Moodle numbers participants per assignment
+STUDENT_DATA = ["course/roster.csv", "course/collected", "course/submitted", "course/autograded",
+                "course/feedback", "course/reports", "course/exchange", "course/gradebook.db"]
 
 
 @pytest.fixture
@@ -178,32 +181,76 @@ def _as(user: str, argv: list, cwd: Path, check: bool = True, **extra) -> subpro
     return done
 
 
+def _person(student_id: str) -> tuple[str, str, str, str]:
+    return {row[0]: row for row in [*ROSTER, NEWCOMER]}[student_id]
+
+
+def _moodle_folder(student_id: str) -> str:
+    _, first, last, _ = _person(student_id)
+    return f"{first} {last}_{PARTICIPANT[student_id]}_assignsubmission_file"
+
+
 def _moodle_zip(path: Path, assignment: str, notebooks: dict) -> Path:
-    """A Moodle "download all submissions" zip: a folder per student, named by full name."""
+    """Moodle's "Download all submissions": a folder per student named by full name and
+    participant number, with what Moodle puts beside the files (online text, an HTML export)."""
     import zipfile
-    people = {row[0]: row for row in [*ROSTER, NEWCOMER]}
     with zipfile.ZipFile(path, "w") as archive:
         for student_id, notebook in notebooks.items():
-            _, first, last, number = people[student_id]
-            archive.writestr(f"{first} {last}_{number}_assignsubmission_file/{assignment}.ipynb",
-                             nbformat.writes(notebook))
+            archive.writestr(f"{_moodle_folder(student_id)}/{assignment}.ipynb", nbformat.writes(notebook))
+        first = next(iter(notebooks))
+        _, name, last, _ = _person(first)
+        archive.writestr(f"{name} {last}_{PARTICIPANT[first]}_assignsubmission_onlinetext_/onlinetext.html",
+                         "<p>I found the strides part hard.</p>")
+        archive.writestr(f"{_moodle_folder(first)}/{assignment}.html", "<html>my notebook as HTML</html>")
     return path
+
+
+def _canvas_name(student_id: str, file_id: int, file_name: str) -> str:
+    _, first, last, lms_id = _person(student_id)
+    return f"{last.lower()}{first.lower()}_{lms_id}_{file_id}_{file_name}"
+
+
+def _canvas_zip(path: Path, assignment: str, notebooks: dict) -> Path:
+    """Canvas's "Download Submissions": ``<lastfirst>_<user id>_<file id>_<file>``, the latest
+    upload of each student (a new upload gets a new file id)."""
+    import zipfile
+    with zipfile.ZipFile(path, "w") as archive:
+        for student_id, (file_id, notebook) in notebooks.items():
+            archive.writestr(_canvas_name(student_id, file_id, f"{assignment}.ipynb"), nbformat.writes(notebook))
+    return path
+
+
+def _csv_rows(path: Path) -> list[dict]:
+    with open(path, newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
 
 
 def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student, request):
     """Two weeks of a term, from a clean clone in the instructor's 0700 home (a path with a
-    space), as the instructor's Unix user, with Debian's own python3.11 under the course venv:
+    space), as the instructor's Unix user, with Debian's own python3.11 under the course venv,
+    every `course grade` with the default number of workers:
 
-    week 1: the roster; the release schedule; `course student-kit` writes the kit repository
-    with week 1's assignment only; a student clones it, answers, and runs lesson 01 (JupyterLab
-    saves the lesson with their outputs); a Moodle download is collected, graded, exported
-    (Moodle's grade import, with its feedback column) and feedback written;
-    week 2: a newcomer on the roster; the instructor fixes lesson 01; `course student-kit`
-    updates the kit in place with week 2's assignment (one commit); the student's `make update`
-    brings it in and keeps both their answers and their lesson (the course's new lesson beside
-    it); the week-2 download is graded, then a late submission arrives and is graded; a
-    re-upload of a graded notebook is placed only with --replace-graded and graded; a fix to
-    the instructor's notebook re-grades every submission; the Moodle export has everyone."""
+    week 1 (Moodle): the roster; the release schedule; `course student-kit` writes the kit
+    repository with week 1's assignment only; a student clones it, answers, and runs lesson
+    01 (saved with their outputs); Moodle's download (with its online-text folder and an HTML
+    export beside a notebook) is collected, graded, exported (grade CSV with a feedback
+    column) and sent back (`feedback --lms moodle`: the feedback-files zip in the download's
+    own folder names, the grading worksheet with its Feedback comments);
+    week 2 (Canvas): a smaller roster import (a newcomer) keeps everyone, a re-import without
+    lms_id keeps the Canvas ids; a due date and a late penalty; the instructor fixes lesson 01;
+    `course student-kit` updates the kit in place with week 2's assignment (one commit); the
+    student's `make update` brings it in and keeps both their answers and their lesson;
+    Canvas's download is matched by the ids kept, graded; a late notebook e-mailed after the
+    due date is collected (a plain folder: the collect's time) and graded alone, its score
+    penalised; a re-upload of a graded notebook is placed only with --replace-graded and
+    graded; a fix to the instructor's notebook re-grades every submission (the penalty
+    stays); Canvas's grade CSV has every id and the penalised score, and its feedback bundle
+    is named as Canvas named each latest upload. At every step nothing about students is
+    tracked by git."""
+    import zipfile
+    from datetime import datetime, timedelta
+    from zoneinfo import ZoneInfo
+
     system_python = Path(f"/usr/bin/python3.{sys.version_info.minor}")
     if not system_python.exists():
         pytest.skip(f"no {system_python} for the instructor's own venv")
@@ -223,6 +270,7 @@ def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student, reque
     request.addfinalizer(lambda: shutil.rmtree(shared, ignore_errors=True))
     shared.chmod(0o755)
     os.chown(shared, user.pw_uid, user.pw_gid)
+    reports = root / "course" / "reports"
 
     def course(*args, check=True):
         return _as(INSTRUCTOR, [python, "-c", RUN, *args, "--root", root], cwd=root, check=check)
@@ -230,25 +278,37 @@ def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student, reque
     def git(*args, cwd=root):
         return _as(INSTRUCTOR, ["git", "-c", "user.name=Instructor", "-c", "user.email=i@localhost", *args], cwd=cwd)
 
-    def roster(rows) -> Path:
-        path = work / "roster.csv"
-        path.write_text("id,first_name,last_name,email,lms_id\n"
-                        + "".join(f"{i},{f},{l},{i}@example.org,{n}\n" for i, f, l, n in rows))
+    def mine(path: Path) -> Path:
         os.chown(path, user.pw_uid, user.pw_gid)
         return path
 
-    def moodle(assignment: str, notebooks: dict, name: str) -> Path:
-        path = _moodle_zip(work / name, assignment, notebooks)
-        os.chown(path, user.pw_uid, user.pw_gid)
-        return path
+    def roster_file(name: str, header: str, lines: list[str]) -> Path:
+        path = work / name
+        path.write_text(header + "\n" + "".join(line + "\n" for line in lines))
+        return mine(path)
 
-    def moodle_grades(assignment: str) -> dict:
-        course("export", assignment, "--format", "moodle")
-        with open(root / "course" / "reports" / assignment / "grades-moodle.csv", newline="") as handle:
-            return {row["Username"]: row for row in csv.DictReader(handle)}
+    def saved_roster() -> dict:
+        return {row["id"]: row for row in _csv_rows(root / "course" / "roster.csv")}
 
-    # ---- week 1 ----------------------------------------------------------------------
-    course("roster", "import", roster(ROSTER), "--gradebook-only")
+    def grade(assignment: str) -> subprocess.CompletedProcess:
+        graded = course("grade", assignment)   # the default number of workers: this machine's cores
+        assert "grader error" not in graded.stdout, graded.stdout
+        return graded
+
+    def nothing_of_students_in_git():
+        # every file about students exists where the tools put it, and git ignores it
+        status = git("status", "--porcelain", "--ignored=no").stdout
+        assert status == "", status
+        present = [name for name in STUDENT_DATA if (root / name).exists()]
+        ignored = git("check-ignore", *present).stdout.split()
+        assert sorted(ignored) == sorted(present), (present, ignored)
+        assert not git("ls-files", *STUDENT_DATA).stdout
+
+    # ---- week 1: Moodle -----------------------------------------------------------------
+    imported = course("roster", "import", roster_file("roster.csv", "id,first_name,last_name,email,lms_id",
+                                                     [f"{i},{f},{l},{i}@example.org,{n}" for i, f, l, n in ROSTER]),
+                      "--gradebook-only")
+    assert "3 added (ada, bo, cy)" in imported.stdout, imported.stdout
     config = root / "course" / "nbgrader_config.py"
     config.write_text(config.read_text() + f"\nc.CourseSchedule.release = {SCHEDULE!r}\n")
     git("commit", "-q", "-am", "Release schedule")
@@ -267,46 +327,88 @@ def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student, reque
     (student / ".gitconfig").write_text(f"[safe]\n\tdirectory = {shared / 'kit.git'}\n")
     os.chown(student / ".gitconfig", pwd.getpwnam(STUDENT).pw_uid, pwd.getpwnam(STUDENT).pw_gid)
     _as(STUDENT, ["git", "clone", "-q", shared / "kit.git", clone], cwd=student)
-    mine = clone / "assignments" / WEEK_1 / f"{WEEK_1}.ipynb"
-    nbformat.write(inject.honest(root, WEEK_1), str(mine))
+    answers = clone / "assignments" / WEEK_1 / f"{WEEK_1}.ipynb"
+    nbformat.write(inject.honest(root, WEEK_1), str(answers))
     lesson = clone / "lessons" / "01_tensors.ipynb"
     run_lesson = nbformat.read(str(lesson), as_version=4)
     run_lesson.cells[0].metadata["collapsed"] = True   # what JupyterLab writes back
     nbformat.write(run_lesson, str(lesson))
     subprocess.run(["chown", "-R", f"{STUDENT}:", str(clone)], check=True)
-    my_answers, my_lesson = mine.read_bytes(), lesson.read_bytes()
+    my_answers, my_lesson = answers.read_bytes(), lesson.read_bytes()
 
     week1 = {"ada": inject.honest(root, WEEK_1), "bo": inject.honest(root, WEEK_1, keep=0.5),
              "cy": inject.released(root, WEEK_1)}
-    collected = course("collect", WEEK_1, "--from", moodle(WEEK_1, week1, "week1.zip"))
-    assert "collected 3 submission(s)" in collected.stdout, collected.stdout
-    course("grade", WEEK_1, "--workers", "2")
+    collected = course("collect", WEEK_1, "--from", mine(_moodle_zip(work / "week1.zip", WEEK_1, week1)))
+    assert "collected 3 submission(s), 2 file(s) ignored (not graded)" in collected.stdout, collected.stdout
+    grade(WEEK_1)
     maximum_1 = sum(points for _, points in inject.test_points(root, WEEK_1))
     scores = _gradebook_scores(root, WEEK_1)
     assert scores["ada"] == maximum_1 and 0 < scores["bo"] < maximum_1 and scores["cy"] == 0, scores
     assert (root / "course" / "gradebook.db").stat().st_uid == user.pw_uid   # the grader ran as the instructor
-    grades = moodle_grades(WEEK_1)
-    assert set(grades) == {"ada", "bo", "cy"} and float(grades["ada"][WEEK_1]) == maximum_1, grades
-    course("feedback", WEEK_1)
-    assert sorted(p.name for p in (root / "course" / "feedback").iterdir()) == ["ada", "bo", "cy"]
+    course("export", WEEK_1, "--format", "moodle")
+    grades = {row["Username"]: row for row in _csv_rows(reports / WEEK_1 / "grades-moodle.csv")}
+    assert {name: float(row[WEEK_1]) for name, row in grades.items()} == {
+        "ada": maximum_1, "bo": scores["bo"], "cy": 0.0}, grades
+    assert all(row["Feedback"].startswith(f"{float(row[WEEK_1]):g} of {maximum_1:g} points")
+               for row in grades.values()), grades
+    assert "not answered yet" in grades["cy"]["Feedback"], grades["cy"]
 
-    # ---- week 2 ----------------------------------------------------------------------
-    course("roster", "import", roster([*ROSTER, NEWCOMER]), "--gradebook-only")
+    sent = course("feedback", WEEK_1, "--lms", "moodle")   # everyone came from Moodle: exit 0
+    assert "3 student(s) named as Moodle's download named them" in sent.stdout, sent.stdout
+    assert sorted(p.name for p in (root / "course" / "feedback").iterdir()) == ["ada", "bo", "cy"]
+    with zipfile.ZipFile(reports / WEEK_1 / "moodle-feedback.zip") as archive:
+        pages = {name: archive.read(name).decode() for name in archive.namelist()}
+    assert sorted(pages) == sorted(f"{_moodle_folder(s)}/{WEEK_1}-feedback.html" for s in ("ada", "bo", "cy"))
+    assert f"<h1>{WEEK_1}: {maximum_1:g} / {maximum_1:g} points</h1>" in pages[
+        f"{_moodle_folder('ada')}/{WEEK_1}-feedback.html"]
+    sheet = {row["Identifier"]: row for row in _csv_rows(reports / WEEK_1 / "moodle-grading-worksheet.csv")}
+    assert sorted(sheet) == sorted(f"Participant {PARTICIPANT[s]}" for s in ("ada", "bo", "cy")), sheet
+    ada_row = sheet[f"Participant {PARTICIPANT['ada']}"]
+    assert (ada_row["Full name"], ada_row["Grade"], ada_row["Maximum Grade"]) == (
+        "Ada Lovelace", f"{maximum_1:g}", f"{maximum_1:g}"), ada_row
+    assert all(row["Feedback comments"] == grades[s]["Feedback"] for s, row in
+               ((s, sheet[f"Participant {PARTICIPANT[s]}"]) for s in ("ada", "bo", "cy"))), sheet
+    nothing_of_students_in_git()
+
+    # ---- week 2: Canvas -----------------------------------------------------------------
+    # the roster changes twice: the LMS's list of this week's newcomers (a smaller file), then
+    # the registrar's list with new emails and no lms_id column
+    smaller = course("roster", "import", roster_file("newcomers.csv", "id,first_name,last_name,email,lms_id",
+                                                    ["dee,Dee,Ray,dee@example.org,304"]), "--gradebook-only")
+    assert "1 added (dee)" in smaller.stdout and \
+        "3 student(s) on the roster but not in this file, kept (ada, bo, cy)" in smaller.stdout, smaller.stdout
+    registrar = course("roster", "import", roster_file("registrar.csv", "id,first_name,last_name,email",
+                                                       [f"{i},{f},{l},{i}@uni.example" for i, f, l, _ in
+                                                        [*ROSTER, NEWCOMER]]), "--gradebook-only")
+    assert "4 updated" in registrar.stdout, registrar.stdout
+    kept = saved_roster()
+    assert {i: (row["lms_id"], row["email"]) for i, row in kept.items()} == {
+        i: (n, f"{i}@uni.example") for i, _, _, n in [*ROSTER, NEWCOMER]}, kept
+
+    # week 2's due date (passed yesterday: 30 hours ago) and its late penalty
+    berlin = ZoneInfo("Europe/Berlin")
+    due = (datetime.now(berlin) - timedelta(hours=30)).replace(second=0, microsecond=0)
+    config.write_text(config.read_text() + f"\nc.CourseDeadlines.due = {{{WEEK_2!r}: "
+                      f"'{due:%Y-%m-%d %H:%M} Europe/Berlin'}}\n"
+                      f"c.PercentPerDay.percent_per_day = {{{WEEK_2!r}: 10}}\n")
     fixed = root / "lessons" / "01_tensors.ipynb"     # the instructor fixes a typo in lesson 01
     fixed_lesson = nbformat.read(str(fixed), as_version=4)
     fixed_lesson.cells[0].source += "\n\n(Corrected in week 2.)"
     nbformat.write(fixed_lesson, str(fixed))
-    git("commit", "-q", "-am", "Lesson 01: a correction")
+    git("commit", "-q", "-am", "Lesson 01: a correction; 02_devices: due date and late penalty")
     updated = course("student-kit", kit, "--as-of", "2026-09-15 12:00 Europe/Berlin")
     assert "updated the student kit" in updated.stdout and f"added assignments/{WEEK_2}/{WEEK_2}.ipynb" \
         in updated.stdout, updated.stdout
+    assert "uncommitted" not in updated.stdout + updated.stderr, updated.stdout   # the student data is ignored
     log = git("log", "--format=%s", cwd=kit).stdout.splitlines()
     assert log[0] == f"Course update: {WEEK_2} released" and len(log) == 2, log
+    kit_files = git("ls-files", cwd=kit).stdout.splitlines()
+    assert not [f for f in kit_files if f.startswith(tuple(STUDENT_DATA)) or f.startswith("solutions/")], kit_files
     git("push", "-q", shared / "kit.git", "main", cwd=kit)
 
     update = _as(STUDENT, ["make", "update"], cwd=clone)
     assert f"new assignment(s): {WEEK_2}" in update.stdout, update.stdout
-    assert mine.read_bytes() == my_answers and lesson.read_bytes() == my_lesson   # theirs, untouched
+    assert answers.read_bytes() == my_answers and lesson.read_bytes() == my_lesson   # theirs, untouched
     beside = list((clone / "lessons").glob("01_tensors.course-*.ipynb"))
     assert len(beside) == 1 and "(Corrected in week 2.)" in beside[0].read_text(), update.stdout
     assert f"lessons/01_tensors.ipynb: yours is kept; the course's new version is lessons/{beside[0].name}" \
@@ -317,42 +419,89 @@ def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student, reque
     again = _as(STUDENT, ["make", "update"], cwd=clone)
     assert "already up to date" in again.stdout, again.stdout
 
-    week2 = {"ada": inject.honest(root, WEEK_2), "bo": inject.honest(root, WEEK_2, keep=0.5),
-             "dee": inject.honest(root, WEEK_2)}
-    collected = course("collect", WEEK_2, "--from", moodle(WEEK_2, week2, "week2.zip"))
-    assert "collected 3 submission(s)" in collected.stdout, collected.stdout
-    course("grade", WEEK_2, "--workers", "2")
+    # Canvas's download: matched by the user ids the roster kept (nobody refused)
+    week2 = {"ada": (9001, inject.honest(root, WEEK_2)), "bo": (9002, inject.honest(root, WEEK_2, keep=0.5)),
+             "dee": (9004, inject.honest(root, WEEK_2))}
+    collected = course("collect", WEEK_2, "--from", mine(_canvas_zip(work / "week2.zip", WEEK_2, week2)))
+    assert "collected 3 submission(s)" in collected.stdout and "NOT PLACED" not in collected.stdout, \
+        collected.stdout
+    grade(WEEK_2)
     maximum_2 = sum(points for _, points in inject.test_points(root, WEEK_2))
-    # late: cy's notebook arrives after the batch was graded (one waiting, two workers)
-    late = {**week2, "cy": inject.honest(root, WEEK_2)}
-    collected = course("collect", WEEK_2, "--from", moodle(WEEK_2, late, "week2-late.zip"))
-    assert "collected 1 submission(s), 3 unchanged" in collected.stdout, collected.stdout
-    course("grade", WEEK_2, "--workers", "2")
+    scores = _gradebook_scores(root, WEEK_2)
+    assert scores["ada"] == scores["dee"] == maximum_2 and 0 < scores["bo"] < maximum_2, scores
+
+    # late: cy e-mails the notebook a day after the due date; collected as a plain folder, its
+    # submission time is the collect's, and it is graded alone (one waiting, several workers)
+    mail = work / "late-by-mail"
+    (mail / "cy").mkdir(parents=True)
+    nbformat.write(inject.honest(root, WEEK_2), str(mail / "cy" / f"{WEEK_2}.ipynb"))
+    subprocess.run(["chown", "-R", f"{INSTRUCTOR}:", str(mail)], check=True)
+    collected = course("collect", WEEK_2, "--from", mail)
+    assert "collected 1 submission(s)" in collected.stdout, collected.stdout
+    late = grade(WEEK_2)
+    assert f"grading {WEEK_2}: 1 submission(s) to grade" in late.stderr and \
+        f"1/1 cy: {maximum_2:g}/{maximum_2:g} ok" in late.stderr, late.stderr
     assert _gradebook_scores(root, WEEK_2)["cy"] == maximum_2
-    # a re-upload: bo finishes the assignment after being graded
-    again = {**late, "bo": inject.honest(root, WEEK_2)}
-    refused = course("collect", WEEK_2, "--from", moodle(WEEK_2, again, "week2-again.zip"), check=False)
+    penalised = round(maximum_2 * 0.8, 6)   # two started days late, 10% a day
+
+    def penalty_of_cy():
+        course("export", WEEK_2)
+        row = {row["student"]: row for row in _csv_rows(reports / WEEK_2 / "grades.csv")}["cy"]
+        assert (float(row["score"]), float(row["raw_score"])) == (penalised, maximum_2), row
+        assert row["late_by"].startswith("1d 6h 0") and row["due"] == f"{due:%Y-%m-%d %H:%M %Z}", row
+
+    penalty_of_cy()
+
+    # a re-upload: bo finishes the assignment after being graded (Canvas: a new file id)
+    again = {**week2, "bo": (9102, inject.honest(root, WEEK_2))}
+    download = mine(_canvas_zip(work / "week2-again.zip", WEEK_2, again))
+    refused = course("collect", WEEK_2, "--from", download, check=False)
     assert refused.returncode == 1 and "NOT PLACED" in refused.stdout, refused.stdout
-    course("collect", WEEK_2, "--from", work / "week2-again.zip", "--replace-graded")
-    course("grade", WEEK_2, "--workers", "2")
+    assert _gradebook_scores(root, WEEK_2)["bo"] == scores["bo"]
+    replaced = course("collect", WEEK_2, "--from", download, "--replace-graded")
+    assert "collected 1 submission(s), 2 unchanged" in replaced.stdout, replaced.stdout
+    regraded = grade(WEEK_2)
+    assert f"1/1 bo: {maximum_2:g}/{maximum_2:g} ok" in regraded.stderr, regraded.stderr
     scores = _gradebook_scores(root, WEEK_2)
     assert scores == {"ada": maximum_2, "bo": maximum_2, "cy": maximum_2, "dee": maximum_2}, scores
+
     # a fix to the instructor's notebook: every submission is graded again, no --force needed
     source = root / "solutions" / WEEK_2 / f"{WEEK_2}.ipynb"
     notebook = nbformat.read(str(source), as_version=4)
     notebook.cells[0].source += "\n\n(Clarified in week 2.)"
     nbformat.write(notebook, str(source))
     git("commit", "-q", "-am", f"{WEEK_2}: a clarification")
-    regraded = course("grade", WEEK_2, "--workers", "2")
-    assert "4 submission(s)" in regraded.stdout, regraded.stdout
-    grades = moodle_grades(WEEK_2)
-    assert {name: float(row[WEEK_2]) for name, row in grades.items()} == {
-        "ada": maximum_2, "bo": maximum_2, "cy": maximum_2, "dee": maximum_2}, grades
-    course("feedback", WEEK_2)
-    validated = _as(INSTRUCTOR, [python, "-c", RUN, "validate",
-                                 root / "course" / "submitted" / "ada" / WEEK_2 / f"{WEEK_2}.ipynb"], cwd=root,
-                    check=False)
-    assert validated.returncode == 0, validated.stdout + validated.stderr
+    regraded = grade(WEEK_2)
+    assert f"grading {WEEK_2}: 4 submission(s) to grade" in regraded.stderr, regraded.stderr
+    assert "4 submission(s): 4 ok" in regraded.stdout, regraded.stdout
+    assert _gradebook_scores(root, WEEK_2) == scores
+    penalty_of_cy()   # the late penalty survives the re-grade
+
+    # grades and feedback back to Canvas
+    course("export", WEEK_2, "--format", "canvas")
+    canvas = {row["SIS Login ID"]: row for row in _csv_rows(reports / WEEK_2 / "grades-canvas.csv")}
+    assert {s: (row["ID"], float(row[WEEK_2])) for s, row in canvas.items()} == {
+        "ada": ("301", maximum_2), "bo": ("302", maximum_2), "cy": ("303", penalised), "dee": ("304", maximum_2)}, \
+        canvas
+    sent = course("feedback", WEEK_2, "--lms", "canvas", check=False)
+    # cy's notebook came by e-mail: Canvas cannot match it, so it is named and handed back by hand
+    assert sent.returncode == 1 and "3 student(s) named as Canvas's download named them" in sent.stdout \
+        and sent.stderr.strip().endswith("cy; their pages are in "
+                                         f"{reports / WEEK_2 / 'canvas-feedback.zip'} under <student id>/ to hand back"), \
+        sent.stdout + sent.stderr
+    with zipfile.ZipFile(reports / WEEK_2 / "canvas-feedback.zip") as archive:
+        pages = {name: archive.read(name).decode() for name in archive.namelist()}
+    assert sorted(pages) == sorted([_canvas_name("ada", 9001, f"{WEEK_2}-feedback.html"),
+                                    _canvas_name("bo", 9102, f"{WEEK_2}-feedback.html"),   # the latest upload's
+                                    _canvas_name("dee", 9004, f"{WEEK_2}-feedback.html"),
+                                    f"cy/{WEEK_2}-feedback.html"]), sorted(pages)
+    page = pages[f"cy/{WEEK_2}-feedback.html"]
+    assert f"<h1>{WEEK_2}: {penalised:g} / {maximum_2:g} points (after the late penalty; {maximum_2:g} " \
+           "before it)</h1>" in page, page
+    assert f"Due {due:%Y-%m-%d %H:%M %Z}; submitted" in page and "UTC" not in page, page
+    assert page == (root / "course" / "feedback" / "cy" / WEEK_2 / f"{WEEK_2}.html").read_text()
+
+    nothing_of_students_in_git()
 
 
 def test_unreadable_files_are_refused_with_what_to_change(tmp_path):
