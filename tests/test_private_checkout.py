@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import sys
@@ -45,15 +46,20 @@ def _copy_venv(destination: Path, python_home: str | None = None) -> Path:
         text = finder.read_text()
         finder.unlink()
         finder.write_text(text.replace(old_repo, new_repo))
+    from course.hub_install import TRAMPOLINE, _shebang   # pip's forms, also for a path with spaces
     for script in (destination / "bin").iterdir():   # console scripts name their venv's python
         if script.is_symlink() or not script.is_file():
             continue
-        text = script.read_bytes()
-        first, _, rest = text.partition(b"\n")
-        if first.startswith(b"#!") and str(source).encode() in first:
-            from course.hub_install import _shebang   # pip's form, also for a path with spaces
+        lines = script.read_bytes().split(b"\n")
+        # a venv under a path with a space (CI's "course checkout") gets pip's /bin/sh
+        # trampoline: the interpreter is on the second line, not in the shebang
+        trampoline = lines[0] == b"#!/bin/sh" and lines[1:2] and lines[1].startswith(TRAMPOLINE.encode())
+        header = lines[:3] if trampoline else lines[:1]
+        named = re.search(re.escape(str(source)) + r"/bin/python[0-9.]*", b"\n".join(header).decode(errors="replace"))
+        if lines[0].startswith(b"#!") and named:
+            python = Path(named.group(0).replace(str(source), str(destination)))
             script.unlink()
-            script.write_bytes(_shebang(Path(first[2:].decode().replace(str(source), str(destination)))) + rest)
+            script.write_bytes(_shebang(python) + b"\n".join(lines[len(header):]))
             script.chmod(0o755)
     if python_home:   # another Python of the same minor version runs the same wheels
         config = destination / "pyvenv.cfg"

@@ -484,14 +484,14 @@ def unfold(input, dimension, size, step):
 # -- backward formulas (derivatives.py) ---------------------------------------------------------
 def sum_to(grad, shape):
     """Undo broadcasting: ``grad`` summed down to ``shape`` (at::sum_to)."""
-    shape = tuple(shape)
-    if grad._shape == shape:
+    sizes = tuple(shape)
+    if grad._shape == sizes:
         return grad
-    lead = grad.dim() - len(shape)
-    dims = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and grad._shape[i + lead] != 1)
+    lead = grad.dim() - len(sizes)
+    dims = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(sizes) if n == 1 and grad._shape[i + lead] != 1)
     if dims:
         grad = grad.sum(dims, keepdim=True)
-    return grad.reshape(shape) if grad._shape != shape else grad
+    return grad.reshape(sizes) if grad._shape != sizes else grad
 
 
 def unsqueeze_to(grad, *dims_and_sizes):
