@@ -11,6 +11,9 @@ import pytest
 
 from course import cli, model, release_audit
 from course.model import CONFIG_RELATIVE_PATH, REPO
+
+pytestmark = pytest.mark.database   # release, grade: an nbgrader gradebook
+
 ASSIGNMENT = "02_devices"  # the quickest notebook to run
 RELEASED = REPO / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
 SOURCE = REPO / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"

@@ -35,7 +35,7 @@ from course.markers import course_markers
 from course.model import CONFIG_RELATIVE_PATH, MIN_POINTS, REPO
 
 # nbgrader's gradebook queries warn about its own session handling; not ours to fix.
-pytestmark = pytest.mark.filterwarnings("ignore", category=SAWarning)
+pytestmark = [pytest.mark.filterwarnings("ignore", category=SAWarning), pytest.mark.database]
 
 ROOT = Path(os.environ.get("COURSE_GATES_ROOT") or REPO).resolve()
 ASSIGNMENTS = nbgrader_course.assignment_ids(ROOT)

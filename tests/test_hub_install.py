@@ -17,6 +17,9 @@ import pytest
 from course import hub_install
 
 REPO = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.root   # (`make test-fast` leaves it out)
+
 DELIVER = REPO / "course" / "hub" / "deliver_kit.py"
 
 

@@ -19,6 +19,9 @@ import nbformat
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+
+pytestmark = [pytest.mark.root, pytest.mark.database]   # (`make test-fast` leaves it out)
+
 ASSIGNMENT = "02_devices"
 
 @pytest.fixture()
