@@ -6,7 +6,7 @@
    Assignment List, writes an answer, presses Validate, reads the result, submits;
 4. the instructor collects and grades with `course`, sees the score in Formgrader; the
    student fetches the feedback.
-Screenshots of each step go to artifacts/browser/.
+Screenshots of each step go to a temporary folder ($COURSE_ARTIFACTS/browser/ to keep them).
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from browser.chromium import launch
 from browser.course_copy import REPO_ROOT, copy_course
 from browser.instructor import Instructor
 from browser.jupyterlab import start_lab
+from browser.artifacts import artifacts_folder
 from browser.lab_page import Lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser"),
@@ -35,7 +36,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser"),
 LESSON = sorted(path.relative_to(REPO_ROOT).as_posix()
                 for path in (REPO_ROOT / "lessons").glob("01_*.ipynb"))[0]
 ASSIGNMENT = "01_tensors"
-ARTIFACTS = REPO_ROOT / "artifacts" / "browser"
 
 
 def first_answer(solution_path: Path) -> str:
@@ -88,10 +88,8 @@ def course_home():
 
 def test_student_and_instructor_loop(tmp_path, course_home):
     check_lab_overrides_installed()
-    shots = ARTIFACTS
-    shutil.rmtree(shots, ignore_errors=True)
+    shots = artifacts_folder("browser", tmp_path)
     course = copy_course(course_home / "course")
-    shots.mkdir(parents=True)
     server = start_lab(course, tmp_path / "home", shots / "jupyterlab.log")
     instructor = Instructor(course, server.env, tmp_path / "instructor.log")
 
