@@ -16,7 +16,7 @@ import pytest
 
 from course import hub_install
 
-REPO = Path(__file__).resolve().parent.parent
+from coursebase.paths import REPO
 DELIVER = REPO / "course" / "hub" / "deliver_kit.py"
 
 

@@ -97,7 +97,7 @@ def _grade_and_validate(root: Path, python: Path, as_user: str | None = None) ->
 
     graded = course("grade", ASSIGNMENT, "--root", str(root), "--workers", "1")
     assert graded.returncode == 0, graded.stdout + graded.stderr
-    honest_notebook = root / "course" / "submitted" / "honest" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    honest_notebook = root / "var" / "submitted" / "honest" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     validated = course("validate", str(honest_notebook))
     return {"scores": _gradebook_scores(root), "grade_output": graded.stdout + graded.stderr,
             "validate": validated}
@@ -106,7 +106,7 @@ def _grade_and_validate(root: Path, python: Path, as_user: str | None = None) ->
 def _gradebook_scores(root: Path, assignment: str = ASSIGNMENT) -> dict[str, float]:
     from nbgrader.api import Gradebook
 
-    from course.model import Course
+    from coursebase.model import Course
     with Gradebook(Course.load(root).db_url) as gradebook:
         return {s.student.id: s.score for s in gradebook.find_assignment(assignment).submissions}
 
@@ -244,7 +244,7 @@ def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student, reque
 
     def moodle_grades(assignment: str) -> dict:
         course("export", assignment, "--format", "moodle")
-        with open(root / "course" / "reports" / assignment / "grades-moodle.csv", newline="") as handle:
+        with open(root / "var" / "reports" / assignment / "grades-moodle.csv", newline="") as handle:
             return {row["Username"]: row for row in csv.DictReader(handle)}
 
     # ---- week 1 ----------------------------------------------------------------------
@@ -284,11 +284,11 @@ def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student, reque
     maximum_1 = sum(points for _, points in inject.test_points(root, WEEK_1))
     scores = _gradebook_scores(root, WEEK_1)
     assert scores["ada"] == maximum_1 and 0 < scores["bo"] < maximum_1 and scores["cy"] == 0, scores
-    assert (root / "course" / "gradebook.db").stat().st_uid == user.pw_uid   # the grader ran as the instructor
+    assert (root / "var" / "gradebook.db").stat().st_uid == user.pw_uid   # the grader ran as the instructor
     grades = moodle_grades(WEEK_1)
     assert set(grades) == {"ada", "bo", "cy"} and float(grades["ada"][WEEK_1]) == maximum_1, grades
     course("feedback", WEEK_1)
-    assert sorted(p.name for p in (root / "course" / "feedback").iterdir()) == ["ada", "bo", "cy"]
+    assert sorted(p.name for p in (root / "var" / "feedback").iterdir()) == ["ada", "bo", "cy"]
 
     # ---- week 2 ----------------------------------------------------------------------
     course("roster", "import", roster([*ROSTER, NEWCOMER]), "--gradebook-only")
@@ -350,7 +350,7 @@ def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student, reque
         "ada": maximum_2, "bo": maximum_2, "cy": maximum_2, "dee": maximum_2}, grades
     course("feedback", WEEK_2)
     validated = _as(INSTRUCTOR, [python, "-c", RUN, "validate",
-                                 root / "course" / "submitted" / "ada" / WEEK_2 / f"{WEEK_2}.ipynb"], cwd=root,
+                                 root / "var" / "submitted" / "ada" / WEEK_2 / f"{WEEK_2}.ipynb"], cwd=root,
                     check=False)
     assert validated.returncode == 0, validated.stdout + validated.stderr
 

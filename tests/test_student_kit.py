@@ -26,7 +26,7 @@ import pytest
 from course import student_kit
 from course.lessons import lesson_paths
 
-REPO = Path(__file__).resolve().parent.parent
+from coursebase.paths import REPO
 
 
 @pytest.fixture(scope="module")
@@ -339,7 +339,7 @@ def test_the_kits_validate_gives_the_graders_verdict_without_a_sandbox(kit, tmp_
     Validate), says it did not sandbox them, and leaves nothing behind."""
     from attacks import inject
 
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.grade import Grader
 
     assignment = "02_devices"   # graded with and without torch
