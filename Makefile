@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings
 
-.PHONY: lab lab-check test lessons release bench sysdeps lab-sysdeps venv python-check clean-runtime hub hub-venv hub-proxy site locks
+.PHONY: lab lab-check test test-fast lessons release bench sysdeps lab-sysdeps venv python-check clean-runtime hub hub-venv hub-proxy site locks
 
 venv: $(STAMP)
 
@@ -71,12 +71,24 @@ lab-check: $(STAMP) $(LAB_SETTINGS)/overrides.json
 # for the same TCP port and one never answers), twice: with the CPU kernels torch picks for this
 # machine, and with its default (no AVX) kernels, which any x86 CPU can run and which sum and
 # round differently, so a stored output that depends on the CPU fails on every machine.
+# Last, the checkout must be as the suite found it (`git status --ignored`, caches aside):
+# tests and benchmarks write to temporary folders only.
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with lessons/nbval_sanitize.cfg
+CHECKOUT_RECORD := $(VENV)/checkout-before-test
 
 test: $(STAMP) sysdeps hub-proxy
+	$(PY) -m tests.checkout_state save $(CHECKOUT_RECORD)
 	$(PY) -m pytest -n 2 --dist loadfile --durations=15 tests
 	$(PY) -m pytest -p no:xdist $(NBVAL) lessons
 	ATEN_CPU_CAPABILITY=default $(PY) -m pytest -p no:xdist $(NBVAL) lessons
+	$(PY) -m tests.checkout_state check $(CHECKOUT_RECORD)
+
+# For daily work (under 3 minutes on 2 cores): every test that needs no root, no sandbox, no
+# database and no browser (pyproject.toml's markers say which do), and no lesson re-run.
+FAST := not slow and not root and not sandbox and not database and not browser and not postgres
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -n 2 --dist loadfile -m "$(FAST)" tests
 
 # The course server for a class (README, "A course server for a class"): JupyterHub as root,
 # PAM logins for the roster's Unix users, nbgrader's exchange in /srv/nbgrader/exchange.
