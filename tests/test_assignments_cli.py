@@ -12,6 +12,9 @@ import pytest
 from course import cli, release_audit
 from coursebase import model
 from coursebase.paths import CONFIG_RELATIVE_PATH, REPO
+
+pytestmark = pytest.mark.database   # release, grade: an nbgrader gradebook
+
 ASSIGNMENT = "02_devices"  # the quickest notebook to run
 RELEASED = REPO / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
 SOURCE = REPO / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"

@@ -36,7 +36,7 @@ from coursebase.model import MIN_POINTS
 from coursebase.paths import CONFIG_RELATIVE_PATH, REPO
 
 # nbgrader's gradebook queries warn about its own session handling; not ours to fix.
-pytestmark = pytest.mark.filterwarnings("ignore", category=SAWarning)
+pytestmark = [pytest.mark.filterwarnings("ignore", category=SAWarning), pytest.mark.database]
 
 ROOT = Path(os.environ.get("COURSE_GATES_ROOT") or REPO).resolve()
 ASSIGNMENTS = nbgrader_course.assignment_ids(ROOT)

@@ -16,6 +16,8 @@ import pytest
 from attacks import inject
 from course import cli
 
+pytestmark = pytest.mark.database   # release, grade: an nbgrader gradebook
+
 ASSIGNMENT = "03_autograd"
 OTHER = "02_devices"
 KNOWN = f"known assignments: {OTHER}, {ASSIGNMENT}"

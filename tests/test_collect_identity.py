@@ -171,6 +171,7 @@ def _q(text) -> str:
     return "'" + str(text).replace("'", "'\\''") + "'"
 
 
+@pytest.mark.root   # real Unix accounts write the exchange
 def test_an_exchange_submission_named_for_a_classmate_is_refused(exchange, accounts):
     from autograder.collect import collect as collect_any
     from coursebase.model import Course
@@ -191,6 +192,7 @@ def test_an_exchange_submission_named_for_a_classmate_is_refused(exchange, accou
     assert again.placed[ada] == f"exchange {honest}", again.text()
 
 
+@pytest.mark.root   # real Unix accounts write the exchange
 def test_an_exchange_time_is_the_servers_not_the_folder_name_or_timestamp_txt(exchange, accounts):
     from autograder.collect import collect as collect_any
     from coursebase.model import Course
@@ -210,6 +212,7 @@ def test_an_exchange_time_is_the_servers_not_the_folder_name_or_timestamp_txt(ex
     assert stamp(root, eve) >= recorded, again.text()
 
 
+@pytest.mark.root   # real Unix accounts write the exchange
 def test_a_file_of_someone_else_inside_an_exchange_submission_refuses_it(exchange, accounts):
     from autograder.collect import collect as collect_any
     from coursebase.model import Course
@@ -226,6 +229,7 @@ def test_a_file_of_someone_else_inside_an_exchange_submission_refuses_it(exchang
     assert note.startswith(f"named for {ada} but written by {eve}") and "helper.py" in note
 
 
+@pytest.mark.root   # real Unix accounts write the exchange
 def test_exchange_owner_template_for_tljh(exchange, accounts):
     """TLJH's accounts are ``jupyter-<name>``: ``c.CourseExchange.owner`` maps ids to owners."""
     from autograder.collect import collect as collect_any
@@ -243,6 +247,7 @@ def test_exchange_owner_template_for_tljh(exchange, accounts):
 
 
 
+@pytest.mark.root   # real Unix accounts write the exchange
 def test_the_exchange_places_each_students_latest_by_the_servers_clock(exchange, accounts):
     from autograder.collect import collect as collect_any
     from coursebase.model import Course

@@ -22,6 +22,8 @@ import pytest
 
 from attacks import inject
 
+pytestmark = pytest.mark.database   # release, grade: an nbgrader gradebook
+
 ASSIGNMENT = "00_results"
 ANSWER = '''def double(x):
     ### BEGIN SOLUTION

@@ -18,6 +18,8 @@ import pytest
 from course.cli import main
 from course.hub_install import folder_shutting_out
 
+pytestmark = pytest.mark.root   # (`make test-fast` leaves it out)
+
 
 def free_port() -> int:
     with socket.socket() as sock:

@@ -17,6 +17,9 @@ import pytest
 from course import hub_install
 
 from coursebase.paths import REPO
+
+pytestmark = pytest.mark.root   # (`make test-fast` leaves it out)
+
 DELIVER = REPO / "course" / "hub" / "deliver_kit.py"
 
 

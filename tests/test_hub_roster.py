@@ -19,6 +19,9 @@ import nbformat
 import pytest
 
 from coursebase.paths import REPO
+
+pytestmark = [pytest.mark.root, pytest.mark.database]   # (`make test-fast` leaves it out)
+
 ASSIGNMENT = "02_devices"
 
 @pytest.fixture()

