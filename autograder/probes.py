@@ -17,12 +17,13 @@ from dataclasses import dataclass
 
 # CPython 3.11 before 3.11.8 keeps the AST constructor's recursion depth in state shared by
 # threads, so two ast.parse calls at once in the grader's worker threads can fail with
-# "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905): one at a time.
-_PARSING = threading.Lock()
+# "SystemError: AST constructor recursion depth mismatch" (python/cpython#106905): one at a time,
+# here and wherever the host turns source into an AST or an AST into code (written.py).
+AST_LOCK = threading.Lock()
 
 
 def _parse(source: str) -> ast.Module:
-    with _PARSING:
+    with AST_LOCK:
         return ast.parse(source)
 
 

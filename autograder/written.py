@@ -27,6 +27,7 @@ import dis
 import types
 from dataclasses import dataclass, field
 
+from .probes import AST_LOCK
 from .structure import fingerprint
 
 REFLECTION = frozenset({"globals", "vars", "locals", "eval", "exec", "compile", "__import__", "importlib",
@@ -82,25 +83,31 @@ class NotebookCode:
             if cell.get("kind") != "code":
                 continue
             try:
-                tree = ast.parse(transform(cell.get("source") or ""))
-                # IPython compiles each top-level statement on its own (the last expression
-                # interactively), and that changes the bytecode: an attribute of a module
-                # imported in the same unit is loaded with LOAD_ATTR, otherwise LOAD_METHOD.
-                modules = []
-                for position, node in enumerate(tree.body):
-                    if isinstance(node, ast.ImportFrom) and node.module == "__future__":
-                        for alias in node.names:
-                            feature = getattr(__future__, alias.name, None)
-                            flags |= getattr(feature, "compiler_flag", 0)
-                    last_expression = position == len(tree.body) - 1 and isinstance(node, ast.Expr)
-                    unit = ast.Interactive([node]) if last_expression else ast.Module([node], type_ignores=[])
-                    modules.append(compile(unit, "<cell>", "single" if last_expression else "exec", flags,
-                                           dont_inherit=True))
+                with AST_LOCK:   # python/cpython#106905: the grader's threads parse and compile at once
+                    tree, modules, flags = self._compile_cell(transform(cell.get("source") or ""), flags)
             except (SyntaxError, ValueError, TypeError, OverflowError, RecursionError, MemoryError):
                 continue
             if tampering and not cell.get("locked"):
                 self._look_for_the_grader(tree, name)
             self._collect(modules, tree)
+
+    @staticmethod
+    def _compile_cell(source: str, flags: int) -> tuple[ast.Module, list[types.CodeType], int]:
+        tree = ast.parse(source)
+        # IPython compiles each top-level statement on its own (the last expression
+        # interactively), and that changes the bytecode: an attribute of a module
+        # imported in the same unit is loaded with LOAD_ATTR, otherwise LOAD_METHOD.
+        modules = []
+        for position, node in enumerate(tree.body):
+            if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+                for alias in node.names:
+                    feature = getattr(__future__, alias.name, None)
+                    flags |= getattr(feature, "compiler_flag", 0)
+            last_expression = position == len(tree.body) - 1 and isinstance(node, ast.Expr)
+            unit = ast.Interactive([node]) if last_expression else ast.Module([node], type_ignores=[])
+            modules.append(compile(unit, "<cell>", "single" if last_expression else "exec", flags,
+                                   dont_inherit=True))
+        return tree, modules, flags
 
     @classmethod
     def of_plan(cls, plan) -> "NotebookCode":

@@ -203,7 +203,7 @@ def _is_trivial(line: str) -> bool:
 
 def marked_lines(root: Path) -> dict[str, Secret]:
     """Every stripped line inside a solution or hidden-test region of solutions/*/*.ipynb
-    (regions as nbgrader reads them with the course's settings: course/markers.py)."""
+    (regions as nbgrader reads them with the course's settings: coursebase/markers.py)."""
     markers = course_markers(root)
     found: dict[str, Secret] = {}
     for notebook in sorted((root / "solutions").glob("*/*.ipynb")):

@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from . import dtypes
+
 PRECISION = 4
 LINEWIDTH = 80
 THRESHOLD = 1000
@@ -115,7 +117,6 @@ def tensor_body(array: np.ndarray, indent: int) -> str:
 
 
 def tensor_repr(t) -> str:
-    from . import dtypes
     prefix = "tensor("
     body = tensor_body(t._np, len(prefix))
     suffixes = []

@@ -1,5 +1,6 @@
 """The functions a checkpoint calls to rebuild its tensors, under torch's names (torch._utils):
-a file names ``torch._utils._rebuild_tensor_v2``, and serialization.py resolves that to this."""
+a file names ``torch._utils._rebuild_tensor_v2``, and serialization.py resolves that to this.
+(``_rebuild_parameter`` lives beside Parameter, in nn/parameter.py: this module sits below nn.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -28,17 +29,6 @@ def tensor_over(storage, dtype, offset, size, stride) -> Tensor:
     t.dtype, t._device = dtype, storage.device
     t._init_autograd_state()
     return t
-
-
-def _rebuild_parameter(data, requires_grad, backward_hooks):
-    from .nn.parameter import Parameter
-    return Parameter(data, requires_grad)
-
-
-def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
-    param = _rebuild_parameter(data, requires_grad, backward_hooks)
-    param.__dict__.update(state)
-    return param
 
 
 def _rebuild_from_type_v2(func, new_type, args, state):

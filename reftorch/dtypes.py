@@ -111,7 +111,6 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
     if a in BAREBONES_UNSIGNED or b in BAREBONES_UNSIGNED:
-        from .tensor import _scalar_type_name
         raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to "
                            f"promote {_scalar_type_name(a)} and {_scalar_type_name(b)}")
     if a._category != b._category:
@@ -221,3 +220,22 @@ class iinfo:
 
     def __repr__(self) -> str:
         return f"iinfo(min={builtins.float(self.min):g}, max={builtins.float(self.max):g}, dtype={self.dtype})"
+
+
+# how torch's messages name a dtype: its C++ element type, or its ScalarType
+_CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long int",
+                   "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+                   "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                   "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long"}
+_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long",
+                      "int16": "Short", "int8": "Char", "uint8": "Byte",
+                      "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16",
+                      "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
+
+
+def _cpp_type_name(dtype) -> str:
+    return _CPP_TYPE_NAMES.get(dtype.name, dtype.name)
+
+
+def _scalar_type_name(dtype) -> str:
+    return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)

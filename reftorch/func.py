@@ -24,8 +24,11 @@ from __future__ import annotations
 import builtins
 import contextlib
 
+from . import _modes
 from .autograd import forward_ad, grad_mode
 from .autograd.engine import grad as _autograd_grad
+from .functions import stack, zeros, zeros_like
+from .generator import get_rng_state, set_rng_state
 from .tensor import Tensor
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
@@ -108,7 +111,6 @@ def _outer_view(value, inner_leaves):
 
 def _gradients(output, inputs, cotangent, create_graph):
     """``cotangent^T J`` for each input; an input ``output`` does not use gets zeros."""
-    from .functions import zeros_like
     if not output.requires_grad:
         return tuple(zeros_like(x) for x in inputs)
     grads = _autograd_grad(output, inputs, cotangent, retain_graph=True,
@@ -200,7 +202,6 @@ def vjp(func, *primals, has_aux=False):
                 f"outputs to the function. cotangents: {_structure(cotangents)}, primal output: "
                 f"{_structure(output)}")
         cotangents = cotangents if isinstance(cotangents, tuple) else (cotangents,)
-        from .functions import zeros_like
         outer_grad_mode = grad_mode.state.grad_enabled  # (see grad_and_value)
         with grad_mode.enable_grad():
             used = [(o, c) for o, c in zip(outputs, cotangents) if o.requires_grad]
@@ -227,7 +228,6 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if not isinstance(tangents, tuple) or len(tangents) != len(primals):
         raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have "
                            "the same python structure.")
-    from .functions import zeros_like
     with forward_ad.dual_level():
         duals = [forward_ad.make_dual(p, t) for p, t in zip(primals, tangents)]
         result = func(*duals)
@@ -244,7 +244,6 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
 
 def _unit_vectors(x):
     """Each basis direction of ``x``'s elements, one at a time, shaped like ``x``."""
-    from .functions import zeros
     for i in range(x.numel()):
         unit = zeros(x.numel(), dtype=x.dtype, device=x.device)
         unit[i] = 1
@@ -253,7 +252,6 @@ def _unit_vectors(x):
 
 def jacrev(func, argnums=0, *, has_aux=False):
     """The Jacobian by reverse mode: one vector-Jacobian product per output element (a row)."""
-    from .functions import stack
 
     def wrapper(*args):
         positions = _argnums_tuple(argnums, len(args))
@@ -273,7 +271,6 @@ def jacrev(func, argnums=0, *, has_aux=False):
 
 def jacfwd(func, argnums=0, *, has_aux=False, randomness="error"):
     """The Jacobian by forward mode: one Jacobian-vector product per input element (a column)."""
-    from .functions import stack
 
     def wrapper(*args):
         positions = _argnums_tuple(argnums, len(args))
@@ -301,11 +298,7 @@ def hessian(func, argnums=0):
 _RANDOMNESS = ("error", "different", "same")
 
 
-class _VmapState:
-    randomness = None  # inside vmap: how random operations behave ("error", "different", "same")
-
-
-vmap_state = _VmapState()
+vmap_state = _modes.vmap  # inside vmap, how random operations behave (read by every layer below)
 
 
 @contextlib.contextmanager
@@ -368,7 +361,6 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
 
 def _run_slices(func, args, dims, count, kwargs, randomness):
-    from .random import get_rng_state, set_rng_state
     results, start_state, end_state = [], None, None
     with _randomness(randomness):
         for i in range(count):
@@ -383,7 +375,6 @@ def _run_slices(func, args, dims, count, kwargs, randomness):
 
 
 def _stack_results(results, out_dims):
-    from .functions import stack
     if isinstance(results[0], tuple):
         dims = out_dims if isinstance(out_dims, tuple) else (out_dims,) * len(results[0])
         return tuple(stack([r[k] for r in results], dim=d) for k, d in enumerate(dims))

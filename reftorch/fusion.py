@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .functions import POINTWISE_KERNELS
 from .fx import Graph, GraphModule, Node, _map_nodes, _text
 from .kernels import CPU_KERNELS
 
 # Kernels that compute each output value from the values at the same position of their
-# inputs (and numbers): they can run on any block of positions.
-ELEMENTWISE = frozenset({
-    "add", "sub", "mul", "div", "neg", "exp", "log", "sqrt", "abs", "sin", "cos", "tanh",
-    "sigmoid", "relu", "maximum", "minimum", "reciprocal", "pow", "sign", "floor", "ceil",
-})
+# inputs (and numbers): they can run on any block of positions. The ops tagged pointwise in
+# functions/native_functions.py name them.
+ELEMENTWISE = POINTWISE_KERNELS
 BLOCK = 32768  # values per block: 128 KiB of float32 per scratch buffer, well inside a core's L2 cache
 
 

@@ -13,15 +13,25 @@ import math
 import numpy as np
 
 from .dispatch import register_kernel
-from .dtypes import is_reduced_float
+from .dtypes import _REDUCED_NUMPY, is_reduced_float
 
 CPU_KERNELS: dict = {}
+
+
+# kernels that only move, compare or pick values: no arithmetic, so no floating-point error
+# for NumPy to warn about, and no need to enter np.errstate (which costs more than some of them)
+_NO_ARITHMETIC = frozenset({
+    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "logical_not",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "neg", "abs", "sign", "floor", "ceil", "round",
+    "trunc", "isnan", "isinf", "isfinite", "relu", "where", "threshold_backward", "amax", "amin", "argmax",
+    "argmin", "topk", "sort", "index", "cat", "stack", "repeat", "take_along_dim", "empty",
+})
 
 
 def cpu_kernel(name):
     def decorate(fn):
         # torch computes inf/nan silently; NumPy would warn on overflow, 0/0, log(0), ...
-        quiet = np.errstate(all="ignore")(fn)
+        quiet = fn if name in _NO_ARITHMETIC else np.errstate(all="ignore")(fn)
         CPU_KERNELS[name] = quiet
         register_kernel(name, "cpu")(quiet)
         return fn
@@ -34,6 +44,12 @@ def in_float32(fn):
     in 16 bits)."""
     @functools.wraps(fn)
     def run(*args, **kwargs):
+        for a in args:  # the usual case first: nothing 16-bit, nothing to convert
+            if (a.__class__ is np.ndarray and a.dtype in _REDUCED_NUMPY) or (
+                    isinstance(a, np.dtype) and a in _REDUCED_NUMPY):
+                break
+        else:
+            return fn(*args, **kwargs)
         requested = [a for a in args if isinstance(a, np.dtype)]  # sum(..., dtype=)
         reduced = [a.dtype for a in args if isinstance(a, np.ndarray) and is_reduced_float(a.dtype)]
         if requested:
@@ -93,6 +109,7 @@ for _name, _ufunc in {
     "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
     "log1p": np.log1p, "expm1": np.expm1, "log2": np.log2, "log10": np.log10, "tan": np.tan,
     "atan": np.arctan, "asin": np.arcsin, "acos": np.arccos, "sinh": np.sinh, "cosh": np.cosh,
+    "asinh": np.arcsinh,
 }.items():
     cpu_kernel(_name)(_float32_rounded_once(_ufunc))
 
@@ -154,7 +171,7 @@ _erf = np.frompyfunc(math.erf, 1, 1)
 
 @cpu_kernel("erf")
 def erf(a, out=None):
-    result = _erf(a).astype(a.dtype)  # libm's erf, value by value (NumPy has none)
+    result = np.asarray(_erf(a)).astype(a.dtype)  # libm's erf, value by value (NumPy has none)
     if out is None:
         return result
     out[...] = result
@@ -215,7 +232,7 @@ def _digamma64(x):
 
 @cpu_kernel("digamma")
 def digamma(a, out=None):
-    result = _digamma64(a.astype(np.float64)).astype(a.dtype)
+    result = _digamma64(np.atleast_1d(a.astype(np.float64))).reshape(a.shape).astype(a.dtype)
     if out is None:
         return result
     out[...] = result
@@ -243,7 +260,61 @@ def _trigamma64(x):
 
 @cpu_kernel("trigamma")
 def trigamma(a, out=None):
-    result = _trigamma64(a.astype(np.float64)).astype(a.dtype)
+    result = _trigamma64(np.atleast_1d(a.astype(np.float64))).reshape(a.shape).astype(a.dtype)
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
+# Cephes' Hurwitz zeta(x, q) = sum over k >= 0 of (q + k)^-x: torch's at::native::zeta, in double
+_ZETA_A = (12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183791606e9, 7.47242496e10,
+           -2.950130727918164224e12, 1.1646782814350067249e14, -4.5979787224074726105e15,
+           1.8152105401943546773e17, -7.1661652561756670113e18)
+_MACHEP = 1.11022302462515654042e-16
+
+
+def _zeta(x: float, q: float) -> float:
+    if x == 1.0:
+        return math.inf
+    if x < 1.0:
+        return math.nan
+    if q <= 0.0:
+        if q == math.floor(q):
+            return math.inf
+        if x != math.floor(x):
+            return math.nan
+    s, a, i, b = q ** -x, q, 0, 0.0
+    while i < 9 or a <= 9.0:  # the first terms one by one...
+        i += 1
+        a += 1.0
+        b = a ** -x
+        s += b
+        if -_MACHEP * s < b < _MACHEP * s:
+            return s
+    w = a  # ...then the Euler-Maclaurin tail
+    s += b * w / (x - 1.0) - 0.5 * b
+    a, k = 1.0, 0.0
+    for coefficient in _ZETA_A:
+        a *= x + k
+        b /= w
+        t = a * b / coefficient
+        s += t
+        if abs(t / s) < _MACHEP:
+            return s
+        k += 1.0
+        a *= x + k
+        b /= w
+        k += 1.0
+    return s
+
+
+@cpu_kernel("polygamma")
+def polygamma(a, n, out=None):
+    """psi^(n)(x) = (-1)^(n+1) n! zeta(n + 1, x) for n >= 2, value by value (torch's calc_polygamma;
+    close to torch's values, not always its bits)."""
+    zeta = np.asarray(np.frompyfunc(lambda q: _zeta(float(n + 1), float(q)), 1, 1)(a)).astype(a.dtype)
+    result = ((1.0 if n % 2 else -1.0) * math.factorial(n) * zeta.astype(np.float64)).astype(a.dtype)
     if out is None:
         return result
     out[...] = result
@@ -394,7 +465,7 @@ def threshold_backward(output, grad, threshold):
     NumPy's ``where`` is slow on a float array, so the select is done on the bits: AND with
     all ones keeps the value exactly, AND with zero gives +0.0."""
     keep_as = _SAME_SIZE_INT.get(grad.dtype)
-    if keep_as is None or grad.shape != output.shape:
+    if keep_as is None or grad.shape != output.shape or grad.ndim == 0:
         return np.where(output <= threshold, 0, grad)
     keep = (output <= threshold).view(np.uint8).astype(keep_as)
     keep -= 1  # dropped 1 -> 0 (no bits), kept 0 -> -1 (every bit); a NaN output keeps, as in where

@@ -32,11 +32,10 @@ import zipfile
 import numpy as np
 
 from . import dtypes
-from ._utils import (
-    _rebuild_from_type_v2, _rebuild_parameter, _rebuild_parameter_with_state, _rebuild_tensor_v2, tensor_over,
-)
+from ._utils import _rebuild_from_type_v2, _rebuild_tensor_v2, tensor_over
 from .dispatch import device as _device
 from .dispatch import kernel
+from .nn.parameter import Parameter, _rebuild_parameter, _rebuild_parameter_with_state
 from .storage import Storage
 from .tensor import Size, Tensor
 from .typed_storage import LEGACY_CLASSES, TypedStorage
@@ -62,7 +61,6 @@ _DOCS_MESSAGE = (
 # -- the torch names a checkpoint uses, and what they are here -------------------------------
 def _torch_names():
     """{'torch.FloatStorage': reftorch's class, 'torch.float32': reftorch.float32, ...}."""
-    from .nn.parameter import Parameter
     names = {f"torch.{name}": cls for name, cls in LEGACY_CLASSES.items()}
     names.update({f"torch.{d.name}": d for d in dtypes._ALL})
     names.update({
@@ -130,7 +128,6 @@ class _Pickler(pickle._Pickler):
         self._names = {id(obj): name for name, obj in _torch_names().items()}
 
     def reducer_override(self, obj):
-        from .nn.parameter import Parameter
         if id(obj) in self._names:
             return "torch"  # a global under torch's name: see save_global
         if isinstance(obj, Parameter):

@@ -8,6 +8,7 @@ on their own.
 """
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 
@@ -40,6 +41,7 @@ class Storage:
         return f"Storage(size={len(self)}, dtype={self.data.dtype}, device={self.device})"
 
 
+@functools.lru_cache(maxsize=4096)  # (every new tensor asks: the shapes of a program repeat)
 def contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
     """Row-major strides: the last dim moves fastest. (2, 3, 4) -> (12, 4, 1)."""
     strides = []
@@ -269,3 +271,8 @@ def broadcast_strides(shape, strides, target_shape) -> tuple[int, ...]:
     return (0,) * extra + tuple(
         0 if n == 1 and target_shape[extra + d] != 1 else st
         for d, (n, st) in enumerate(zip(shape, strides)))
+
+
+# torch's memory formats, as the values reftorch's copies take (``clone(memory_format=...)``)
+contiguous_format = "contiguous"   # row-major
+preserve_format = None             # the source's own layout, where it is dense

@@ -1,7 +1,8 @@
 """The Tensor: metadata (shape, strides, offset, dtype, device) over a Storage.
 
-Nothing in this class computes. Arithmetic lives in ``functions/``; every method here
-that does math forwards to it, so a reader finds each op's forward and backward together.
+Nothing in this class computes. Every op is declared in functions/native_functions.py, and
+codegen puts its method on this class (``x.add``, ``x + y``); what is here is the tensor's
+own state: sizes and strides, the version counter, the autograd fields.
 """
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ from collections import OrderedDict
 
 import numpy as np
 
-from . import dtypes
-from .autograd import grad_mode
-from .autograd.graph import AccumulateGrad
+from . import _modes, dtypes
+from ._formatting import tensor_repr
 from .dispatch import cpu
-from .storage import Storage, dense_layout
+from .dtypes import _cpp_type_name, _scalar_type_name  # noqa: F401  (the names torch's messages use)
+from .storage import Storage, contiguous_strides, dense_layout
 from .storage import is_contiguous as _is_contiguous
 
 _NON_LEAF_GRAD_WARNING = (
@@ -42,7 +43,7 @@ class Tensor:
     def __new__(cls, *args, device=None):
         """``torch.Tensor(data)`` or ``torch.Tensor(*sizes)``: the legacy constructor, always the
         default float dtype (``torch.tensor`` infers the dtype and is the one to use)."""
-        from .functions.creation import legacy_new
+        from .functions.creation import legacy_new  # deferred: the factories are two layers up
         return legacy_new(cls, None, args, device)
 
     # np.float64(2) * t and the like come to the tensor's operator, not to NumPy's (which would
@@ -55,11 +56,14 @@ class Tensor:
         """A new tensor that owns ``array`` (a fresh result, never someone else's memory)."""
         if type(array) is not np.ndarray:
             array = np.asarray(array)
-        layout = dense_layout(array)
-        if layout is None:
-            array = np.ascontiguousarray(array)
+        if array.flags.c_contiguous:  # (nearly every fresh result)
+            flat, strides = array.reshape(-1), contiguous_strides(array.shape)
+        else:
             layout = dense_layout(array)
-        flat, strides = layout
+            if layout is None:
+                array = np.ascontiguousarray(array)
+                layout = dense_layout(array)
+            flat, strides = layout
         t = object.__new__(Tensor)
         t._storage = Storage(flat, device)
         t._np = array
@@ -72,17 +76,19 @@ class Tensor:
         return t
 
     @staticmethod
-    def _view_of(base: "Tensor", shape, stride, offset) -> "Tensor":
-        """A tensor sharing ``base``'s storage (and version counter) with new geometry."""
+    def _view_of(base: "Tensor", shape, stride, offset, array=None) -> "Tensor":
+        """A tensor sharing ``base``'s storage (and version counter) with new geometry.
+        ``array``: the same view as NumPy made it (``base._np.T``), when the caller has it."""
         storage = base._storage
         t = object.__new__(Tensor)
         t._storage = storage
-        # an empty view may start at the very end of the storage (torch allows it); NumPy
-        # checks the offset against the buffer, so an empty array starts at 0 instead
-        np_offset = 0 if 0 in shape else offset * storage.data.itemsize
-        t._np = np.ndarray(shape, dtype=storage.data.dtype, buffer=storage.data,
-                           offset=np_offset,
-                           strides=tuple(s * storage.data.itemsize for s in stride))
+        if array is None:
+            # an empty view may start at the very end of the storage (torch allows it); NumPy
+            # checks the offset against the buffer, so an empty array starts at 0 instead
+            np_offset = 0 if 0 in shape else offset * storage.data.itemsize
+            array = np.ndarray(shape, dtype=storage.data.dtype, buffer=storage.data, offset=np_offset,
+                               strides=tuple(s * storage.data.itemsize for s in stride))
+        t._np = array
         t._shape = tuple(shape)
         t._stride = tuple(stride)
         t._offset = offset
@@ -113,7 +119,7 @@ class Tensor:
         self._base = None
         self._accumulator = None
         self._retains_grad = False
-        self._inference = grad_mode.state.inference
+        self._inference = _modes.grad_mode.inference
         self._fw_grad = None  # the tangent, inside a forward-AD dual level (autograd/forward_ad.py)
 
     # -- metadata --------------------------------------------------------------------
@@ -194,6 +200,8 @@ class Tensor:
         return self._version_counter[0]
 
     def _bump_version(self):
+        """Every write into the tensor's memory (in-place ops, ``out=``) moves the counter on,
+        for its views too: a saved tensor then knows it changed (autograd/graph.py)."""
         self._version_counter[0] += 1
 
     def is_inference(self) -> bool:
@@ -218,7 +226,6 @@ class Tensor:
         return (self[i] for i in range(self._shape[0]))
 
     def __repr__(self) -> str:
-        from ._formatting import tensor_repr
         return tensor_repr(self)
 
     __str__ = __repr__
@@ -263,8 +270,7 @@ class Tensor:
 
     # -- leaving reftorch: numbers and NumPy ----------------------------------------------
     def item(self):
-        from .func import vmap_state
-        if vmap_state.randomness is not None:  # a number per slice cannot come out of vmap
+        if _modes.vmap.randomness is not None:  # a number per slice cannot come out of vmap
             raise RuntimeError(
                 "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over "
                 "calling .item() on a Tensor, please try to rewrite what you're doing with other "
@@ -318,7 +324,7 @@ class Tensor:
             )
         if requires_grad and not self.dtype.is_floating_point:
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
-        if requires_grad and self._inference and not grad_mode.state.inference:
+        if requires_grad and self._inference and not _modes.grad_mode.inference:
             raise RuntimeError(
                 "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."
             )
@@ -368,17 +374,6 @@ class Tensor:
                 )
         self._grad = value
 
-    def _grad_accumulator(self) -> AccumulateGrad:
-        """The leaf's AccumulateGrad node, one per leaf while a graph uses it.
-
-        Held weakly, as torch does: the node points at the tensor (``variable``), and a strong
-        link back would make a cycle that only the garbage collector could free."""
-        node = self._accumulator() if self._accumulator is not None else None
-        if node is None:
-            node = AccumulateGrad(self)
-            self._accumulator = weakref.ref(node)
-        return node
-
     def retain_grad(self):
         if self.grad_fn is None:
             if not self._requires_grad:
@@ -395,8 +390,11 @@ class Tensor:
         return self._retains_grad
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from .autograd.engine import backward
-        backward(self, gradient, retain_graph, create_graph, inputs)
+        """Run the backward pass from this tensor (autograd/engine.py), adding into ``.grad``."""
+        global _engine_backward
+        if _engine_backward is None:
+            from .autograd.engine import backward as _engine_backward  # deferred: the engine is three layers up
+        _engine_backward(self, gradient, retain_graph, create_graph, inputs)
 
     _backward_hooks = None  # an OrderedDict once a hook is registered
 
@@ -408,12 +406,11 @@ class Tensor:
         """
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        from .utils.hooks import RemovableHandle
         if self._backward_hooks is None:
             self._backward_hooks = OrderedDict()
             if self.grad_fn is not None:  # a leaf's hooks are found through AccumulateGrad
                 self.grad_fn._register_hook_dict(self)
-        handle = RemovableHandle(self._backward_hooks)
+        handle = _removable_handle(self._backward_hooks)
         self._backward_hooks[handle.id] = hook
         return handle
 
@@ -426,10 +423,9 @@ class Tensor:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         if self.grad_fn is not None:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-        from .utils.hooks import RemovableHandle
         if self._post_accumulate_grad_hooks is None:
             self._post_accumulate_grad_hooks = OrderedDict()
-        handle = RemovableHandle(self._post_accumulate_grad_hooks)
+        handle = _removable_handle(self._post_accumulate_grad_hooks)
         self._post_accumulate_grad_hooks[handle.id] = hook
         return handle
 
@@ -452,7 +448,6 @@ class Tensor:
     def resize_(self, *sizes, memory_format=None):
         """Give the tensor a new shape in place (row-major); new memory when it needs more than
         its storage holds, the old values kept at the front."""
-        from .storage import contiguous_strides
         shape = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else tuple(sizes)
         if any(n < 0 for n in shape):
             raise RuntimeError(f"Trying to create tensor with negative dimension {min(shape)}: {list(shape)}")
@@ -477,25 +472,6 @@ class Tensor:
 
     def cuda(self, device=None):
         return self.to("cuda" if device is None else device)
-
-
-# how torch's messages name a dtype: its C++ element type, or its ScalarType
-_CPP_TYPE_NAMES = {"float32": "float", "float64": "double", "int32": "int", "int64": "long int",
-                   "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-                   "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-                   "uint16": "unsigned short", "uint32": "unsigned int", "uint64": "unsigned long"}
-_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "int32": "Int", "int64": "Long",
-                      "int16": "Short", "int8": "Char", "uint8": "Byte",
-                      "bool": "Bool", "float16": "Half", "bfloat16": "BFloat16",
-                      "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
-
-
-def _cpp_type_name(dtype) -> str:
-    return _CPP_TYPE_NAMES.get(dtype.name, dtype.name)
-
-
-def _scalar_type_name(dtype) -> str:
-    return _SCALAR_TYPE_NAMES.get(dtype.name, dtype.name)
 
 
 class Size(tuple):
@@ -524,5 +500,10 @@ def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
 
 
-# Math methods (add, view, sum, ...) are installed by functions/methods.py.
-from . import functions as _functions  # noqa: E402,F401
+_engine_backward = None  # autograd.engine.backward, found on the first call
+
+
+def _removable_handle(hooks):
+    """The handle ``register_hook`` returns (torch.utils.hooks.RemovableHandle)."""
+    from .utils.hooks import RemovableHandle  # deferred: utils is the top layer, and the class is its
+    return RemovableHandle(hooks)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 
 from . import dtypes
+from .tensor import Tensor
 
 _warned = False
 
@@ -107,5 +108,4 @@ LEGACY_CLASSES = {name: _legacy_class(name, dtype_name) for dtype_name, name in 
 
 def _install():
     # tensor.storage() is a method in torch; installed here, beside the class it returns
-    from .tensor import Tensor
     Tensor.storage = storage

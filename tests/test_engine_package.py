@@ -1,5 +1,7 @@
-"""reftorch.functions is a package, one file per family of operations; the paths lessons print
-(``inspect.getsource(reftorch.functions.x)``) and the rest of reftorch imports still resolve."""
+"""reftorch.functions is a package: two tables (native_functions.py, derivatives.py), the code
+that builds the ops from them (codegen.py), and one file per family of implementations; the
+paths lessons print (``inspect.getsource(reftorch.functions.x)``) and the rest of reftorch
+imports still resolve."""
 from __future__ import annotations
 
 import inspect
@@ -11,8 +13,8 @@ import reftorch
 import reftorch.functions as F
 
 # every reftorch.functions name the lessons print or import (grep lessons/ for "functions")
-LESSON_NAMES = ("_check_matmul_dtypes", "_slice", "to", "_record", "MulBackward0", "mul",
-                "_needs_grad", "CopySlices", "_check_inplace", "clone", "CloneBackward0", "detach",
+LESSON_NAMES = ("_check_matmul_dtypes", "_slice", "to", "_record", "GeneratedNode", "mul", "explain",
+                "_needs_grad", "CopySlices", "_check_inplace", "clone", "detach",
                 "empty", "stack", "zeros", "zeros_like", "tensor", "maximum", "_with_strides")
 
 
@@ -22,12 +24,19 @@ def test_names_lessons_use_resolve_and_print(name):
     assert inspect.getsource(value).lstrip().startswith(("def ", "class ", "@"))
 
 
-def test_each_family_file_holds_its_forward_and_backward_together():
-    # the op and the node its backward is recorded with live in one file
-    for op, node in [(F.mul, F.MulBackward0), (F.clone, F.CloneBackward0), (F.as_strided, F.AsStridedBackward0),
-                     (F.sum, F.SumBackward1), (F.mm, F.MmBackward0), (F.cat, F.CatBackward0),
-                     (F.log_softmax, F.LogSoftmaxBackward0), (F.getitem, F.IndexBackward0)]:
-        assert inspect.unwrap(op).__module__ == node.__module__, (op, node)
+def test_each_op_is_found_from_its_name():
+    # the entry of each table, the implementation in its family's file, and the node it records
+    families = {family.__name__ for family in F.FAMILIES}
+    for name, node in [("mul.Tensor", "MulBackward0"), ("clone", "CloneBackward0"),
+                       ("as_strided", "AsStridedBackward0"), ("sum.dim_IntList", "SumBackward1"),
+                       ("mm", "MmBackward0"), ("cat", "CatBackward0"), ("_log_softmax", "LogSoftmaxBackward0"),
+                       ("index.Tensor", "IndexBackward0")]:
+        text = F.explain(name)
+        assert text.startswith("native_functions.py:\n") and "\nderivatives.py:\n" in text, name
+        assert f"node      {node}:" in text, (name, text)
+        run = F.GENERATED.overloads[name]
+        assert inspect.unwrap(run.declaration.impl).__module__ in families, name
+        assert getattr(F, node) is run.node_class
 
 
 def test_a_family_name_does_not_hide_an_op():

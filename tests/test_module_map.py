@@ -14,6 +14,7 @@
 - The repository's root is defined once, in coursebase/paths.py, in whatever spelling
   (``Path(__file__).parents[...]``, ``.parent.parent``, ``os.path.dirname(os.path.dirname(...))``),
   across the packages, tests/ and bench/.
+- reftorch's own modules import only their layer or those below (REFTORCH_LAYERS, below).
 """
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ def _layer(module: str) -> int | None:
     return LAYERS.index(first) if first in LAYERS else None
 
 
-def layer_problems(root: Path = REPO) -> list[str]:
+def course_layer_problems(root: Path = REPO) -> list[str]:
     problems = []
     for package in LAYERS:
         mine = LAYERS.index(package)
@@ -136,7 +137,7 @@ def root_definitions(root: Path = REPO) -> list[str]:
 
 
 def test_imports_go_down_the_layers():
-    assert layer_problems() == []
+    assert course_layer_problems() == []
 
 
 def test_the_base_has_no_import_cycle():
@@ -161,7 +162,7 @@ def test_a_wrong_way_import_is_caught(tmp_path):
     model = tmp_path / "coursebase" / "model.py"
     model.write_text(model.read_text() + "\n\ndef _markers():\n    from .markers import course_markers\n")
     lines = len(results.read_text().splitlines())
-    assert layer_problems(tmp_path) == [
+    assert course_layer_problems(tmp_path) == [
         "coursebase/roster.py:1: imports autograder.results, a layer above coursebase/",
         f"autograder/results.py:{lines - 1}: imports course.grading, a layer above autograder/",
         f"autograder/results.py:{lines}: names 'course.release', a module a layer above autograder/, by string",
@@ -203,3 +204,117 @@ def test_a_second_root_is_caught(tmp_path):
     (tmp_path / "bench" / "b.py").write_text("root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))\n")
     (tmp_path / "course" / "c.py").write_text("HERE = Path(__file__).parent  # its own folder: fine\n")
     assert root_definitions(tmp_path) == ["coursebase/paths.py", "tests/test_a.py", "bench/b.py"]
+
+
+# -- reftorch's layers ---------------------------------------------------------------------------
+# Each module imports (at its top) only modules of its own layer or of the layers below. The
+# Tensor's methods are attached from the functions layer, not imported by tensor.py.
+REFTORCH_LAYERS = (
+    # 0: memory, dtypes, kernels and the dispatcher's table; the global modes; the default
+    # device and what a CPU-only torch reports (backends, accelerator)
+    ("storage", "dtypes", "dispatch", "kernels", "_cpu_float", "sim", "_modes", "_formatting", "cuda",
+     "default_device", "backends", "accelerator"),
+    # 1: the tensor, its storage seen typed (tensor.storage()), a tensor rebuilt over a storage
+    ("tensor", "typed_storage", "_utils"),
+    # 2: the autograd graph (nodes, saved tensors, grad mode) and the random generator
+    ("autograd.graph", "autograd.grad_mode", "autograd.anomaly_mode", "generator"),
+    # 3: the operators: their tables, the code generated from them, their implementations
+    ("functions",),
+    # 4: the engine that runs the graph (the rest of autograd/: engine, forward_ad, function,
+    # functional, gradcheck), and func's transforms
+    ("autograd", "func"),
+    # 5: what is built on the ops and the engine
+    ("nn", "optim", "random", "distributions", "amp", "fx", "fusion", "viz", "utils", "serialization"),
+)
+# Imports inside a function reach up a layer: few, each with its reason on its line.
+MOST_DEFERRED_IMPORTS = 15
+PACKAGE = "reftorch"
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[1:-1] if parts[-1] == "__init__" else parts[1:])
+
+
+def reftorch_layer(module: str) -> int | None:
+    """The layer of a module of reftorch (``functions.views`` is in ``functions``'s, the first
+    layer that names it or its package); None for reftorch's own __init__, which gathers all."""
+    for number, members in enumerate(REFTORCH_LAYERS):
+        if any(module == m or module.startswith(m + ".") for m in members):
+            return number
+    return None
+
+
+def _reftorch_imports(path: Path, root: Path):
+    """(module imported, line, at the top, the line's text) for each import of reftorch's own."""
+    module = _module_name(path, root)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()
+    tree = ast.parse(source)
+    deferred = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                for n in ast.walk(f)}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package.split(".") if package else []
+            base = base[:len(base) - node.level + 1]
+            prefix = ".".join(base + ([node.module] if node.module else []))
+            # ``from . import views`` imports the module views; ``from .tensor import Tensor`` tensor
+            folder = root / PACKAGE / prefix.replace(".", "/")
+            names = [f"{prefix}.{a.name}".lstrip(".") if (folder / f"{a.name}.py").exists() or
+                     (folder / a.name).is_dir() else prefix for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == PACKAGE:
+            names = [node.module.partition(".")[2]]
+        elif isinstance(node, ast.Import):
+            names = [a.name.partition(".")[2] for a in node.names if a.name.split(".")[0] == PACKAGE]
+        else:
+            continue
+        for name in names:
+            yield name, node.lineno, id(node) not in deferred, lines[node.lineno - 1]
+
+
+def reftorch_layer_problems(root: Path = REPO) -> tuple[list[str], list[str]]:
+    """(imports that go up a layer at a module's top, deferred imports) of reftorch."""
+    upward, deferred = [], []
+    for path in sorted((root / PACKAGE).rglob("*.py")):
+        module = _module_name(path, root)
+        layer = reftorch_layer(module)
+        where = path.relative_to(root).as_posix()
+        for imported, line, at_top, text in _reftorch_imports(path, root):
+            if not at_top:
+                deferred.append(f"{where}:{line}: {text.strip()}")
+                continue
+            target = reftorch_layer(imported)
+            if layer is not None and target is not None and target > layer:
+                upward.append(f"{where}:{line}: {module} (layer {layer}) imports {imported} (layer {target})")
+    return upward, deferred
+
+
+def test_reftorch_imports_go_down_the_layers():
+    upward, deferred = reftorch_layer_problems()
+    assert upward == []
+    assert len(deferred) <= MOST_DEFERRED_IMPORTS, "\n".join(deferred)
+    assert [d for d in deferred if "#" not in d] == [], "each deferred import says why, on its line"
+
+
+def test_every_reftorch_module_has_a_layer():
+    modules = {_module_name(p, REPO) for p in (REPO / PACKAGE).rglob("*.py") if p.name != "__init__.py"}
+    assert sorted(m for m in modules if reftorch_layer(m) is None) == []
+
+
+def test_an_upward_import_is_caught(tmp_path):
+    """The rule can fail: tensor.py importing the functions at its top, and an import in a
+    function without its reason."""
+    copy = tmp_path / PACKAGE
+    for path in (REPO / PACKAGE).rglob("*.py"):
+        target = copy / path.relative_to(REPO / PACKAGE)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(path.read_text(encoding="utf-8"))
+    tensor = copy / "tensor.py"
+    tensor.write_text(tensor.read_text() + "\nfrom .functions import views\n\n\ndef _late():\n"
+                                            "    from .nn import Linear\n")
+    upward, deferred = reftorch_layer_problems(tmp_path)
+    assert upward == [f"{PACKAGE}/tensor.py:{len(tensor.read_text().splitlines()) - 4}: tensor (layer 1) imports "
+                      "functions.views (layer 3)"]
+    assert [d for d in deferred if "#" not in d] == [f"{PACKAGE}/tensor.py:{len(tensor.read_text().splitlines())}: "
+                                                     "from .nn import Linear"]

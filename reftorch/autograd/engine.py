@@ -15,25 +15,11 @@ import builtins
 import heapq
 import sys
 
+from ..functions import _with_strides, ones_like, stack, zeros_like
+from ..storage import contiguous_strides, is_contiguous, is_non_overlapping_and_dense
+from ..tensor import Tensor
 from . import anomaly_mode, grad_mode
-from .graph import AccumulateGrad
-
-
-def _sum_to(grad, shape, node, index):
-    """Undo broadcasting: sum ``grad`` down to ``shape``."""
-    if grad._shape == shape:
-        return grad
-    lead = grad.dim() - len(shape)
-    if lead < 0 or any(n != 1 and n != grad._shape[i + lead] for i, n in enumerate(shape)):
-        raise RuntimeError(
-            f"Function {node.name()} returned an invalid gradient at index {index} - got "
-            f"{list(grad._shape)} but expected shape compatible with {list(shape)}"
-        )
-    dims = tuple(range(lead)) + tuple(
-        i + lead for i, n in enumerate(shape) if n == 1 and grad._shape[i + lead] != 1)
-    if dims:
-        grad = grad.sum(dims, keepdim=True)
-    return grad.reshape(shape) if grad._shape != shape else grad
+from .graph import AccumulateGrad, _sum_to, grad_accumulator
 
 
 def _validate(grad, meta, node, index):
@@ -48,10 +34,8 @@ def _validate(grad, meta, node, index):
 def _collect(roots):
     """Dependencies of every node reachable from ``roots`` (iterative DFS)."""
     dependencies = {}
-    seen = set()
-    stack = [n for n in roots if n is not None]
-    for n in stack:
-        seen.add(n)
+    stack = list(dict.fromkeys(n for n in roots if n is not None))  # (two outputs of one node: one root)
+    seen = set(stack)
     order = []  # discovery order, for the "needed" pass below
     while stack:
         node = stack.pop()
@@ -205,7 +189,6 @@ def _call_tensor_hooks(hook_dicts, grads):
 
 
 def _check_hook_result(hook, grad, result):
-    from ..tensor import Tensor
     name = getattr(hook, "__name__", "<unknown>")
     if grad is None:
         raise RuntimeError("can't replace a None gradient with a non-None value")
@@ -250,7 +233,6 @@ def _accumulate_into(tensor, grad, create_graph):
 def _stealable(grad, tensor) -> bool:
     """A fresh gradient (not a view, its memory its own) already laid out as the leaf's
     ``.grad`` must be (dense like a dense leaf, else row-major)."""
-    from ..storage import is_contiguous, is_non_overlapping_and_dense
     if grad._requires_grad or tensor.grad_fn is not None or grad._offset or grad.numel() != len(grad._storage):
         return False
     # its memory is its own: the storage is held by it (and by the base it views, if any), and
@@ -272,8 +254,6 @@ def _copy_in_layout_of(grad, tensor):
     (dims of size 1 aside); for any other leaf it must be row-major. A gradient that already
     complies keeps its strides, any other is copied into that layout. A retained non-leaf
     gradient is always copied row-major."""
-    from ..functions import _with_strides
-    from ..storage import contiguous_strides, is_contiguous, is_non_overlapping_and_dense
     row_major = contiguous_strides(tensor._shape)
     if tensor.grad_fn is not None:
         strides = row_major
@@ -287,7 +267,6 @@ def _copy_in_layout_of(grad, tensor):
 
 
 def _root_grads(outputs, grad_outputs, create_graph):
-    from ..functions import ones_like
     roots = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
         if not out._requires_grad:
@@ -305,7 +284,7 @@ def _root_grads(outputs, grad_outputs, create_graph):
             )
         edge = out.grad_fn, out._output_nr
         if edge[0] is None:
-            edge = (out._grad_accumulator(), 0)
+            edge = (grad_accumulator(out), 0)
         roots.append((edge[0], edge[1], g))
     return roots
 
@@ -319,7 +298,7 @@ def _as_tuple(x):
 def _input_edge(t):
     if t.grad_fn is not None:
         return t.grad_fn, t._output_nr
-    return t._grad_accumulator(), 0
+    return grad_accumulator(t), 0
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -383,7 +362,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                     "in the graph. Set allow_unused=True if this is the desired behavior."
                 )
             if materialize_grads:
-                from ..functions import zeros_like
                 results.append(zeros_like(t))
             else:
                 results.append(None)
@@ -397,7 +375,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused):
     """torch uses vmap for this; the loop below computes the same thing, one row at a time."""
-    from ..functions import stack
     batch = grad_outputs[0].shape[0]
     per_row = []
     for i in range(batch):

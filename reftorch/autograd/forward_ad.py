@@ -7,28 +7,25 @@ in the same pass: one forward run gives a Jacobian-vector product J @ v.
         y = f(x)
         value, jvp = unpack_dual(y)         # f(primal), J @ tangent
 
-Each operation's tangent rule (its forward derivative) is the ``jvp`` attribute of the op,
-written beside its backward formula in reftorch/functions/ (as derivatives.yaml's ``result:``
-lines are). ``functions._support.forward_mode`` wraps every public op: with no dual level
-open it only checks one flag; inside one, it computes the output's tangent from the inputs'
-with that rule, and refuses an op that has none (torch does the same).
+Each operation's tangent rule (its forward derivative) is the ``result=`` formula of its
+entry in functions/derivatives.py (as in derivatives.yaml). codegen runs every op with it:
+with no dual level open it only checks one flag; inside one, it computes the output's
+tangent from the inputs' with that rule, and refuses an op that has none (torch does the
+same). An op without an entry is composite: the ops it calls carry the tangents.
 """
 from __future__ import annotations
 
-import weakref
 from collections import namedtuple
+
+from .. import _modes
+from ..functions import ops
+from ..functions._support import attach_tangent
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
            "UnpackedDualTensor"]
 
 
-class _State:
-    level = None      # the open dual level (only one at a time, as in torch)
-    computing = False  # True while a tangent rule runs: its own ops carry no tangents
-    duals: list = []   # weak references to the tensors given a tangent in this level
-
-
-state = _State()
+state = _modes.forward_ad  # the open level, which every op reads, lives in _modes.py
 
 
 class UnpackedDualTensor(namedtuple("UnpackedDualTensor", ["primal", "tangent"])):
@@ -65,12 +62,6 @@ class dual_level:
         exit_dual_level()
 
 
-def _attach(tensor, tangent):
-    tensor._fw_grad = tangent
-    state.duals.append(weakref.ref(tensor))
-    return tensor
-
-
 def make_dual(tensor, tangent, *, level=None):
     """A view of ``tensor`` carrying ``tangent`` as its forward gradient."""
     if state.level is None:
@@ -85,13 +76,14 @@ def make_dual(tensor, tangent, *, level=None):
             "Trying to set a forward gradient that has a different size than that of the original "
             f"Tensor, this is not supported. Tensor is of size {list(tensor.shape)} while the given "
             f"forward gradient is of size {list(tangent.shape)}.")
-    from ..functions import _make_view, AliasBackward0
-    dual = _make_view(tensor, tensor._shape, tensor._stride, tensor._offset, AliasBackward0)
-    return _attach(dual, tangent)
+    return attach_tangent(ops.alias(tensor), tangent)
 
 
 def unpack_dual(tensor, *, level=None):
     """``(primal, tangent)``: the primal is a view of ``tensor`` without the tangent."""
-    from ..functions import _make_view, AliasBackward0
-    primal = _make_view(tensor, tensor._shape, tensor._stride, tensor._offset, AliasBackward0)
+    state.computing = True  # the primal is the plain value: its alias carries no tangent
+    try:
+        primal = ops.alias(tensor)
+    finally:
+        state.computing = False
     return UnpackedDualTensor(primal, tensor._fw_grad if state.level is not None else None)

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import builtins
 
+from ..functions import _needs_grad, _record, zeros
+from ..tensor import Tensor
 from . import grad_mode
 from .graph import Node
 
 
 class FunctionCtx:
     def save_for_backward(self, *tensors):
-        from ..tensor import Tensor
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
@@ -43,7 +44,6 @@ class BackwardCFunction(Node, FunctionCtx):
         return self.saved_values
 
     def backward(self, *grads):
-        from ..functions import zeros
         if getattr(self, "_materialize", True):
             grads = tuple(
                 g if g is not None else zeros(shape, dtype=dtype, device=device)
@@ -91,8 +91,6 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..functions import _needs_grad, _record
-        from ..tensor import Tensor
         ctx = cls._backward_cls()
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         ctx._tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]

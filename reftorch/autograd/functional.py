@@ -6,6 +6,7 @@ uses a scalar loss, and why torch never builds Jacobians unless asked.
 """
 from __future__ import annotations
 
+from ..functions import stack, zeros, zeros_like
 from .engine import grad
 
 
@@ -18,7 +19,6 @@ def _prepare(inputs):
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"):
-    from ..functions import stack, zeros, zeros_like
     inputs, inputs_is_tuple = _as_tuple(inputs)
     inputs = _prepare(inputs)
     outputs, outputs_is_tuple = _as_tuple(func(*inputs))
@@ -59,7 +59,6 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
                 "The function given to hessian should return a single element Tensor"
             )
         grads = grad(out, xs, create_graph=True, allow_unused=True)
-        from ..functions import zeros_like
         return tuple(g if g is not None else zeros_like(x) for g, x in zip(grads, xs))
 
     result = jacobian(gradient, inputs_tuple, create_graph=create_graph)

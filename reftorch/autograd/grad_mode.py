@@ -9,13 +9,9 @@ from __future__ import annotations
 import functools
 import inspect
 
+from .. import _modes
 
-class _State:
-    grad_enabled = True
-    inference = False
-
-
-state = _State()
+state = _modes.grad_mode  # the flags themselves, which every layer reads, live in _modes.py
 
 
 def is_grad_enabled() -> bool:

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..functions import zeros
+from ..tensor import Tensor
 from .engine import grad
+from .grad_mode import no_grad
 
 
 class GradcheckError(RuntimeError):
@@ -36,9 +39,6 @@ def _flat_output(out):
 
 
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, **ignored):
-    from ..functions import zeros
-    from ..tensor import Tensor
-    from .grad_mode import no_grad
     inputs = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
     tensors = [t for t in inputs if isinstance(t, Tensor) and t.requires_grad]
     for t in tensors:

@@ -11,8 +11,14 @@ from __future__ import annotations
 import contextlib
 import itertools
 import re
+import weakref
 
-from . import anomaly_mode, grad_mode
+import numpy as np
+
+from .. import _modes, dtypes
+from ..dispatch import kernel
+from ..tensor import Tensor
+from . import anomaly_mode
 
 _sequence = itertools.count()
 
@@ -57,8 +63,7 @@ class SavedTensor:
             # Keep the output's numbers but not its grad_fn: the output's grad_fn is the very
             # node saving it, and holding it would make a reference cycle that keeps the
             # whole graph's memory alive until the garbage collector runs (torch avoids it too).
-            from ..functions import detach
-            tensor = detach(tensor)
+            tensor = _detached(tensor)
         self.tensor = tensor
 
     def unpack(self, owner=None):
@@ -86,20 +91,18 @@ class SavedTensor:
         return self._as_output_of(owner, self.unpack_hook(self.tensor))
 
     def _as_output_of(self, owner, t):
-        if self.is_output and owner is not None and grad_mode.state.grad_enabled:
+        if self.is_output and owner is not None and _modes.grad_mode.grad_enabled:
             # double backward: the saved output must lead back through its own node again
-            from ..functions import detach
-            t = detach(t)
+            t = _detached(t)
             t.grad_fn, t._output_nr, t._requires_grad = owner, 0, True
         return t
 
 
-# Nodes whose save(a, b) values torch's generated code saves (and so packs) the other way
-# round: derivatives.yaml lists the formula of ``self`` first, and that formula needs ``other``.
-TORCH_PACK_ORDER = {
-    "MulBackward0": (1, 0), "DivBackward0": (1, 0), "MmBackward0": (1, 0), "BmmBackward0": (1, 0),
-    "PowBackward1": (1, 0), "MaximumBackward0": (1, 0), "MinimumBackward0": (1, 0),
-}
+def _detached(tensor):
+    """The same memory and version counter, without the history (what ``detach`` makes)."""
+    out = Tensor._view_of(tensor, tensor._shape, tensor._stride, tensor._offset, tensor._np)
+    out._base = None
+    return out
 
 # (pack_hook, unpack_hook) pairs, innermost last; only the innermost pair is used
 _hooks_stack: list = []
@@ -150,12 +153,12 @@ class save_on_cpu(contextlib.ContextDecorator):
 class Node:
     """Base of every backward function. Subclasses implement ``backward(*grads)``.
 
-    ``_saved_names`` names what ``save`` keeps, in order (``result`` for the output), as torch
+    ``_save_names`` names what ``save`` keeps, in order (``result`` for the output), as torch
     names them: ``y.grad_fn._saved_self`` reads the saved input, ``_saved_result`` the output."""
 
     num_outputs = 1
     _hook_dicts = None  # output index -> the hooks of the tensor that is that output
-    _saved_names: tuple = ()
+    _save_names: tuple = ()
 
     def __init__(self):
         self.next_functions: tuple = ()
@@ -176,18 +179,16 @@ class Node:
     def save(self, *values, output=None):
         """Keep values for backward; tensors are kept with their current version."""
         saved = list(values)
-        # pack hooks see the tensors in the order torch's generated code saves them
-        order = TORCH_PACK_ORDER.get(type(self).__name__) or range(len(values))
-        for i in order:
-            if hasattr(values[i], "_version_counter"):
-                saved[i] = SavedTensor(values[i], node_name=self.name())
+        for i, value in enumerate(values):
+            if isinstance(value, Tensor):
+                saved[i] = SavedTensor(value, node_name=self.name())
         if output is not None:
             saved.append(SavedTensor(output, is_output=True, node_name=self.name()))
         self._saved = tuple(saved)
 
     def __getattr__(self, name):
         # only called when normal lookup fails: a saved tensor asked for by its torch name
-        names = type(self)._saved_names
+        names = type(self)._save_names
         if name.startswith("_saved_") and name[len("_saved_"):] in names:
             return self._read_saved(names.index(name[len("_saved_"):]))
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
@@ -199,9 +200,8 @@ class Node:
         if value.__class__ is SavedTensor:
             return value.unpack(self) if value.unpack_hook is None else value.unpack_packed(self)
         if isinstance(value, (int, float, bool)):  # torch keeps a number as a 0-dim tensor
-            from ..functions import tensor
-            return tensor(value)
-        return value if hasattr(value, "_version_counter") else None  # not saved: None
+            return Tensor._wrap(np.asarray(value, dtype=dtypes.scalar_dtype(value).numpy))
+        return value if isinstance(value, Tensor) else None  # not saved: None
 
     @property
     def saved_values(self) -> tuple:
@@ -253,10 +253,43 @@ class AccumulateGrad(Node):
         return {0: hooks} if hooks else None
 
 
+def grad_accumulator(tensor) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node, one per leaf while a graph uses it.
+
+    Held weakly, as torch does: the node points at the tensor (``variable``), and a strong
+    link back would make a cycle that only the garbage collector could free."""
+    node = tensor._accumulator() if tensor._accumulator is not None else None
+    if node is None:
+        node = AccumulateGrad(tensor)
+        tensor._accumulator = weakref.ref(node)
+    return node
+
+
 def gradient_edge(tensor):
     """The (node, output index) pair through which a gradient reaches ``tensor``."""
     if tensor.grad_fn is not None:
         return (tensor.grad_fn, tensor._output_nr)
     if tensor.requires_grad:
-        return (tensor._grad_accumulator(), 0)
+        return (grad_accumulator(tensor), 0)
     return (None, 0)
+
+
+def _sum_to(grad, shape, node, index):
+    """Undo broadcasting: sum ``grad`` down to ``shape`` (the engine's check on every gradient)."""
+    if grad._shape == shape:
+        return grad
+    lead = grad.dim() - len(shape)
+    if lead < 0 or any(n != 1 and n != grad._shape[i + lead] for i, n in enumerate(shape)):
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {index} - got "
+            f"{list(grad._shape)} but expected shape compatible with {list(shape)}"
+        )
+    dims = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and grad._shape[i + lead] != 1)
+    if not grad._requires_grad and not _modes.grad_mode.grad_enabled:
+        # no graph to record for this sum (no create_graph): the sum kernel on the values
+        values = kernel("sum", grad._device)(grad._np, dims, True, grad._np.dtype) if dims else grad._np
+        return Tensor._wrap(values.reshape(shape), grad._device)
+    if dims:
+        grad = grad.sum(dims, keepdim=True)
+    return grad.reshape(shape) if grad._shape != shape else grad

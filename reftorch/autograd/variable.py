@@ -4,10 +4,11 @@
 an instance of ``Variable`` (``isinstance(x, Variable)``), as in torch since 0.4."""
 from __future__ import annotations
 
+from ..tensor import Tensor
+
 
 class _VariableMeta(type):
     def __instancecheck__(cls, instance) -> bool:
-        from ..tensor import Tensor
         return isinstance(instance, Tensor)
 
 

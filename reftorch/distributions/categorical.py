@@ -12,6 +12,8 @@ import math
 from . import constraints
 from .distribution import Distribution, _size
 from .utils import lazy_property, logits_to_probs, probs_to_logits
+from ..dtypes import finfo, long
+from ..functions import arange, broadcast_tensors, clamp, full, multinomial
 
 __all__ = ["Categorical"]
 
@@ -70,7 +72,6 @@ class Categorical(Distribution):
 
     @property
     def mean(self):  # categories are labels: no mean, no variance
-        from .. import full
         return full(self._extended_shape(), math.nan, dtype=self.probs.dtype, device=self.probs.device)
 
     @property
@@ -79,18 +80,15 @@ class Categorical(Distribution):
 
     @property
     def variance(self):
-        from .. import full
         return full(self._extended_shape(), math.nan, dtype=self.probs.dtype, device=self.probs.device)
 
     def sample(self, sample_shape=()):
-        from .. import multinomial
         sample_shape = _size(sample_shape)
         probs_2d = self.probs.reshape(-1, self._num_events)
         samples_2d = multinomial(probs_2d, sample_shape.numel(), True).T  # a row per draw
         return samples_2d.reshape(self._extended_shape(sample_shape))
 
     def log_prob(self, value):
-        from .. import broadcast_tensors
         if self._validate_args:
             self._validate_sample(value)
         value = value.long().unsqueeze(-1)
@@ -98,13 +96,11 @@ class Categorical(Distribution):
         return log_pmf.gather(-1, value[..., :1]).squeeze(-1)
 
     def entropy(self):
-        from .. import clamp, finfo
         # a zero probability has logit -inf: clamped, 0 * logit is 0 instead of nan
         logits = clamp(self.logits, min=finfo(self.logits.dtype).min)
         return -(logits * self.probs).sum(-1)
 
     def enumerate_support(self, expand=True):
-        from .. import arange, long
         values = arange(self._num_events, dtype=long, device=self._param.device)
         values = values.view((-1,) + (1,) * len(self._batch_shape))
         return values.expand((-1,) + tuple(self._batch_shape)) if expand else values

@@ -5,6 +5,7 @@ A constraint prints as its class name without the leading underscore (``Simplex(
 ``GreaterThan(lower_bound=0.0)``), the words torch's validation errors show.
 """
 from __future__ import annotations
+from ..functions import all as all_
 
 __all__ = [
     "Constraint", "dependent", "dependent_property", "greater_than", "greater_than_eq", "independent",
@@ -174,7 +175,6 @@ class _Simplex(Constraint):
     event_dim = 1
 
     def check(self, value):
-        from .. import all as all_
         return all_(value >= 0, dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 

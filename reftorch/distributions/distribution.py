@@ -11,12 +11,14 @@ import warnings
 
 from . import constraints
 from .utils import lazy_property
+from ..autograd import no_grad
+from ..functions import exp
+from ..tensor import Size, Tensor
 
 __all__ = ["Distribution"]
 
 
 def _size(shape=()):
-    from ..tensor import Size
     return shape if isinstance(shape, Size) else Size(shape)
 
 
@@ -96,7 +98,6 @@ class Distribution:
 
     def sample(self, sample_shape=()):
         """A sample, with no graph to the parameters."""
-        from ..autograd import no_grad
         with no_grad():
             return self.rsample(sample_shape)
 
@@ -124,7 +125,6 @@ class Distribution:
         raise NotImplementedError
 
     def perplexity(self):
-        from .. import exp
         return exp(self.entropy())
 
     def _extended_shape(self, sample_shape=()):
@@ -134,7 +134,6 @@ class Distribution:
     def _validate_sample(self, value):
         """``value``'s rightmost dims are the event shape, the rest broadcast with the batch
         shape, and it lies in the support."""
-        from ..tensor import Tensor
         if not isinstance(value, Tensor):
             raise ValueError("The value argument to log_prob must be a Tensor")
         event_start = value.dim() - len(self._event_shape)

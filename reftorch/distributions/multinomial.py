@@ -12,6 +12,8 @@ from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution, _size
 from .utils import broadcast_all
+from ..functions import lgamma, ones_like
+from ..storage import contiguous_format
 
 __all__ = ["Multinomial"]
 
@@ -65,7 +67,6 @@ class Multinomial(Distribution):
         return self._categorical.param_shape
 
     def sample(self, sample_shape=()):
-        from .. import ones_like
         sample_shape = _size(sample_shape)
         draws = self._categorical.sample(_size((self.total_count,)) + sample_shape)
         # the draws' dim first -> last, then each draw adds one to its category's count
@@ -76,7 +77,6 @@ class Multinomial(Distribution):
         return counts.type_as(self.probs)
 
     def log_prob(self, value):
-        from .. import contiguous_format, lgamma
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)

@@ -12,6 +12,8 @@ import numbers
 from . import constraints
 from .distribution import Distribution, _size
 from .utils import _standard_normal, broadcast_all
+from ..autograd.grad_mode import no_grad
+from ..functions import erf, log, normal
 
 __all__ = ["Normal"]
 
@@ -52,7 +54,6 @@ class Normal(Distribution):
         return new
 
     def sample(self, sample_shape=()):
-        from .. import no_grad, normal
         shape = self._extended_shape(sample_shape)
         with no_grad():
             return normal(self.loc.expand(shape), self.scale.expand(shape))
@@ -70,11 +71,9 @@ class Normal(Distribution):
         return -((value - self.loc) ** 2) / (2 * variance) - log_scale - math.log(math.sqrt(2 * math.pi))
 
     def cdf(self, value):
-        from .. import erf
         if self._validate_args:
             self._validate_sample(value)
         return 0.5 * (1 + erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
     def entropy(self):
-        from .. import log
         return 0.5 + 0.5 * math.log(2 * math.pi) + log(self.scale)

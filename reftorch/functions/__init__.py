@@ -1,5 +1,11 @@
-"""Every operation, with its backward formula beside it, one file per family of operations
-(as ``tools/autograd/derivatives.yaml`` groups torch's formulas):
+"""Every operation: declared in two tables, implemented one family per file.
+
+    native_functions.py  every op's schema, its Python forms and its implementation
+    derivatives.py       every differentiable op's backward formulas (and forward-mode rule)
+    codegen.py           builds the functions, methods, variants and backward nodes from both,
+                         with nodes.py (the backward nodes) and arguments.py (torch's Python
+                         argument parser: overloads, argument types, messages)
+    schema.py            what an entry of either table is
 
     creation.py     tensor, zeros, ones, full, arange, linspace, eye, from_numpy, *_like
     copies.py       clone, contiguous, detach, flip, to (dtype and device)
@@ -10,52 +16,68 @@
                     split, as_strided, unfold: new geometry over the same storage
     joining.py      cat, stack, repeat, tile
     reductions.py   sum, mean, prod, max, min, argmax, topk, sort, var, std, norm
-    linalg.py       mm, mv, dot, bmm, addmm, matmul
+    linalg.py       mm, mv, dot, bmm, addmm, matmul, linear
     inplace.py      add_, mul_, copy_, fill_, ...: writing into a tensor, and its autograd
-    indexing.py     t[key], t[key] = v, index_put_, masked_fill, gather
-    activations.py  softmax, log_softmax
+    indexing.py     t[key], t[key] = v, index_put_, masked_fill, gather, scatter
+    embeddings.py   embedding (rows of a table looked up by id) and its backward
+    activations.py  softmax, log_softmax, and nn.functional's element-wise activations
     convolution.py  conv2d, max_pool2d, avg_pool2d, pad: windows as strided views (im2col)
-    _support.py     what every op shares: recording its node, reading operands, result layout
-    methods.py      the Tensor methods and operators (``x.sum()``, ``x + y``) that call these
+    loss.py         mse, nll, cross-entropy, binary cross-entropy
+    normalization.py  batch norm, layer norm
+    sampling.py     rand, randn, normal_, uniform_, multinomial, ...: drawing from a Generator
+    autocast.py     the casts autocast puts in front of an op
+    _support.py     what every op shares: reading operands, result layout, recording a node
+    methods.py      Python's own Tensor methods: operators, x.float(), x.T
 
-An operation checks its arguments the way torch does, runs its device's kernel (dispatch.py)
-on NumPy arrays, and, if an input requires grad, records a Node (``MulBackward0``, ...)
-whose ``backward`` turns the output's gradient into the inputs' gradients. Backward formulas
-are written with tensor operations, so with ``create_graph=True`` they are recorded too, and
-gradients of gradients come for free. ``reftorch.functions.<name>`` finds any of them.
+An implementation checks its arguments the way torch does and runs its device's kernel
+(dispatch.py) on NumPy arrays; it never touches the graph. When an input requires grad,
+codegen records the node derivatives.py describes (``MulBackward0``, ...), whose formulas
+are tensor operations, so with ``create_graph=True`` they are recorded too, and gradients
+of gradients come for free. ``reftorch.functions.<name>`` finds any op or helper.
 """
 import types as _types
 
-from . import _support, copies, creation, comparison, unary, arithmetic  # noqa: I001  (dependency order)
-from . import joining, views, reductions, linalg, inplace, indexing, activations, convolution
+from . import _support, autocast, schema, arguments, nodes, codegen  # noqa: I001  (the machinery first)
+from . import creation, copies, comparison, unary, arithmetic, joining, views, reductions, linalg  # noqa: I001
+from . import inplace, indexing, embeddings, activations, convolution, loss, normalization, sampling
+from . import native_functions, derivatives
 from . import methods as _methods
+from .codegen import ops  # noqa: F401
+from .nodes import GeneratedNode  # noqa: F401
 
 FAMILIES = (_support, copies, creation, comparison, unary, arithmetic, joining, views, reductions,
-            linalg, inplace, indexing, activations, convolution, _methods)
+            linalg, inplace, indexing, embeddings, activations, convolution, loss, normalization, sampling, _methods)
 
-# reftorch.functions.<name> reaches every op and helper of every family (lessons print them with
-# inspect.getsource, and the rest of reftorch imports them from here)
+GENERATED = codegen.generate(native_functions.NATIVE_FUNCTIONS, derivatives.DERIVATIVES,
+                             inplace.inplace_variant, inplace.run_inplace)
+
+# reftorch.functions.<name>: every op as built (what user code calls), every backward node,
+# then every helper of the families (lessons print them with inspect.getsource)
+_FAMILY_NAMES = {family.__name__.rsplit(".", 1)[1] for family in FAMILIES}
+globals().update({name: value for name, value in vars(ops).items()
+                  if not name.startswith("__") and name not in _FAMILY_NAMES})  # (convolution is a file)
+globals().update(GENERATED.nodes)
 for _family in FAMILIES:
     for _name, _value in vars(_family).items():
         if not _name.startswith("__") and _name != "annotations" and not isinstance(_value, _types.ModuleType):
             globals().setdefault(_name, _value)
 del _family, _name, _value
 
-# every public op passes forward-mode tangents on, by the rule written beside it (``op.jvp``)
-for _name, _value in list(globals().items()):
-    if isinstance(_value, _types.FunctionType) and not _name.startswith("_") and _name not in (
-            "forward_mode", "same_op_on_tangent", "no_tangent", "legacy_new", "with_out"):
-        globals()[_name] = forward_mode(_value, inplace=_name.endswith("_"))
-del _name, _value
+# the Python functions that are not ops (torch writes them in Python too)
+from .creation import (  # noqa: E402,F401
+    BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor,
+    LongTensor, ShortTensor, as_tensor, from_numpy, tensor,
+)
+from .views import _broadcast_shapes_api as broadcast_shapes  # noqa: E402,F401
 
-# out=: the functions torch's tutorials and users call with an out tensor
-for _name in ("add", "sub", "mul", "div", "true_divide", "pow", "remainder", "floor_divide", "maximum",
-              "minimum", "eq", "ne", "lt", "le", "gt", "ge", "where", "exp", "log", "sqrt", "abs", "neg",
-              "sin", "cos", "tanh", "sigmoid", "clamp", "clip", "sum", "mean", "prod", "amax", "amin", "max",
-              "min", "argmax", "argmin", "cumsum", "logsumexp", "matmul", "mm", "bmm", "mv", "dot", "addmm",
-              "cat", "concat", "concatenate", "stack", "zeros", "ones", "full", "empty", "arange", "linspace",
-              "eye", "tril", "triu", "einsum", "gather", "index_select", "masked_select", "sort", "topk"):
-    globals()[_name] = with_out(globals()[_name])
-del _name
+ops.broadcast_shapes = broadcast_shapes
 
-_methods.install()
+# torch.<name>: the ops declared with the function variant, and the Python functions above
+PUBLIC = tuple(dict.fromkeys(GENERATED.public + [
+    "tensor", "as_tensor", "from_numpy", "broadcast_shapes", "FloatTensor", "DoubleTensor", "HalfTensor",
+    "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"]))
+POINTWISE_KERNELS = codegen.pointwise_kernels(GENERATED.declarations)    # what fusion may fuse
+AUTOCAST_LISTS = codegen.autocast_lists(GENERATED.declarations)          # what amp casts
+explain = GENERATED.explain                                              # an op's entries, and what they made
+
+_methods.install(GENERATED.methods)

@@ -1,32 +1,33 @@
-"""What every operation shares: recording its node in the graph, reading its operands, and
-laying out its result the way torch lays it out.
+"""What every operation shares: reading its operands, laying out its result the way torch
+lays it out, and recording its node in the graph.
 
-An operation does three things:
+An operation's implementation (the ``impl`` its native_functions.py entry names):
 1. checks its arguments the way torch does (devices, dtypes, shapes),
-2. asks the dispatcher for the kernel of its device and runs it on NumPy arrays,
-3. if grad mode is on and an input requires grad, records a Node (``MulBackward0`` ...)
-   whose ``backward`` turns the output's gradient into the inputs' gradients.
+2. asks the dispatcher for the kernel of its device and runs it on NumPy arrays.
+Then, if grad mode is on and an input requires grad, codegen.py records a Node
+(``MulBackward0`` ...) with ``_record``; derivatives.py says what its ``backward`` computes.
 """
 from __future__ import annotations
 
 import builtins
 import functools
 import warnings
+import weakref
 
 import numpy as np
 
-from .. import dtypes
-from ..autograd import forward_ad
-from ..autograd.grad_mode import state as _grad_state
+from .. import _modes, dtypes
 from ..autograd.graph import Node, gradient_edge
 from ..dispatch import check_same_device, cpu, kernel
 from ..storage import broadcast_shapes, broadcast_strides, elementwise_strides, is_non_overlapping_and_dense
 from ..tensor import Tensor
+from ..tensor import _cpp_type_name
 from ..tensor import _scalar_type_name as _scalar_name
 
 
 _wrap = Tensor._wrap
 _view_of = Tensor._view_of
+_grad_state = _modes.grad_mode
 
 
 def _needs_grad(*values) -> bool:
@@ -40,12 +41,15 @@ def _needs_grad(*values) -> bool:
 
 def _record(node: Node, inputs, *outputs):
     """Hang ``node`` between ``inputs`` (tensors or numbers) and ``outputs``."""
-    node.next_functions = tuple(
-        gradient_edge(t) if isinstance(t, Tensor) else (None, 0) for t in inputs
-    )
-    node._input_meta = tuple(
-        (t._shape, t.dtype, t._device) if isinstance(t, Tensor) else None for t in inputs
-    )
+    edges, meta = [], []
+    for t in inputs:
+        if isinstance(t, Tensor):
+            edges.append(gradient_edge(t))
+            meta.append((t._shape, t.dtype, t._device))
+        else:
+            edges.append((None, 0))
+            meta.append(None)
+    node.next_functions, node._input_meta = tuple(edges), tuple(meta)
     for i, out in enumerate(outputs):
         out.grad_fn = node
         out._output_nr = i
@@ -108,10 +112,11 @@ def _binary(op: str, a, b, result_dtype=None, compute_dtype=None):
         out = kernel(op, dev)(_array(a, kt), _array(b, kt))
     except ValueError:
         _broadcast_error(a, b)
-    if out.dtype != ct.numpy:
-        out = out.astype(ct.numpy)
-    if result_dtype is not None and out.dtype != result_dtype.numpy:
-        out = out.astype(result_dtype.numpy)
+    if out.dtype != ct.numpy or (result_dtype is not None and out.dtype != result_dtype.numpy):
+        with np.errstate(over="ignore"):  # rounding to 16 bits may overflow to inf, silently as in torch
+            out = out.astype(ct.numpy, copy=False)
+            if result_dtype is not None:
+                out = out.astype(result_dtype.numpy, copy=False)
     return _elementwise_result(out, dev, a, b)
 
 
@@ -122,8 +127,13 @@ def _elementwise_result(array, dev, *operands):
     inputs both are row-major; only when an input is non-contiguous do we work out
     torch's layout (storage.elementwise_strides) and move the values there if NumPy's differs.
     """
+    if array.ndim < 2:
+        return _wrap(array, dev)
     tensors = [t for t in operands if isinstance(t, Tensor)]
-    if builtins.all(t.is_contiguous() for t in tensors) or array.ndim < 2:
+    for t in tensors:
+        if not t.is_contiguous():
+            break
+    else:
         return _wrap(array, dev)
     shape = array.shape
     wanted = elementwise_strides(shape, [broadcast_strides(t._shape, t._stride, shape) for t in tensors])
@@ -140,33 +150,6 @@ def _with_strides(array, strides, dev=cpu):
     out._base, out._version_counter = None, [0]  # a fresh tensor, not a view of ``owner``
     np.copyto(out._np, array, casting="unsafe")
     return out
-
-
-_UNSAVED = object()  # a value the formula does not need because that side needs no grad
-
-
-def _save_for_other(x, needed):
-    return x if needed else _UNSAVED
-
-
-def _requires(x) -> bool:
-    return isinstance(x, Tensor) and x._requires_grad
-
-
-class DerivativeNotImplemented(Node):
-    """What torch records for an op that has no derivative: backward through it raises."""
-    def __init__(self, op):
-        super().__init__()
-        self._op = op
-
-    def name(self):
-        return "torch::autograd::NotImplemented"
-
-    def backward(self, *grads):
-        raise RuntimeError(f"derivative for aten::{self._op} is not implemented")
-
-
-DerivativeNotImplemented.__name__ = "NotImplemented"  # torch's class name (not Python's builtin)
 
 
 def _unary(op, input, floating=True):
@@ -204,18 +187,30 @@ def _warn_once(key, message):
         warnings.warn(message, UserWarning, stacklevel=3)
 
 
-class _RawFormula(Node):
-    """A backward computed on raw arrays: fine for gradients, not differentiable again.
+def check_not_double(grad, name, reads_inputs=False):
+    """For a backward computed on raw arrays: fine for gradients, not differentiable again.
 
     A formula linear in the gradient alone (indexing, max's indices) is right under
     ``create_graph`` as long as the incoming gradient needs no graph; one that also reads
-    the inputs (``_reads_inputs``: convolution, ...) would lose their part: it refuses."""
+    the inputs (convolution, the norms) would lose their part: it refuses."""
+    if grad is not None and (grad._requires_grad or (reads_inputs and _grad_state.grad_enabled)):
+        raise RuntimeError(f"reftorch: double backward through {name} is not implemented")
 
-    _reads_inputs = False
 
-    def _check_not_double(self, grad):
-        if grad._requires_grad or (self._reads_inputs and _grad_state.grad_enabled):
-            raise RuntimeError(f"reftorch: double backward through {self.name()} is not implemented")
+def no_derivative(op):
+    """The formula of an op torch has no autograd kernel for (its node is
+    ``torch::autograd::NotImplemented``): backward through it raises."""
+    def formula(grad):
+        raise RuntimeError(f"derivative for aten::{op} is not implemented")
+    return formula
+
+
+def not_implemented(name):
+    """derivatives.yaml's ``not_implemented("inplace version of asinh")``: a node that raises
+    when backward reaches it."""
+    def formula(grad):
+        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+    return formula
 
 
 def _non_overlapping_and_dense(shape, strides) -> bool:
@@ -223,20 +218,7 @@ def _non_overlapping_and_dense(shape, strides) -> bool:
     return 0 in shape or is_non_overlapping_and_dense(shape, strides)
 
 
-def _numpy_names(fn):
-    """torch also accepts NumPy's ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=``."""
-    def accept(*args, **kwargs):
-        if "axis" in kwargs:
-            kwargs["dim"] = kwargs.pop("axis")
-        if "keepdims" in kwargs:
-            kwargs["keepdim"] = kwargs.pop("keepdims")
-        return fn(*args, **kwargs)
-    accept.__name__, accept.__qualname__, accept.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
-    accept.__wrapped__ = fn
-    return accept
-
-
-# -- forward mode: every public op passes its inputs' tangents on (autograd/forward_ad.py) ----
+# -- forward mode: the tangents codegen.py passes on (autograd/forward_ad.py) -------------------
 _NO_RULE = (
     "Trying to use forward AD with {} that does not support it because it has not been "
     "implemented yet.\nPlease file an issue to PyTorch at "
@@ -245,13 +227,12 @@ _NO_RULE = (
 
 
 def _tangent_of(x):
-    """What a tangent rule reads for an input: its tangent, zeros for a tensor without one, 0
-    for a number (a constant)."""
+    """What a tangent formula reads for an input: its tangent, zeros for a tensor without one,
+    0 for a number (a constant)."""
     if isinstance(x, Tensor):
         if x._fw_grad is not None:
             return x._fw_grad
-        from .creation import zeros_like
-        return zeros_like(x.detach())
+        return _wrap(np.zeros_like(x._np), x._device)
     if isinstance(x, (list, tuple)):
         return type(x)(_tangent_of(v) for v in x)
     return 0
@@ -267,128 +248,47 @@ def _has_tangent(values) -> bool:
     return False
 
 
-def forward_mode(op, inplace=False):
-    """``op`` passing tangents on: outside a dual level one flag is checked and ``op`` runs as is.
-
-    Inside one, ``op.jvp(t, out, *args, **kwargs)`` gives the output's tangent, where ``t(x)``
-    is the tangent of input ``x``; an in-place op's rule runs before the op (it reads the old
-    values, ``out`` is None) and its result is written into the target's tangent."""
-    rule = getattr(op, "jvp", None)
-    name = getattr(op, "__name__", "op")
-
-    @functools.wraps(op)
-    def run(*args, **kwargs):
-        if forward_ad.state.level is None or forward_ad.state.computing:
-            return op(*args, **kwargs)
-        if not (_has_tangent(args) or _has_tangent(kwargs.values())):
-            return op(*args, **kwargs)
-        if inplace:
-            if rule is None:
-                raise NotImplementedError(_NO_RULE.format(f"aten::{name}"))
-            tangent = _run_rule(rule, None, args, kwargs)
-            result = op(*args, **kwargs)
-            target = args[0]  # (t[key] = v returns nothing)
-            tangent = _fitted(tangent, target)
-            if target._fw_grad is not None:  # a view's tangent is a view of its base's: write into it
-                np.copyto(target._fw_grad._np, tangent._np, casting="unsafe")
-            else:
-                forward_ad._attach(target, tangent)
-            return result
-        out = op(*args, **kwargs)
-        if not _floating(out):  # indices, masks, counts: nothing to differentiate
-            return out
-        if rule is None:
-            raise NotImplementedError(_NO_RULE.format(f"aten::{name}"))
-        tangent = _run_rule(rule, out, args, kwargs)
-        if isinstance(out, Tensor):
-            return _attach_tangent(out, tangent)
-        for value, value_tangent in zip(out, tangent):
-            _attach_tangent(value, value_tangent)
-        return out
-    run.__wrapped_for_forward_mode__ = True
-    return run
-
-
-def _floating(out) -> bool:
-    if isinstance(out, Tensor):
-        return out.dtype.is_floating_point
-    return isinstance(out, tuple) and builtins.any(_floating(v) for v in out)
-
-
-def no_tangent(t, out, *args, **kwargs):
-    """The rule of an op whose result does not move with its inputs (zeros_like, detach, ...)."""
-    return None
-
-
-def same_op_on_tangent(op):
-    """The rule of a linear op (views, copies, sums, joins): the tangent goes through the same op."""
-    def rule(t, out, input, *args, **kwargs):
-        return op(t(input), *args, **kwargs)
-    return rule
-
-
-def _run_rule(rule, out, args, kwargs):
-    forward_ad.state.computing = True
-    try:
-        return rule(_tangent_of, out, *args, **kwargs)
-    finally:
-        forward_ad.state.computing = False
+def attach_tangent(tensor, tangent):
+    """Give ``tensor`` its tangent in the open dual level (dropped when the level closes)."""
+    tensor._fw_grad = tangent
+    _modes.forward_ad.duals.append(weakref.ref(tensor))
+    return tensor
 
 
 def _fitted(tangent, out):
-    """A rule's result with the output's shape and dtype (a rule may broadcast less)."""
-    forward_ad.state.computing = True
+    """A formula's result with the output's shape and dtype (a formula may broadcast less)."""
+    _modes.forward_ad.computing = True
     try:
-        if not isinstance(tangent, Tensor):  # a rule that found only constants
-            from .creation import full
-            return full(out._shape, tangent, dtype=out.dtype, device=out._device)
+        if not isinstance(tangent, Tensor):  # a formula that found only constants
+            return _wrap(np.full(out._shape, tangent, dtype=out._np.dtype), out._device)
         if tangent._shape != out._shape:
             tangent = tangent.expand(out._shape)
         if tangent.dtype is not out.dtype:
             tangent = tangent.to(out.dtype)
         return tangent
     finally:
-        forward_ad.state.computing = False
-
-
-def _attach_tangent(out, tangent):
-    if tangent is None or not isinstance(out, Tensor) or not out.dtype.is_floating_point:
-        return out
-    return forward_ad._attach(out, _fitted(tangent, out))
+        _modes.forward_ad.computing = False
 
 
 # -- out=: the result written into a tensor the caller gives ----------------------------------
-# how the out tensor's dtype may differ from the result's: any dtype (the result is cast),
-# the same dtype only, or one the result's kind casts to (float into int refused)
-_OUT_ANY_DTYPE = {"sum", "zeros", "ones", "full", "empty", "eye", "arange", "linspace", "eq", "ne", "lt",
-                  "le", "gt", "ge", "cumsum"}
-_FACTORIES = {"zeros", "ones", "full", "empty", "eye", "arange", "linspace"}
-_OUT_SAME_DTYPE = {"matmul", "mm", "mv", "bmm", "dot", "addmm", "amax", "amin", "max", "min", "clamp", "clip",
-                   "where", "gather", "index_select", "masked_select", "tril", "triu", "sort", "topk", "einsum"}
-
-
-def with_out(op):
+def call_with_out(op, spec, args, kwargs, out):
     """``op(..., out=t)``: compute as usual, then write the result into ``t`` (resized when its
     shape differs) and return ``t``. No graph can be recorded through such a write: torch
-    refuses when anything requires grad."""
-    name = op.__name__
-
-    @functools.wraps(op)
-    def run(*args, out=None, **kwargs):
-        if out is None:
-            return op(*args, **kwargs)
-        outs = out if isinstance(out, tuple) else (out,)
-        if _grad_state.grad_enabled and (_has_grad(args) or _has_grad(kwargs.values()) or _has_grad(outs)):
-            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
-                               "differentiation, but one of the arguments requires grad.")
-        if name in _FACTORIES and kwargs.get("dtype") is None:  # a factory makes out's dtype
-            kwargs["dtype"] = out.dtype
-        result = op(*args, **kwargs)
-        results = result if isinstance(result, tuple) else (result,)
-        for target, value in zip(outs, results):
-            _write_out(name, target, value)
-        return type(result)(*outs) if isinstance(result, tuple) else out
-    return run
+    refuses when anything requires grad. ``spec`` is (name, out_dtype, factory): how ``t``'s
+    dtype may differ from the result's, ``castable`` (the result's kind casts to it),
+    ``same`` or ``any``; a ``factory`` makes its result in ``t``'s dtype."""
+    name, out_dtype, factory = spec
+    outs = out if isinstance(out, tuple) else (out,)
+    if _grad_state.grad_enabled and (_has_grad(args) or _has_grad(kwargs.values()) or _has_grad(outs)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    if factory and kwargs.get("dtype") is None:  # a factory makes out's dtype
+        kwargs["dtype"] = out.dtype
+    result = op(*args, **kwargs)
+    results = result if isinstance(result, tuple) else (result,)
+    for target, value in zip(outs, results):
+        _write_out(name, target, value, out_dtype, factory)
+    return type(result)(*outs) if isinstance(result, tuple) else out
 
 
 def _has_grad(values) -> bool:
@@ -400,15 +300,15 @@ def _has_grad(values) -> bool:
     return False
 
 
-def _write_out(name, target, value):
-    if name not in _OUT_ANY_DTYPE and name not in _OUT_SAME_DTYPE and value.dtype._category > target.dtype._category:
+def _write_out(name, target, value, out_dtype, factory):
+    if out_dtype == "castable" and value.dtype._category > target.dtype._category:
         if name in ("cat", "concat", "concatenate", "stack"):
             raise TypeError(f"torch.cat(): input types can't be cast to the desired output type "
                             f"{_scalar_name(target.dtype)}")
         raise RuntimeError(f"result type {_scalar_name(value.dtype)} can't be cast to the desired output "
                            f"type {_scalar_name(target.dtype)}")
     if target._shape != value._shape:
-        if name in _FACTORIES and (name != "arange" or not target.numel()):
+        if factory and (name != "arange" or not target.numel()):
             pass  # a factory resizes its out tensor without a word
         elif name == "arange":
             warnings.warn(
@@ -424,9 +324,8 @@ def _write_out(name, target, value):
                 "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
                 "elements with t.resize_(0).", UserWarning, stacklevel=4)
         target.resize_(value._shape)
-    if name in _OUT_SAME_DTYPE and value.dtype is not target.dtype:  # (after the resize, as torch)
-        from ..tensor import _cpp_type_name
+    if out_dtype == "same" and value.dtype is not target.dtype:  # (after the resize, as torch)
         raise RuntimeError(f"Expected out tensor to have dtype {_cpp_type_name(value.dtype)}, but got "
                            f"{_cpp_type_name(target.dtype)} instead")
     np.copyto(target._np, value._np, casting="unsafe")
-    target._version_counter[0] += 1
+    target._bump_version()

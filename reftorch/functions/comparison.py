@@ -6,11 +6,10 @@ to the side each element was taken from.
 from __future__ import annotations
 
 from .. import dtypes
-from ..autograd.graph import Node
 from ..dispatch import kernel
 from ..tensor import _scalar_type_name as _scalar_name
-from ._support import _array, _binary, _devices, _elementwise_result, _needs_grad, _record, _unary, _wrap
-from .creation import zeros_like
+from ._support import _array, _binary, _devices, _elementwise_result, _unary, _wrap
+from .codegen import ops
 
 
 def _comparison(op):
@@ -37,34 +36,20 @@ def _bitwise(op):
 bitwise_and, bitwise_or, bitwise_xor = (_bitwise(op) for op in ("bitwise_and", "bitwise_or", "bitwise_xor"))
 
 
-class WhereBackward0(Node):
-    _saved_names = ('condition',)
-
-    def backward(self, grad):
-        (condition,) = self.saved_values
-        zero = zeros_like(grad)
-        return where(condition, grad, zero), where(condition, zero, grad)
-
-
-def where(condition, input=None, other=None):
-    if input is None:
-        return condition.nonzero(as_tuple=True)
+def where(condition, input, other):
+    """``input`` where ``condition`` holds, else ``other`` (either may be a number)."""
     if condition.dtype is not dtypes.bool:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor with "
                            f"dtype {_scalar_name(condition.dtype)}")
     dev = _devices(condition, input, other)
     rt = dtypes.result_type(input, other)
     values = kernel("where", dev)(condition._np, _array(input, rt), _array(other, rt))
-    out = _elementwise_result(values.astype(rt.numpy, copy=False), dev, condition, input, other)
-    if _needs_grad(input, other):
-        node = WhereBackward0()
-        node.save(condition)
-        _record(node, (input, other), out)
-    return out
+    return _elementwise_result(values.astype(rt.numpy, copy=False), dev, condition, input, other)
 
 
-# forward mode: the tangent of the side each element was taken from
-where.jvp = lambda t, out, condition, input=None, other=None: where(condition, t(input), t(other))
+def nonzero_where(condition):
+    """``torch.where(condition)``: the indices of the True elements, one tensor per dim."""
+    return ops.nonzero(condition, as_tuple=True)
 
 
 def isnan(input):
@@ -80,11 +65,11 @@ def isfinite(input):
 
 
 def isposinf(input):
-    return input == float("inf")
+    return ops.eq(input, float("inf"))
 
 
 def isneginf(input):
-    return input == float("-inf")
+    return ops.eq(input, float("-inf"))
 
 
 def logical_not(input):

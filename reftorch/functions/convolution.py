@@ -18,9 +18,9 @@ import math
 
 import numpy as np
 
-from ..autograd.graph import Node
 from ..tensor import _scalar_type_name as _scalar_name
-from ._support import _RawFormula, _needs_grad, _record, _wrap, same_op_on_tangent
+from ._support import _warn_once, _wrap, check_not_double
+from .codegen import ops
 
 
 def _pair(value):
@@ -63,39 +63,6 @@ def _padded(array, padding, value=0.0):
 
 
 # -- convolution ------------------------------------------------------------------------
-class ConvolutionBackward0(_RawFormula):
-    """grad_input: each output's gradient times the kernel, added back over the windows
-    (col2im); grad_weight: each kernel weight times the pixels it met, summed over windows;
-    grad_bias: the gradient summed over batch and positions."""
-
-    _saved_names = ("input", "weight")
-    _reads_inputs = True
-
-    def backward(self, grad):
-        self._check_not_double(grad)
-        x, weight = self.saved_values
-        stride, padding, dilation, groups = self._saved_stride, self._saved_padding, self._saved_dilation, self._saved_groups
-        g = grad._np
-        xp = _padded(x._np, padding)
-        o, c_per_group = weight._np.shape[:2]
-        o_per_group = o // groups
-        grad_input = np.zeros(xp.shape, dtype=g.dtype)
-        grad_weight = np.zeros(weight._np.shape, dtype=g.dtype)
-        for k in range(groups):
-            chans, outs = slice(k * c_per_group, (k + 1) * c_per_group), slice(k * o_per_group, (k + 1) * o_per_group)
-            cols = windows(xp[:, chans], weight._np.shape[2:], stride, dilation)
-            g_k = g[:, outs]
-            grad_weight[outs] = np.tensordot(g_k, cols, axes=([0, 2, 3], [0, 2, 3]))
-            grad_cols = np.tensordot(g_k, weight._np[outs], axes=([1], [0])).transpose(0, 3, 1, 2, 4, 5)
-            grad_input[:, chans] = _add_windows_back(grad_cols, (xp.shape[0], c_per_group) + xp.shape[2:],
-                                                     stride, dilation)
-        ph, pw = padding
-        grad_input = grad_input[:, :, ph: grad_input.shape[2] - ph, pw: grad_input.shape[3] - pw]
-        grads = [_wrap(np.ascontiguousarray(grad_input), grad._device), _wrap(grad_weight, grad._device)]
-        grads.append(_wrap(g.sum(axis=(0, 2, 3)), grad._device) if self._has_bias else None)
-        return tuple(grads)
-
-
 def _check_conv(input, weight, bias, groups):
     if input.dim() != 4:
         raise RuntimeError(
@@ -115,11 +82,11 @@ def _type_name(t):
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-    """2-D cross-correlation of an (N, C, H, W) input with an (O, C / groups, kH, kW) weight."""
+    """2-D cross-correlation of an (N, C, H, W) input with an (O, C / groups, kH, kW) weight
+    (a 3-D input is one unbatched image; ``padding`` may be ``'valid'`` or ``'same'``)."""
     unbatched = input.dim() == 3
     if unbatched:
-        input = input.unsqueeze(0)
-    _check_conv(input, weight, bias, groups)
+        input = ops.unsqueeze(input, 0)
     stride, dilation = _pair(stride), _pair(dilation)
     if isinstance(padding, str):
         if padding == "valid":
@@ -127,10 +94,33 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         elif padding == "same":
             if stride != (1, 1):
                 raise RuntimeError("padding='same' is not supported for strided convolutions")
-            padding = tuple(d * (k - 1) // 2 for d, k in zip(dilation, weight.shape[2:]))
+            input, padding = _same_padding(input, weight, dilation)
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")
-    padding = _pair(padding)
+    out = ops.convolution(input, weight, bias, stride, _pair(padding), dilation, False, (0, 0), groups)
+    return ops.squeeze(out, 0) if unbatched else out
+
+
+def _same_padding(input, weight, dilation):
+    """padding='same': d * (k - 1) in all, half on each side; an odd total puts the extra
+    pixel on the right, which the convolution's symmetric padding cannot: torch pads the
+    input by it first (constant_pad_nd)."""
+    totals = [d * (k - 1) for d, k in zip(dilation, weight.shape[2:])]
+    left = tuple(t // 2 for t in totals)
+    extra = [t - 2 * (t // 2) for t in totals]
+    if not builtins.any(extra):
+        return input, left
+    _warn_once("conv same", "Using padding='same' with even kernel lengths and odd dilation may require a "
+                            "zero-padded copy of the input be created")
+    return ops.constant_pad_nd(input, (0, extra[1], 0, extra[0]), 0), left
+
+
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups):
+    """The convolution itself: windows of the padded input (im2col) times the kernel."""
+    if transposed:
+        raise NotImplementedError("reftorch: transposed convolution is not implemented")
+    _check_conv(input, weight, bias, groups)
+    stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
     xp = _padded(input._np, padding)
     o, c_per_group = weight.shape[0], weight.shape[1]
     kernel = tuple(weight.shape[2:])
@@ -149,25 +139,41 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     values = np.concatenate(pieces, axis=3) if groups > 1 else pieces[0]
     if bias is not None:
         values = values + bias._np
-    out = _wrap(np.ascontiguousarray(values.transpose(0, 3, 1, 2)), input._device)
-    if _needs_grad(input, weight, bias):
-        node = ConvolutionBackward0()
-        node.save(input, weight)
-        node._saved_stride, node._saved_padding, node._saved_dilation = stride, padding, dilation
-        node._saved_groups, node._has_bias = groups, bias is not None
-        node._saved_transposed, node._saved_output_padding = False, (0, 0)
-        _record(node, (input, weight, bias), out)
-    return out.squeeze(0) if unbatched else out
+    return _wrap(np.ascontiguousarray(values.transpose(0, 3, 1, 2)), input._device)
 
 
-def _conv_tangent(t, out, input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def convolution_backward(grad, input, weight, bias_sizes, stride, padding, dilation, groups, grad_input_mask):
+    """grad_input: each output's gradient times the kernel, added back over the windows
+    (col2im); grad_weight: each kernel weight times the pixels it met, summed over windows;
+    grad_bias (``bias_sizes`` is None without a bias): the gradient summed over batch and
+    positions."""
+    check_not_double(grad, "ConvolutionBackward0", reads_inputs=True)
+    stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
+    g = grad._np
+    xp = _padded(input._np, padding)
+    o, c_per_group = weight._np.shape[:2]
+    o_per_group = o // groups
+    grad_input = np.zeros(xp.shape, dtype=g.dtype)
+    grad_weight = np.zeros(weight._np.shape, dtype=g.dtype)
+    for k in range(groups):
+        chans, outs = slice(k * c_per_group, (k + 1) * c_per_group), slice(k * o_per_group, (k + 1) * o_per_group)
+        cols = windows(xp[:, chans], weight._np.shape[2:], stride, dilation)
+        g_k = g[:, outs]
+        grad_weight[outs] = np.tensordot(g_k, cols, axes=([0, 2, 3], [0, 2, 3]))
+        grad_cols = np.tensordot(g_k, weight._np[outs], axes=([1], [0])).transpose(0, 3, 1, 2, 4, 5)
+        grad_input[:, chans] = _add_windows_back(grad_cols, (xp.shape[0], c_per_group) + xp.shape[2:],
+                                                 stride, dilation)
+    ph, pw = padding
+    grad_input = grad_input[:, :, ph: grad_input.shape[2] - ph, pw: grad_input.shape[3] - pw]
+    return (_wrap(np.ascontiguousarray(grad_input), grad._device), _wrap(grad_weight, grad._device),
+            _wrap(g.sum(axis=(0, 2, 3)), grad._device) if grad_input_mask[2] and bias_sizes is not None else None)
+
+
+def convolution_jvp(input_t, weight_t, bias_t, input, weight, stride, padding, dilation, groups):
     # bilinear in (input, weight): d conv(x, w) = conv(dx, w) + conv(x, dw) (+ db)
-    tangent = conv2d(t(input), weight, None, stride, padding, dilation, groups) + \
-        conv2d(input, t(weight), None, stride, padding, dilation, groups)
-    return tangent + t(bias).reshape(-1, 1, 1) if bias is not None else tangent
-
-
-conv2d.jvp = _conv_tangent
+    tangent = ops.convolution(input_t, weight, None, stride, padding, dilation, False, (0, 0), groups) + \
+        ops.convolution(input, weight_t, None, stride, padding, dilation, False, (0, 0), groups)
+    return tangent + bias_t.reshape(-1, 1, 1) if isinstance(bias_t, type(input)) else tangent
 
 
 # -- pooling --------------------------------------------------------------------------------
@@ -204,27 +210,16 @@ def _padded_for_pooling(array, padding, out, kernel, stride, dilation, value):
                   constant_values=value)
 
 
-class MaxPool2DWithIndicesBackward0(_RawFormula):
-    """Each window's gradient goes to the pixel that was its maximum (the saved index)."""
-
-    _saved_names = ("self", "indices")
-
-    def backward(self, grad):
-        self._check_not_double(grad)
-        x, indices = self.saved_values
-        out = np.zeros(x._np.shape, dtype=grad._np.dtype)
-        flat = out.reshape(out.shape[:-2] + (-1,))
-        g = grad._np.reshape(grad._np.shape[:-2] + (-1,))
-        i = indices._np.reshape(indices._np.shape[:-2] + (-1,))
-        lead = np.indices(i.shape, sparse=True)[:-1]
-        np.add.at(flat, (*lead, i), g)
-        return (_wrap(out, grad._device),)
-
-
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """The maximum of every window (padding counts as -inf); with ``return_indices``, where
     in the (H, W) plane each maximum was, as a flat index."""
+    values, indices = ops.max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (values, indices) if return_indices else values
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """The maximum of every window, and where in the (H, W) plane it was, as a flat index."""
     if input.dim() not in (3, 4):
         raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
     kernel, stride, padding, dilation, out = _pool_geometry(input, kernel_size, stride, padding,
@@ -243,42 +238,24 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     if input.dim() == 3:
         values, index = values[0], index[0]
     out_t = _wrap(np.ascontiguousarray(values.astype(input._np.dtype)), input._device)
-    indices = _wrap(np.ascontiguousarray(index.astype(np.int64)), input._device)
-    if _needs_grad(input):
-        node = MaxPool2DWithIndicesBackward0()
-        node.save(input, indices)
-        node._saved_kernel_size, node._saved_stride, node._saved_padding = kernel, stride, padding
-        node._saved_dilation, node._saved_ceil_mode = dilation, ceil_mode
-        _record(node, (input,), out_t)
-    return (out_t, indices) if return_indices else out_t
+    return out_t, _wrap(np.ascontiguousarray(index.astype(np.int64)), input._device)
 
 
-def _max_pool_tangent(t, out, input, *args, **kwargs):
-    values = out[0] if isinstance(out, tuple) else out
-    _, indices = max_pool2d(input.detach(), *args, **{**kwargs, "return_indices": True})
-    flat = t(input).reshape(input.shape[:-2] + (-1,))
-    picked = flat.gather(-1, indices.reshape(indices.shape[:-2] + (-1,))).reshape(values.shape)
-    return (picked, None) if isinstance(out, tuple) else picked
+def max_pool2d_with_indices_backward(grad, self, indices):
+    """Each window's gradient goes to the pixel that was its maximum (the saved index)."""
+    check_not_double(grad, "MaxPool2DWithIndicesBackward0")
+    out = np.zeros(self._np.shape, dtype=grad._np.dtype)
+    flat = out.reshape(out.shape[:-2] + (-1,))
+    g = grad._np.reshape(grad._np.shape[:-2] + (-1,))
+    i = indices._np.reshape(indices._np.shape[:-2] + (-1,))
+    lead = np.indices(i.shape, sparse=True)[:-1]
+    np.add.at(flat, (*lead, i), g)
+    return _wrap(out, grad._device)
 
 
-max_pool2d.jvp = _max_pool_tangent
-
-
-class AvgPool2DBackward0(_RawFormula):
-    """Each window's gradient, divided by what the window averaged over, added back onto the
-    pixels it covered."""
-
-    _saved_names = ("self",)
-
-    def backward(self, grad):
-        self._check_not_double(grad)
-        shape, padded_shape, divisor = self._input_shape, self._padded_shape, self._divisor
-        g = grad._np if len(shape) == 4 else grad._np[None]
-        per_element = (g / divisor)[..., None, None] * np.ones(self._saved_kernel_size, dtype=g.dtype)
-        full = _add_windows_back(per_element, (g.shape[0], g.shape[1]) + padded_shape, self._saved_stride, (1, 1))
-        ph, pw = self._saved_padding
-        grad_input = full[:, :, ph: ph + shape[-2], pw: pw + shape[-1]]
-        return (_wrap(np.ascontiguousarray(grad_input.reshape(shape)), grad._device),)
+def max_pool2d_jvp(self_t, indices):
+    flat = self_t.reshape(self_t.shape[:-2] + (-1,))
+    return flat.gather(-1, indices.reshape(indices.shape[:-2] + (-1,))).reshape(indices.shape)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
@@ -293,14 +270,24 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     total = view.sum(axis=(-2, -1), dtype=np.float64 if batched.dtype == np.float64 else np.float32)
     divisor = _pool_divisor(input.shape[-2:], kernel, stride, padding, out, count_include_pad, divisor_override)
     values = (total / divisor).astype(input._np.dtype)
-    out_t = _wrap(np.ascontiguousarray(values if input.dim() == 4 else values[0]), input._device)
-    if _needs_grad(input):
-        node = AvgPool2DBackward0()
-        node._input_shape, node._padded_shape, node._divisor = tuple(input.shape), xp.shape[2:], divisor
-        node._saved_kernel_size, node._saved_stride, node._saved_padding = kernel, stride, padding
-        node._saved_ceil_mode, node._saved_count_include_pad = ceil_mode, count_include_pad
-        _record(node, (input,), out_t)
-    return out_t
+    return _wrap(np.ascontiguousarray(values if input.dim() == 4 else values[0]), input._device)
+
+
+def avg_pool2d_backward(grad, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Each window's gradient, divided by what the window averaged over, added back onto the
+    pixels it covered."""
+    check_not_double(grad, "AvgPool2DBackward0")
+    kernel, stride, padding, _, out = _pool_geometry(self, kernel_size, stride, padding, 1, ceil_mode)
+    shape = tuple(self.shape)
+    batched = self._np if self.dim() == 4 else self._np[None]
+    padded_shape = _padded_for_pooling(batched[:1, :1], padding, out, kernel, stride, (1, 1), 0).shape[2:]
+    divisor = _pool_divisor(shape[-2:], kernel, stride, padding, out, count_include_pad, divisor_override)
+    g = grad._np if len(shape) == 4 else grad._np[None]
+    per_element = (g / divisor)[..., None, None] * np.ones(kernel, dtype=g.dtype)
+    full = _add_windows_back(per_element, (g.shape[0], g.shape[1]) + padded_shape, stride, (1, 1))
+    ph, pw = padding
+    grad_input = full[:, :, ph: ph + shape[-2], pw: pw + shape[-1]]
+    return _wrap(np.ascontiguousarray(grad_input.reshape(shape)), grad._device)
 
 
 def _pool_divisor(size, kernel, stride, padding, out, count_include_pad, divisor_override):
@@ -318,48 +305,7 @@ def _pool_divisor(size, kernel, stride, padding, out, count_include_pad, divisor
     return (counts[0][:, None] * counts[1][None, :]).astype(np.float64)
 
 
-avg_pool2d.jvp = same_op_on_tangent(avg_pool2d)
-
-
 # -- padding --------------------------------------------------------------------------------
-class ConstantPadNdBackward0(Node):
-    def backward(self, grad):
-        for d, (before, after) in enumerate(self._pads):
-            if before or after:
-                size = grad.shape[d]
-                start, stop = builtins.max(before, 0), size - builtins.max(after, 0)
-                grad = grad.narrow(d, start, stop - start)
-        return (grad if self._negative is None else _grow(grad, self._negative),)
-
-
-def _grow(grad, negative):
-    """Where the padding was negative (a crop), the cropped part gets zeros."""
-    from .joining import cat
-    from .creation import zeros
-    for d, (before, after) in enumerate(negative):
-        parts = []
-        if before:
-            parts.append(zeros(grad.shape[:d] + (before,) + grad.shape[d + 1:], dtype=grad.dtype, device=grad.device))
-        parts.append(grad)
-        if after:
-            parts.append(zeros(grad.shape[:d] + (after,) + grad.shape[d + 1:], dtype=grad.dtype, device=grad.device))
-        grad = cat(parts, d) if len(parts) > 1 else grad
-    return grad
-
-
-class _FoldedPadBackward(Node):
-    """reflect / replicate: the padded pixels are copies, so their gradients add onto the
-    pixels they copied."""
-
-    def backward(self, grad):
-        (index,) = self.saved_values
-        out = np.zeros(self._input_shape, dtype=grad._np.dtype)
-        flat = out.reshape(self._lead + (-1,))
-        g = grad._np.reshape(self._lead + (-1,))
-        np.add.at(flat, (..., index._np.reshape(-1)), g)
-        return (_wrap(out, grad._device),)
-
-
 def _pad_pairs(pad, ndim):
     """torch's ``pad`` runs from the last dim backwards: (left, right, top, bottom, ...)."""
     if len(pad) % 2:
@@ -378,19 +324,7 @@ def pad(input, pad, mode="constant", value=None):
     last dim. ``mode``: 'constant' (``value``, default 0), 'reflect', 'replicate', 'circular'."""
     pairs = _pad_pairs(pad, input.dim())
     if mode == "constant":
-        fill = 0 if value is None else value
-        grown = [(builtins.max(b, 0), builtins.max(a, 0)) for b, a in pairs]
-        cropped = tuple(slice(-b if b < 0 else None, a if a < 0 else None) for b, a in pairs)
-        values = np.pad(input._np[cropped], grown, constant_values=fill)
-        out = _wrap(values, input._device)
-        if _needs_grad(input):
-            node = ConstantPadNdBackward0()
-            node._pads = grown
-            node._negative = [(-b if b < 0 else 0, -a if a < 0 else 0) for b, a in pairs] \
-                if builtins.any(b < 0 or a < 0 for b, a in pairs) else None
-            node._saved_pad = tuple(pad)
-            _record(node, (input,), out)
-        return out
+        return ops.constant_pad_nd(input, pad, 0 if value is None else value)
     if value:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
     dims = len(pad) // 2
@@ -403,28 +337,97 @@ def pad(input, pad, mode="constant", value=None):
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
-    numpy_mode = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode]
-    if mode == "reflect":
-        for (before, after), size in zip(pairs, input.shape):
-            if before >= size or after >= size:
-                raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input "
-                                   f"dimension, but got: padding ({before}, {after}) at dimension "
-                                   f"{pairs.index((before, after))} of input {list(input.shape)}")
-    # which input pixel each output pixel copies, found by padding the pixels' own indices
+    if mode == "circular":
+        return _pad_circular(input, pairs)
+    name = {"reflect": "reflection", "replicate": "replication"}[mode]
+    return getattr(ops, f"{name}_pad{dims}d")(input, tuple(pad))
+
+
+def constant_pad_nd(input, pad, value=0):
+    if len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    pairs = _pad_pairs(pad, input.dim())
+    grown = [(builtins.max(b, 0), builtins.max(a, 0)) for b, a in pairs]
+    cropped = tuple(slice(-b if b < 0 else None, a if a < 0 else None) for b, a in pairs)
+    return _wrap(np.pad(input._np[cropped], grown, constant_values=value), input._device)
+
+
+def _copy_index(input, padding, mode):
+    """Which input pixel each output pixel copies, found by padding the pixels' own indices."""
+    pairs = _pad_pairs(padding, input.dim())
+    dims = len(padding) // 2
     lead = tuple(input.shape[:input.dim() - dims])
     plane = tuple(input.shape[input.dim() - dims:])
     positions = np.arange(math.prod(plane)).reshape(plane)
-    index = np.pad(positions, pairs[input.dim() - dims:], mode=numpy_mode)
-    values = input._np.reshape(lead + (-1,))[..., index.reshape(-1)].reshape(lead + index.shape)
-    out = _wrap(np.ascontiguousarray(values), input._device)
-    if _needs_grad(input):
-        kind = {"reflect": "ReflectionPad", "replicate": "ReplicationPad", "circular": "CircularPad"}[mode]
-        node = type(f"{kind}{dims}DBackward0", (_FoldedPadBackward,), {})()
-        node.save(_wrap(index, input._device))
-        node._input_shape, node._lead = tuple(input.shape), lead
-        _record(node, (input,), out)
+    return np.pad(positions, pairs[input.dim() - dims:], mode=mode), lead
+
+
+def folded_pad(mode, dims):
+    """reflect / replicate of the last ``dims`` dims: every output pixel a copy of an input pixel."""
+    def pad_nd(input, padding):
+        if len(padding) != 2 * dims:
+            raise RuntimeError(f"padding size is expected to be {2 * dims}, but got: {len(padding)}")
+        if mode == "reflect":  # a reflection must stay inside the input
+            for i in range(dims):
+                d, left, right = input.dim() - 1 - i, padding[2 * i], padding[2 * i + 1]
+                if left >= input.shape[d] or right >= input.shape[d]:
+                    raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding "
+                                       f"input dimension, but got: padding ({left}, {right}) at dimension {d} of "
+                                       f"input {list(input.shape)}")
+        index, lead = _copy_index(input, padding, mode)
+        values = input._np.reshape(lead + (-1,))[..., index.reshape(-1)].reshape(lead + index.shape)
+        return _wrap(np.ascontiguousarray(values), input._device)
+    pad_nd.__name__ = pad_nd.__qualname__ = {"reflect": "reflection_pad", "edge": "replication_pad"}[mode] + f"{dims}d"
+    return pad_nd
+
+
+def folded_pad_backward(mode):
+    """The padded pixels are copies, so their gradients add onto the pixels they copied."""
+    def backward(grad, self, padding):
+        check_not_double(grad, "the backward of a reflect or replicate pad")
+        index, lead = _copy_index(self, padding, mode)
+        out = np.zeros(tuple(self.shape), dtype=grad._np.dtype)
+        flat = out.reshape(lead + (-1,))
+        np.add.at(flat, (..., index.reshape(-1)), grad._np.reshape(lead + (-1,)))
+        return _wrap(out, grad._device)
+    return backward
+
+
+def constant_pad_backward(grad, pad):
+    """The gradient of the input's part of the output; where the padding was negative (a
+    crop), the cropped part gets zeros."""
+    pairs = _pad_pairs(pad, grad.dim())
+    for d, (before, after) in enumerate(pairs):
+        if before > 0 or after > 0:
+            start = builtins.max(before, 0)
+            grad = grad.narrow(d, start, grad.shape[d] - start - builtins.max(after, 0))
+    for d, (before, after) in enumerate(pairs):
+        parts = []
+        if before < 0:
+            parts.append(ops.zeros(grad.shape[:d] + (-before,) + grad.shape[d + 1:], dtype=grad.dtype, device=grad.device))
+        parts.append(grad)
+        if after < 0:
+            parts.append(ops.zeros(grad.shape[:d] + (-after,) + grad.shape[d + 1:], dtype=grad.dtype, device=grad.device))
+        grad = ops.cat(parts, d) if len(parts) > 1 else grad
+    return grad
+
+
+def _pad_circular(input, pairs):
+    """Circular padding as torch builds it: an empty output, the input copied into its middle,
+    then each padded border copied from the opposite side (in place: CopySlices)."""
+    if builtins.any(b < 0 or a < 0 for b, a in pairs):
+        raise NotImplementedError("reftorch: circular padding with negative sizes is not implemented")
+    shape = tuple(n + b + a for n, (b, a) in zip(input.shape, pairs))
+    out = ops.empty(shape, dtype=input.dtype, device=input.device)
+    middle = out
+    for d, (b, a) in enumerate(pairs):
+        middle = middle.narrow(d, b, input.shape[d])
+    middle.copy_(input)
+    for d in range(input.dim() - 1, -1, -1):
+        b, a = pairs[d]
+        size = input.shape[d]
+        if b:
+            out.narrow(d, 0, b).copy_(out.narrow(d, size, b))
+        if a:
+            out.narrow(d, b + size, a).copy_(out.narrow(d, b, a))
     return out
-
-
-_pad = pad
-pad.jvp = lambda t, out, input, pad, mode="constant", value=None: _pad(t(input), pad, mode)

@@ -8,16 +8,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..autograd.graph import Node
 from ..dispatch import canonical, kernel
 from ..storage import contiguous_strides, elementwise_strides, preserve_format_strides
 from ..tensor import Tensor, _wrap_dim
-from ._support import no_tangent, same_op_on_tangent, _needs_grad, _non_overlapping_and_dense, _record, _view_of, _with_strides, _wrap
-
-
-class CloneBackward0(Node):
-    def backward(self, grad):
-        return (grad,)
+from ._support import _non_overlapping_and_dense, _view_of, _with_strides, _wrap
+from .codegen import ops
 
 
 def _copy_preserving_format(input, array, memory_format, device):
@@ -34,18 +29,7 @@ def _copy_preserving_format(input, array, memory_format, device):
 
 
 def clone(input, *, memory_format=None):
-    out = _copy_preserving_format(input, kernel("copy", input._device)(input._np), memory_format, input._device)
-    if _needs_grad(input):
-        _record(CloneBackward0(), (input,), out)
-    return out
-
-
-clone.jvp = same_op_on_tangent(clone)
-
-
-class FlipBackward0(Node):
-    def backward(self, grad):
-        return (flip(grad, self._saved_dims),)
+    return _copy_preserving_format(input, kernel("copy", input._device)(input._np), memory_format, input._device)
 
 
 def flip(input, dims):
@@ -63,44 +47,21 @@ def flip(input, dims):
     # the result is laid out as torch's empty_like(input) lays it out (preserve_format)
     strides = input._stride if _non_overlapping_and_dense(input._shape, input._stride) else \
         elementwise_strides(input._shape, [input._stride])
-    out = _with_strides(np.flip(input._np, axes) if axes else input._np, strides, input._device)
-    if _needs_grad(input):
-        node = FlipBackward0()
-        node._saved_dims = tuple(wrapped)
-        _record(node, (input,), out)
-    return out
-
-
-flip.jvp = same_op_on_tangent(flip)
-
-
-def _flip_method(input, *dims):
-    # the method also takes the dims one by one: x.flip(0, 1)
-    if not dims:
-        raise TypeError('flip() missing 1 required positional arguments: "dims"')
-    return flip(input, list(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else list(dims))
-
-
-_flip_method.jvp = same_op_on_tangent(_flip_method)
+    return _with_strides(np.flip(input._np, axes) if axes else input._np, strides, input._device)
 
 
 def contiguous(input, memory_format=None):
     if input.is_contiguous():
         return input
-    return clone(input, memory_format="contiguous")
-
-
-contiguous.jvp = same_op_on_tangent(contiguous)
+    return ops.clone(input, memory_format="contiguous")
 
 
 def detach(input):
-    """Same memory and version counter, no graph: the numbers without their history."""
-    out = _view_of(input, input._shape, input._stride, input._offset)
+    """Same memory and version counter, no graph: the numbers without their history (and
+    without a tangent: forward AD sees a constant)."""
+    out = _view_of(input, input._shape, input._stride, input._offset, input._np)
     out._base = None
     return out
-
-
-detach.jvp = no_tangent  # the numbers without their history: no tangent either
 
 
 def detach_(input):
@@ -114,11 +75,6 @@ def detach_(input):
     input.grad_fn = None
     input._requires_grad = False
     return input
-
-
-class ToCopyBackward0(Node):
-    def backward(self, grad):
-        return (grad,)  # the engine converts dtype and device back to the input's
 
 
 def _parse_to(args, kwargs):
@@ -143,28 +99,22 @@ def to(input, *args, **kwargs):
         raise AssertionError("Torch not compiled with CUDA enabled")
     if new_dtype is input.dtype and new_device == input._device and not copy:
         return input
+    return ops._to_copy(input, dtype=new_dtype, device=new_device, memory_format=kwargs.pop("memory_format", None))
+
+
+def _to_copy(input, *, dtype=None, device=None, non_blocking=False, memory_format=None):
+    """A copy in ``dtype`` on ``device`` (what ``to`` makes when something changes)."""
+    new_dtype = dtype or input.dtype
+    new_device = input._device if device is None else canonical(device)
     if new_device == input._device:
         array = kernel("copy", new_device)(input._np, new_dtype.numpy)
     else:
         # leave the source device as host memory, then enter the target's memory
         host = np.array(input._np, dtype=new_dtype.numpy, order="C", copy=True)
         array = kernel("copy", new_device)(host) if new_device.type != "cpu" else host
-    out = _copy_preserving_format(input, array, kwargs.pop("memory_format", None), new_device)
-    if _needs_grad(input) and new_dtype.is_floating_point:
-        _record(ToCopyBackward0(), (input,), out)
-    return out
+    return _copy_preserving_format(input, array, memory_format, new_device)
 
 
-to.jvp = lambda t, out, input, *args, **kwargs: t(input).to(out.dtype) if out.dtype.is_floating_point else None
-
-
-def _converter(d):
-    """``x.float()``, ``x.long()``, ...: ``to`` a fixed dtype."""
-    def convert(input, memory_format=None):
-        return to(input, d, memory_format=memory_format)
-    convert.__name__ = "to"
-    convert.jvp = lambda t, out, input, memory_format=None: t(input).to(d) if d.is_floating_point else None
-    return convert
-
-
-
+def type_as(input, other):
+    """``x.type_as(y)``: x in y's dtype (x itself when it already has it)."""
+    return ops.to(input, other.dtype)

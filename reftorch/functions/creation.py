@@ -15,8 +15,8 @@ from .. import dispatch as _dispatch
 from ..dispatch import canonical, cpu, kernel
 from ..storage import Storage, preserve_format_strides
 from ..tensor import Size, Tensor
-from ._support import no_tangent, _non_overlapping_and_dense, _with_strides, _wrap
-from .copies import to
+from ._support import _non_overlapping_and_dense, _with_strides, _wrap
+from .codegen import ops
 
 
 def _shape_arg(size, name=None, keyword=None):
@@ -101,20 +101,12 @@ def _like(maker):
 
 zeros_like = _like(zeros)
 
-
-zeros_like.jvp = no_tangent
 ones_like = _like(ones)
 
-
-ones_like.jvp = no_tangent
 empty_like = _like(empty)
 
-
-empty_like.jvp = no_tangent
 full_like = _like(full)
 
-
-full_like.jvp = no_tangent
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -129,11 +121,15 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         start, end, step = builtins.int(start), builtins.int(end), builtins.int(step)
         if step == 0:
             raise ValueError("step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     d = _device_arg(device)
     return _finish(_wrap(kernel("arange", d)(start, end, step, dtype.numpy), d), requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
     dtype = dtype or dtypes.get_default_dtype()
     d = _device_arg(device)
     values = np.linspace(start, end, steps).astype(dtype.numpy)
@@ -141,6 +137,9 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    for name, size in (("n", n), ("m", m)):
+        if size is not None and size < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {size}")
     dtype = dtype or dtypes.get_default_dtype()
     d = _device_arg(device)
     values = np.eye(n, m, dtype=dtype.numpy)
@@ -212,7 +211,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
             "or sourceTensor.detach().clone().requires_grad_(True), rather than "
             "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
         out = _wrap(dtypes.cast(data._np, dtype or data.dtype), data._device)
-        return _finish(out if d == out._device else to(out, d), requires_grad)
+        return _finish(out if d == out._device else ops.to(out, d), requires_grad)
     if isinstance(data, np.generic):  # a NumPy scalar keeps its dtype, as a 0-dim array
         data = np.asarray(data)
     if isinstance(data, np.ndarray):
@@ -221,12 +220,12 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
             return _finish(_copy_keeping_layout(from_numpy(data), dtype or source_dtype), requires_grad)
         values = np.ascontiguousarray(dtypes.cast(data, dtype or source_dtype))
     else:
+        if dtype is not None:
+            _check_rectangular(data)
         values = dtypes.cast(_unwrap_scalars(data), dtype or _infer_dtype(data))
     out = _wrap(kernel("copy", d)(values) if d.type != "cpu" else values, d)
     return _finish(out, requires_grad)
 
-
-tensor.jvp = no_tangent
 
 
 def _copy_keeping_layout(source, dtype):
@@ -249,13 +248,11 @@ def _unwrap_scalars(data):
 
 def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
-        return to(data, dtype=dtype, device=device)
+        return ops.to(data, dtype=dtype, device=device)
     if isinstance(data, np.ndarray) and (dtype is None or dtype.numpy == data.dtype) and device in (None, "cpu", cpu):
         return from_numpy(data)
     return tensor(data, dtype=dtype, device=device)
 
-
-as_tensor.jvp = no_tangent
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -297,24 +294,16 @@ def _new_maker(maker, name):
 
 new_zeros = _new_maker(zeros, "new_zeros")
 
-
-new_zeros.jvp = no_tangent
 new_ones = _new_maker(ones, "new_ones")
 
-
-new_ones.jvp = no_tangent
 new_empty = _new_maker(empty, "new_empty")
 
-
-new_empty.jvp = no_tangent
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     return full(size, fill_value, dtype=dtype or self.dtype, device=device or self._device,
                 requires_grad=requires_grad)
 
-
-new_full.jvp = no_tangent
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
@@ -327,8 +316,6 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
         data = data.detach().cpu()._np  # (warned once above; torch.tensor would warn again)
     return tensor(data, dtype=dtype or self.dtype, device=device or self._device, requires_grad=requires_grad)
 
-
-new_tensor.jvp = no_tangent
 
 
 # -- the legacy constructors: torch.Tensor(...), torch.FloatTensor(...) ---------------------

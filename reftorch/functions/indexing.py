@@ -1,8 +1,9 @@
 """Indexing: ``t[key]`` and ``t[key] = value`` (basic and advanced), index_put_,
-masked_fill, gather.
+masked_fill, gather, scatter, index_select, index_add, index_fill.
 
-Basic indexing (ints, slices, None, ...) gives views; advanced indexing (tensors, lists,
-masks) copies, and its backward scatters the gradient back to the positions it read.
+Basic indexing (ints, slices, None, ...) gives views (select, slice, unsqueeze); advanced
+indexing (tensors, lists, masks) copies (``index``), and its backward scatters the gradient
+back to the positions it read.
 """
 from __future__ import annotations
 
@@ -12,31 +13,13 @@ import warnings
 import numpy as np
 
 from .. import dtypes
-from ..autograd.graph import FREED_MESSAGE, Node
 from ..dispatch import kernel
 from ..storage import broadcast_shapes, broadcast_strides, contiguous_strides, elementwise_strides, view_strides
 from ..tensor import Tensor, _cpp_type_name, _wrap_dim
 from ..tensor import _scalar_type_name as _scalar_name
-from ._support import (
-    DerivativeNotImplemented, _RawFormula, _devices, _needs_grad, _record, _requires, _warn_once,
-    _with_strides, _wrap,
-)
-from .comparison import where
-from .copies import clone
-from .creation import ones_like, zeros, zeros_like
-from .inplace import _inplace, copy_
-from .views import AliasBackward0, _embed, _make_view, _select, _slice, unsqueeze, view
-
-
-class IndexBackward0(_RawFormula):
-    def backward(self, grad):
-        self._check_not_double(grad)
-        if self._freed:  # torch saves the indices as tensors, freed after backward like any other
-            raise RuntimeError(FREED_MESSAGE)
-        return (_embed(grad, self._saved_self_sym_sizes, self._key, accumulate=True),)
-
-    def release(self):
-        self._freed = True
+from ._support import _devices, _warn_once, _with_strides, _wrap
+from .codegen import ops
+from .views import _embed, check_select
 
 
 def _is_basic(item):
@@ -113,12 +96,18 @@ def _expand_key(input, key):
     return key
 
 
+def _slice(input, dim, item):
+    start, stop = item.start, item.stop
+    return ops.slice(input, dim, 0 if start is None else start, 9223372036854775807 if stop is None else stop,
+                     1 if item.step is None else item.step)
+
+
 def _basic_index(input, key):
     """ints select, slices slice, None unsqueezes: every step is a view."""
     out, dim = input, 0
     for item in key:
         if item is None:
-            out = unsqueeze(out, dim)
+            out = ops.unsqueeze(out, dim)
             dim += 1
         elif isinstance(item, slice):
             size = out._shape[dim]
@@ -126,10 +115,11 @@ def _basic_index(input, key):
                                        and item.stop is not None and item.stop >= size):
                 dim += 1  # a full slice changes nothing and records nothing, as in torch
                 continue
-            out = _slice(out, dim, item.start, item.stop, 1 if item.step is None else item.step)
+            out = _slice(out, dim, item)
             dim += 1
         else:
-            out = _select(out, dim, item, indexing=True)
+            check_select(out, dim, item, indexing=True)
+            out = ops.select(out, dim, item)
     return out
 
 
@@ -162,36 +152,47 @@ def _scalar_tensor_keys(key):
 
 
 def getitem(input, key):
+    """``t[key]``: views for ints, slices, None and ``...``; a copy (``index``) for tensors,
+    lists and masks."""
     _check_0dim_key(input, key)
     key = _scalar_tensor_keys(key)
     if isinstance(key, slice):  # torch's one-slice path records a slice even when it is full
-        return _slice(input, 0, key.start, key.stop, 1 if key.step is None else key.step) \
-            if input.dim() else _basic_index(input, _expand_key(input, key))
+        return _slice(input, 0, key) if input.dim() else _basic_index(input, _expand_key(input, key))
     key = _expand_key(input, key)
     if builtins.all(_is_basic(k) for k in key):
         out = _basic_index(input, key)
         if out is input:  # t[()], t[...], t[:, :]: still a new view, as in torch
-            out = _make_view(input, input._shape, input._stride, input._offset, AliasBackward0)
+            out = ops.alias(input)
         return out
     if not _holds_python_bool(key):
         # torch applies ints, slices and None first (views), then indexes what is left
         input, key = _basic_index(input, _basic_part(key)), _advanced_part(key)
-    np_key = _numpy_key(key)
+    return ops.index(input, _Key(key))
+
+
+class _Key(tuple):
+    """An advanced-indexing key as the user wrote it (tensors, lists, slices), and the same
+    key for NumPy: what ``index`` reads and what its backward writes through."""
+
+    @property
+    def numpy(self):
+        return _numpy_key(self)
+
+
+def index(input, indices):
+    """The elements at advanced-indexing ``indices``, as a new tensor laid out as torch's."""
+    np_key = _numpy_key(indices)
     try:
         values = kernel("index", input._device)(input._np, np_key)
     except IndexError as error:
         raise IndexError(str(error).replace("axis", "dimension")) from None
-    strides = _index_strides(input, key, values.shape)
-    out = _with_strides(values, strides, input._device) if strides else _wrap(values, input._device)
-    if _needs_grad(input):
-        node = IndexBackward0()
-        node._saved_self_sym_sizes, node._key = input._shape, np_key
-        _record(node, (input,), out)
-    return out
+    strides = _index_strides(input, indices, values.shape)
+    return _with_strides(values, strides, input._device) if strides else _wrap(values, input._device)
 
 
-# forward mode: indexing the tangent the same way
-getitem.jvp = lambda t, out, input, key: getitem(t(input), key)
+def index_backward(grad, sizes, indices):
+    """Zeros of the input's sizes with the gradient added at every position read."""
+    return _embed(grad, sizes, _numpy_key(indices), accumulate=True)
 
 
 def _holds_python_bool(key) -> bool:
@@ -261,16 +262,8 @@ def _index_strides(input, key, shape):
     return elementwise_strides(out_shape, operands)
 
 
-class IndexPutBackward0(Node):
-    def backward(self, grad):
-        key = self._key
-        grad_self = grad.clone()
-        if not self._accumulate:
-            kernel("index_put_", grad._device)(grad_self._np, key, 0, False)
-        return grad_self, grad[key]
-
-
 def setitem(input, key, value):
+    """``t[key] = value``: a copy into the view for a basic key, ``index_put_`` otherwise."""
     _check_0dim_key(input, key)
     if not isinstance(value, (Tensor, builtins.int, builtins.float, np.generic)):
         raise TypeError(f"can't assign a {type(value).__name__} to a {input.type()}")
@@ -280,24 +273,14 @@ def setitem(input, key, value):
         while shape and shape[0] == 1:
             shape = shape[1:]
         if shape != value._shape:
-            value = view(value, shape)
+            value = ops.view(value, shape)
     if builtins.all(_is_basic(k) for k in key):
-        target = _basic_index(input, key)
-        copy_(target, value)
+        ops.copy_(_basic_index(input, key), value)
         return
     if not _holds_python_bool(key):
         # as in getitem: ints, slices and None first (a view), then index_put_ on that view
         input, key = _basic_index(input, _basic_part(key)), _advanced_part(key)
-    index_put_(input, _numpy_key(key), value)
-
-
-def _setitem_tangent(t, out, input, key, value):
-    tangent = t(input).clone()
-    setitem(tangent, key, t(value) if isinstance(value, Tensor) else 0)
-    return tangent
-
-
-setitem.jvp = _setitem_tangent
+    ops.index_put_(input, _Key(key), value)
 
 
 def _put(target, key, values, accumulate):
@@ -313,60 +296,49 @@ def _put(target, key, values, accumulate):
                            f"broadcast to indexing result of shape {picked}") from None
 
 
-def index_put_(input, key, values, accumulate=False):
-    if not isinstance(key, tuple):
-        key = (key,)
-    key = _numpy_key(key)
+def index_put(input, indices, values, accumulate=False):
+    """A copy of ``input`` with ``values`` written (or added) at ``indices``."""
+    if not isinstance(indices, tuple):
+        indices = (indices,)
+    key = _numpy_key(indices)
     if isinstance(values, Tensor) and values.dtype is not input.dtype:
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
             f"{_scalar_name(input.dtype)} for the destination and {_scalar_name(values.dtype)} for the source.")
-    if input.numel() and builtins.any(n > 1 and s == 0 for n, s in zip(input._shape, input._stride)):
-        # torch still writes (each shared cell once per index), but warns
+    out = ops.clone(input)
+    _put(out, key, values._np if isinstance(values, Tensor) else values, accumulate)
+    return out
+
+
+def _warn_expanded(target, op, example):
+    """torch still writes into an expanded tensor (each shared cell once per index), but warns."""
+    if target.numel() and builtins.any(n > 1 and s == 0 for n, s in zip(target._shape, target._stride)):
         warnings.warn(
-            "Use of index_put_ on expanded tensors is deprecated. Please clone() the tensor before "
-            "performing this operation. This also applies to advanced indexing e.g. "
-            "tensor[indices] = tensor", UserWarning, stacklevel=2)
-    raw = values._np if isinstance(values, Tensor) else values
-
-    def compute(old):
-        out = clone(old) if not _needs_grad(old, values) else _clone_nograd(old)
-        _put(out, key, raw, accumulate)
-        if _needs_grad(old, values):
-            node = IndexPutBackward0()
-            node._key, node._accumulate = key, accumulate
-            _record(node, (old, values), out)
-        return out
-    return _inplace(input, compute, (values,), fast=lambda: _put(input, key, raw, accumulate))
+            f"Use of {op} on expanded tensors is deprecated. Please clone() the tensor before performing "
+            f"this operation. This also applies to advanced indexing e.g. {example}", UserWarning, stacklevel=4)
 
 
-def _index_put_tangent(t, out, input, key, values, accumulate=False):
-    tangent = t(input).clone()
-    index_put_(tangent, key, t(values) if isinstance(values, Tensor) else 0, accumulate)
-    return tangent
+def check_index_put_(input, indices, values, accumulate=False):
+    _warn_expanded(input, "index_put_", "tensor[indices] = tensor")
 
 
-index_put_.jvp = _index_put_tangent
+def check_masked_fill_(input, mask, value):
+    """The in-place form's own checks, in torch's order: the arguments, the mask's shape
+    against ``input`` (not the other way round), then an expanded target's warning."""
+    _check_masked_fill_args(mask, value)
+    shape = broadcast_shapes(input._shape, mask._shape)
+    if shape != input._shape:
+        raise RuntimeError(
+            f"output with shape {list(input._shape)} doesn't match the broadcast shape {list(shape)}"
+        )
+    _warn_expanded(input, "masked_fill_", "tensor[mask] = scalar")
 
 
-def _clone_nograd(t):
-    return _wrap(np.array(t._np, copy=True), t._device)
-
-
-class MaskedFillBackward0(Node):  # value is a number
-    _saved_names = ('mask',)
-
-    def backward(self, grad):
-        (mask,) = self.saved_values
-        return (where(mask, zeros_like(grad), grad),)
-
-
-class MaskedFillBackward1(Node):  # value is a 0-dim tensor
-    _saved_names = ('mask',)
-
-    def backward(self, grad):
-        (mask,) = self.saved_values
-        return where(mask, zeros_like(grad), grad), where(mask, grad, zeros_like(grad)).sum()
+def index_put_backward(grad, indices, accumulate, values_needed=None):
+    grad_self = grad.clone()
+    if not accumulate:
+        kernel("index_put_", grad._device)(grad_self._np, _numpy_key(indices), 0, False)
+    return grad_self
 
 
 def _check_masked_fill_args(mask, value):
@@ -387,42 +359,8 @@ def masked_fill(input, mask, value):
     fill = value._np.astype(input.dtype.numpy) if isinstance(value, Tensor) else value
     dev = _devices(input, mask)
     # torch fills a row-major clone, whatever the input's layout
-    out = _wrap(np.asarray(
+    return _wrap(np.asarray(
         kernel("where", dev)(mask._np, np.asarray(fill, dtype=input.dtype.numpy), input._np), order="C"), dev)
-    if _needs_grad(input, value):
-        node = MaskedFillBackward1() if isinstance(value, Tensor) else MaskedFillBackward0()
-        node.save(mask)
-        _record(node, (input, value) if isinstance(value, Tensor) else (input,), out)
-    return out
-
-
-masked_fill.jvp = lambda t, out, input, mask, value: masked_fill(
-    t(input), mask, t(value) if isinstance(value, Tensor) else 0)
-
-
-def masked_fill_(input, mask, value):
-    """In place: write ``value`` wherever ``mask`` (broadcast to ``input``'s shape) is True."""
-    _check_masked_fill_args(mask, value)
-    shape = broadcast_shapes(input._shape, mask._shape)
-    if shape != input._shape:
-        raise RuntimeError(
-            f"output with shape {list(input._shape)} doesn't match the broadcast shape {list(shape)}"
-        )
-    if builtins.any(st == 0 and n > 1 for n, st in zip(input._shape, input._stride)):
-        warnings.warn(
-            "Use of masked_fill_ on expanded tensors is deprecated. Please clone() the tensor "
-            "before performing this operation. This also applies to advanced indexing e.g. "
-            "tensor[mask] = scalar", UserWarning, stacklevel=2)
-
-    def fast():
-        number = value._np.astype(input.dtype.numpy) if isinstance(value, Tensor) else value
-        kernel("index_put_", _devices(input, mask))(
-            input._np, np.broadcast_to(mask._np, input._shape), number, False)
-    return _inplace(input, lambda old: masked_fill(old, mask, value),
-                    (value,) if isinstance(value, Tensor) else (), fast)
-
-
-masked_fill_.jvp = masked_fill.jvp
 
 
 def _check_index_tensor(op, input, dim, index, src=None):
@@ -463,31 +401,13 @@ def _leading_part(array, shape):
     return array[tuple(slice(0, n) for n in shape)]
 
 
-class GatherBackward0(Node):
-    _saved_names = ('index',)
-
-    def backward(self, grad):
-        (index,) = self.saved_values
-        out = zeros(self._saved_self_sym_sizes, dtype=grad.dtype, device=grad._device)
-        return (out.scatter_add(self._saved_dim, index, grad),)
-
-
 def gather(input, dim, index, *, sparse_grad=False):
     """``out[i][j] = input[i][index[i][j]]`` for dim 1: pick, along ``dim``, the positions ``index`` names."""
     d = _wrap_dim(dim, input.dim())
     _check_index_tensor("gather", input, d, index)
     source = _leading_part(input._np, index._shape[:d] + (input._shape[d],) + index._shape[d + 1:]) \
         if input.dim() else input._np
-    out = _wrap(kernel("take_along_dim", input._device)(source, index._np.astype(np.int64), d), input._device)
-    if _needs_grad(input):
-        node = GatherBackward0()
-        node.save(index)
-        node._saved_dim, node._saved_self_sym_sizes = d, input._shape
-        _record(node, (input,), out)
-    return out
-
-
-gather.jvp = lambda t, out, input, dim, index, *, sparse_grad=False: gather(t(input), dim, index)
+    return _wrap(kernel("take_along_dim", input._device)(source, index._np.astype(np.int64), d), input._device)
 
 
 _REDUCE_IDENTITY = {"sum": 0, "prod": 1, "mean": 0, "amax": -np.inf, "amin": np.inf}
@@ -526,107 +446,69 @@ def _check_scatter(op, input, dim, index, src):
     return d
 
 
-class ScatterBackward0(Node):  # a tensor src
-    _saved_names = ('index',)
-
-    def backward(self, grad):
-        (index,) = self.saved_values
-        return grad.scatter(self._saved_dim, index, 0), grad.gather(self._saved_dim, index)
-
-
-class ScatterBackward1(Node):  # a number
-    _saved_names = ('index',)
-
-    def backward(self, grad):
-        (index,) = self.saved_values
-        return (grad.scatter(self._saved_dim, index, 0),)
-
-
-class ScatterAddBackward0(Node):
-    _saved_names = ('index',)
-
-    def backward(self, grad):
-        (index,) = self.saved_values
-        return grad, grad.gather(self._saved_dim, index)
-
-
 _SCATTER_REDUCE_WORDS = {"add": "sum", "multiply": "prod"}
 
 
-def scatter(input, dim, index, src=None, *, value=None, reduce=None):
-    """A copy of ``input`` with ``src`` (a tensor or a number) written at ``index`` along ``dim``:
-    ``out[i][index[i][j]] = src[i][j]`` for dim 1. ``reduce='add'`` or ``'multiply'`` combines."""
-    src = value if src is None else src
+def scatter(input, dim, index, src):
+    """A copy of ``input`` with ``src`` written at ``index`` along ``dim``:
+    ``out[i][index[i][j]] = src[i][j]`` for dim 1."""
     d = _check_scatter("scatter", input, dim, index, src)
-    if reduce is not None:
-        if reduce not in _SCATTER_REDUCE_WORDS:
-            raise RuntimeError("reduce argument must be either add or multiply.")
-        if isinstance(src, Tensor):  # torch says it once per process
-            _warn_once("scatter_reduce_argument",
-                       "The reduce argument of torch.scatter with Tensor src is deprecated and will be "
-                       "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
-                       "reduction options.")
-    values = _scatter_values(input, d, index, src, _SCATTER_REDUCE_WORDS.get(reduce))
-    out = _wrap(values, input._device)
-    if _needs_grad(input, src):
-        if reduce is not None:
-            _record(DerivativeNotImplemented("scatter_reduce"), [t for t in (input, src) if _requires(t)], out)
-            return out
-        node = ScatterBackward0() if isinstance(src, Tensor) else ScatterBackward1()
-        node.save(index)
-        node._saved_dim = d
-        _record(node, (input, src) if isinstance(src, Tensor) else (input,), out)
-    return out
+    return _wrap(_scatter_values(input, d, index, src), input._device)
 
 
-scatter.jvp = lambda t, out, input, dim, index, src=None, *, value=None, reduce=None: scatter(
-    t(input), dim, index, t(src) if isinstance(src, Tensor) else 0) if reduce is None else None
+def scatter_value(input, dim, index, value):
+    """``scatter`` of one number everywhere ``index`` points."""
+    return scatter(input, dim, index, value)
+
+
+def scatter_reduce_legacy(input, dim, index, src, *, reduce):
+    """``scatter(..., reduce='add' / 'multiply')``: the old spelling of scatter_reduce."""
+    d = _check_scatter("scatter", input, dim, index, src)
+    if reduce not in _SCATTER_REDUCE_WORDS:
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    if isinstance(src, Tensor):  # torch says it once per process
+        _warn_once("scatter_reduce_argument",
+                   "The reduce argument of torch.scatter with Tensor src is deprecated and will be "
+                   "removed in a future PyTorch release. Use torch.scatter_reduce instead for more "
+                   "reduction options.")
+    return _wrap(_scatter_values(input, d, index, src, _SCATTER_REDUCE_WORDS.get(reduce)), input._device)
+
+
+def scatter_value_reduce(input, dim, index, value, *, reduce):
+    return scatter_reduce_legacy(input, dim, index, value, reduce=reduce)
 
 
 def scatter_add(input, dim, index, src):
     """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (repeated indices add up)."""
     d = _check_scatter("scatter_add", input, dim, index, src)
-    out = _wrap(_scatter_values(input, d, index, src, "sum"), input._device)
-    if _needs_grad(input, src):
-        node = ScatterAddBackward0()
-        node.save(index)
-        node._saved_dim = d
-        _record(node, (input, src), out)
-    return out
+    return _wrap(_scatter_values(input, d, index, src, "sum"), input._device)
 
 
-scatter_add.jvp = lambda t, out, input, dim, index, src: scatter_add(t(input), dim, index, t(src))
-
-
-class ScatterReduceBackward0(Node):
+def scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result):
     """sum: the gradient passes to every contribution; mean: divided by the count; prod: the
     product of the others; amax/amin: split evenly between the values that reached the result."""
-
-    _saved_names = ('self', 'index', 'src', 'result')
-
-    def backward(self, grad):
-        input, index, src, result = self.saved_values
-        dim, reduce, include_self = self._saved_dim, self._saved_reduce, self._saved_include_self
-        picked = src[tuple(slice(0, n) for n in index._shape)]
-        if reduce == "sum":
-            grad_self, grad_src = grad, grad.gather(dim, index)
-        elif reduce == "mean":
-            ones = _wrap(np.ones(index._shape, dtype=grad._np.dtype), grad._device)
-            count = (ones_like(grad) if include_self else zeros_like(grad)).scatter_add(dim, index, ones)
-            count = where(count == 0, ones_like(count), count)
-            grad_self, grad_src = grad / count, (grad / count).gather(dim, index)
-        elif reduce == "prod":
-            grad_self = grad * result / where(input == 0, ones_like(input), input)
-            grad_src = (grad * result).gather(dim, index) / where(picked == 0, ones_like(picked), picked)
-        else:  # amax, amin: the values equal to the result share its gradient
-            self_hits = (input == result).to(grad.dtype)
-            src_hits = (picked == result.gather(dim, index)).to(grad.dtype)
-            count = (self_hits if include_self else zeros_like(grad)).scatter_add(dim, index, src_hits)
-            share = grad / where(count == 0, ones_like(count), count)
-            grad_self, grad_src = share * self_hits, share.gather(dim, index) * src_hits
-        if not include_self:
-            grad_self = grad_self.scatter(dim, index, 0)
-        return grad_self, grad_src
+    input = self
+    dim = _wrap_dim(dim, input.dim())
+    picked = src[tuple(slice(0, n) for n in index._shape)]
+    if reduce == "sum":
+        grad_self, grad_src = grad, grad.gather(dim, index)
+    elif reduce == "mean":
+        ones = _wrap(np.ones(index._shape, dtype=grad._np.dtype), grad._device)
+        count = (ops.ones_like(grad) if include_self else ops.zeros_like(grad)).scatter_add(dim, index, ones)
+        count = ops.where(count == 0, ops.ones_like(count), count)
+        grad_self, grad_src = grad / count, (grad / count).gather(dim, index)
+    elif reduce == "prod":
+        grad_self = grad * result / ops.where(input == 0, ops.ones_like(input), input)
+        grad_src = (grad * result).gather(dim, index) / ops.where(picked == 0, ops.ones_like(picked), picked)
+    else:  # amax, amin: the values equal to the result share its gradient
+        self_hits = (input == result).to(grad.dtype)
+        src_hits = (picked == result.gather(dim, index)).to(grad.dtype)
+        count = (self_hits if include_self else ops.zeros_like(grad)).scatter_add(dim, index, src_hits)
+        share = grad / ops.where(count == 0, ops.ones_like(count), count)
+        grad_self, grad_src = share * self_hits, share.gather(dim, index) * src_hits
+    if not include_self:
+        grad_self = grad_self.scatter(dim, index, 0)
+    return grad_self, grad_src
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
@@ -636,22 +518,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if reduce not in _REDUCE_IDENTITY:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     d = _check_scatter("scatter_reduce", input, dim, index, src)
-    out = _wrap(_scatter_values(input, d, index, src, reduce, include_self), input._device)
-    if _needs_grad(input, src):
-        node = ScatterReduceBackward0()
-        node._saved_dim, node._saved_reduce, node._saved_include_self = d, reduce, include_self
-        node.save(input, index, src, output=out)
-        _record(node, (input, src), out)
-    return out
-
-
-class IndexSelectBackward0(Node):
-    _saved_names = ('index',)
-
-    def backward(self, grad):
-        (index,) = self.saved_values
-        out = zeros(self._saved_self_sym_sizes, dtype=grad.dtype, device=grad._device)
-        return (out.index_add(self._saved_dim, index, grad),)
+    return _wrap(_scatter_values(input, d, index, src, reduce, include_self), input._device)
 
 
 def index_select(input, dim, index):
@@ -667,27 +534,8 @@ def index_select(input, dim, index):
         raise IndexError("index out of range in self")
     if bad.size:  # (torch's kernel for other dims words it its own way)
         raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(bad.reshape(-1)[0])} axis_dim={size}")
-    out = _wrap(np.take(input._np, index._np.reshape(-1), axis=d) if input.dim() else
-                input._np.reshape(1)[index._np.reshape(-1)].reshape(index._shape), input._device)
-    if _needs_grad(input):
-        node = IndexSelectBackward0()
-        node.save(index)
-        node._saved_dim, node._saved_self_sym_sizes = d, input._shape
-        _record(node, (input,), out)
-    return out
-
-
-index_select.jvp = lambda t, out, input, dim, index: index_select(t(input), dim, index)
-
-
-class MaskedSelectBackward0(Node):
-    _saved_names = ('mask',)
-
-    def backward(self, grad):
-        (mask,) = self.saved_values
-        out = zeros(self._shape, dtype=grad.dtype, device=grad._device)
-        out[mask.expand(self._shape)] = grad
-        return (out,)
+    return _wrap(np.take(input._np, index._np.reshape(-1), axis=d) if input.dim() else
+                 input._np.reshape(1)[index._np.reshape(-1)].reshape(index._shape), input._device)
 
 
 def masked_select(input, mask):
@@ -696,27 +544,14 @@ def masked_select(input, mask):
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     shape = broadcast_shapes(input._shape, mask._shape)
     values = np.broadcast_to(input._np, shape)[np.broadcast_to(mask._np, shape)]
-    out = _wrap(np.array(values, copy=True), input._device)
-    if _needs_grad(input):
-        node = MaskedSelectBackward0()
-        node.save(mask)
-        node._shape = shape
-        _record(node, (input,), out)
+    return _wrap(np.array(values, copy=True), input._device)
+
+
+def masked_select_backward(grad, self, mask):
+    shape = broadcast_shapes(self._shape, mask._shape)
+    out = ops.zeros(shape, dtype=grad.dtype, device=grad._device)
+    out[ops.expand(mask, shape)] = grad
     return out
-
-
-masked_select.jvp = lambda t, out, input, mask: masked_select(t(input).expand_as(input), mask)
-
-
-class IndexAddBackward0(Node):
-    _saved_names = ('index',)
-
-    def backward(self, grad):
-        (index,) = self.saved_values
-        grad_source = grad.index_select(self._saved_dim, index)
-        if self._source_shape != grad_source._shape:  # a 0-dim source
-            grad_source = grad_source.reshape(self._source_shape)
-        return grad, (grad_source if self._saved_alpha == 1 else grad_source * self._saved_alpha)
 
 
 def _check_index_add(input, dim, index, source):
@@ -752,34 +587,14 @@ def _index_add_values(input, d, index, source, alpha):
 def index_add(input, dim, index, source, *, alpha=1):
     """A copy of ``input`` with the slices of ``source`` added at positions ``index`` along ``dim``."""
     d = _check_index_add(input, dim, index, source)
-    out = _wrap(_index_add_values(input, d, index, source, alpha), input._device)
-    if _needs_grad(input, source):
-        node = IndexAddBackward0()
-        node.save(index)
-        node._saved_dim, node._saved_alpha, node._source_shape = d, alpha, source._shape
-        _record(node, (input, source), out)
-    return out
+    return _wrap(_index_add_values(input, d, index, source, alpha), input._device)
 
 
-index_add.jvp = lambda t, out, input, dim, index, source, *, alpha=1: index_add(
-    t(input), dim, index, t(source), alpha=alpha)
-
-
-def index_add_(input, dim, index, source, *, alpha=1):
-    d = _check_index_add(input, dim, index, source)
-    return _inplace(input, lambda old: index_add(old, d, index, source, alpha=alpha), (source,),
-                    lambda: np.copyto(input._np, _index_add_values(input, d, index, source, alpha)))
-
-
-index_add_.jvp = index_add.jvp
-
-
-class IndexFillBackward0(Node):
-    _saved_names = ('index',)
-
-    def backward(self, grad):
-        (index,) = self.saved_values
-        return (grad.index_fill(self._saved_dim, index, 0),)
+def index_add_source_backward(grad, dim, index, source, source_dim, alpha):
+    """torch's formula: the rows of ``grad`` at ``index``, in ``source``'s shape."""
+    grad_source = grad.index_select(dim, index)
+    grad_source = grad_source.expand_as(source) if source_dim > 0 else grad_source.reshape(())
+    return grad_source if alpha == 1 else grad_source * alpha
 
 
 def index_fill(input, dim, index, value):
@@ -787,31 +602,10 @@ def index_fill(input, dim, index, value):
     d = _wrap_dim(dim, input.dim())
     out = np.array(input._np, copy=True)
     out[(slice(None),) * d + (index._np.reshape(-1),)] = value.item() if isinstance(value, Tensor) else value
-    out = _wrap(out, input._device)
-    if _needs_grad(input):
-        node = IndexFillBackward0()
-        node.save(index)
-        node._saved_dim = d
-        _record(node, (input,), out)
-    return out
+    return _wrap(out, input._device)
 
 
-index_fill.jvp = lambda t, out, input, dim, index, value: index_fill(t(input), dim, index, 0)
-
-
-def _inplace_form(functional):
-    """``x.scatter_(...)`` and friends: the functional form's values, written into ``x``."""
-    def apply(input, *args, **kwargs):
-        return _inplace(input, lambda old: functional(old, *args, **kwargs),
-                        builtins.tuple(a for a in args if isinstance(a, Tensor) and a.is_floating_point()),
-                        lambda: np.copyto(input._np, functional(input.detach(), *args, **kwargs)._np))
-    apply.__name__ = functional.__name__ + "_"
-    if hasattr(functional, "jvp"):
-        apply.jvp = functional.jvp
-    return apply
-
-
-scatter_ = _inplace_form(scatter)
-scatter_add_ = _inplace_form(scatter_add)
-scatter_reduce_ = _inplace_form(scatter_reduce)
-index_fill_ = _inplace_form(index_fill)
+def one_hot(input, num_classes=-1):
+    """Row i is all zeros but a 1 at ``input[i]`` (int64)."""
+    n = int(input.max().item()) + 1 if num_classes < 0 else num_classes
+    return _wrap(np.eye(n, dtype=np.int64)[input._np], input.device)

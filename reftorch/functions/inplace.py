@@ -4,6 +4,10 @@ Without a graph to record, an in-place op writes straight into the tensor's memo
 one, ``_inplace`` computes the new values out of place (recording the op's own node), writes
 them in, and moves the tensor's history on to that node; a view's base gets a
 ``CopySlices`` node. Every write bumps the version counter shared with the views.
+
+codegen.py builds every ``x.op_`` from the functional op with ``inplace_variant``; ops that
+exist only in place (``copy_``, ``fill_``, ``zero_``) are declared with their functional
+values here and run the same way (``run_inplace``).
 """
 from __future__ import annotations
 
@@ -12,21 +16,13 @@ import builtins
 import numpy as np
 
 from .. import dtypes
-from ..autograd.engine import _sum_to
-from ..autograd.graph import Node, gradient_edge
+from ..autograd.graph import Node, SavedTensor, _sum_to, gradient_edge
 from ..dispatch import kernel
 from ..storage import broadcast_shapes
 from ..tensor import Tensor
 from ..tensor import _scalar_type_name as _scalar_name
-from ._support import _array, _devices, _grad_state, _needs_grad, _record, _wrap
-from .arithmetic import (
-    _check_alpha, _check_integer_divisor, _check_rounding_mode, _divide_rounded, add, div,
-    floor_divide, mul, pow, remainder, sub,
-)
-from .copies import to
-from .creation import zeros, zeros_like
-from .unary import abs, clamp, exp, log, neg, relu, sigmoid, sqrt, tanh
-from .views import AsStridedBackward0, as_strided
+from ._support import _array, _devices, _grad_state, _needs_grad, _wrap
+from .codegen import ops
 
 
 def _check_inplace(target):
@@ -59,13 +55,9 @@ def _check_no_internal_overlap(target):
     An expanded dim (stride 0, size > 1) makes several elements share one cell; torch
     refuses to write through it, since the result would depend on the order of writes.
     ``fill_`` and ``zero_`` write one value everywhere, so they are allowed."""
-    if target.numel() and builtins.any(n > 1 and s == 0 for n, s in zip(target._shape, target._stride)):
+    if 0 in target._stride and target.numel() and builtins.any(
+            n > 1 and s == 0 for n, s in zip(target._shape, target._stride)):
         raise RuntimeError(_OVERLAP_MESSAGE)
-
-
-class CopyBackwards(Node):
-    def backward(self, grad):
-        return zeros_like(grad), grad
 
 
 class CopySlices(Node):
@@ -81,7 +73,7 @@ class CopySlices(Node):
 
     def backward(self, grad):
         base_grad = _restride_like_base(grad, self)
-        region = as_strided(base_grad, self._view_shape, self._view_stride, self._view_offset)
+        region = ops.as_strided(base_grad, self._view_shape, self._view_stride, self._view_offset)
         fn = self.fn
         results = fn.backward(region.clone())
         if not isinstance(results, tuple):
@@ -102,29 +94,20 @@ class CopySlices(Node):
 
 def _restride_like_base(grad, node):
     """A copy of ``grad`` laid out in a buffer shaped like the base's storage."""
-    buffer = zeros(node._storage_size, dtype=grad.dtype, device=grad._device)
-    base = as_strided(buffer, node._base_shape, node._base_stride, node._base_offset)
+    buffer = ops.zeros(node._storage_size, dtype=grad.dtype, device=grad._device)
+    base = ops.as_strided(buffer, node._base_shape, node._base_stride, node._base_offset)
     base._np[...] = grad._np
     return base
 
 
-def _inplace(target, compute, others=(), fast=None):
-    """Run an in-place op.
-
-    Without autograd: ``fast()`` writes straight into the target's memory.
-    With autograd: ``compute(old)`` builds the new values out of place (recording its node),
-    the values are written into the target's memory, and the target's history moves on to
-    that node; for a view, its base gets a CopySlices node.
-    """
-    _check_inplace(target)
-    if not _needs_grad(target, *others):
-        fast()
-        target._version_counter[0] += 1
-        return target
+def _inplace(target, compute):
+    """An in-place op under autograd: ``compute(old)`` builds the new values out of place
+    (recording its node), the values are written into the target's memory, and the target's
+    history moves on to that node; for a view, its base gets a CopySlices node."""
     old = _snapshot(target)
     result = compute(old)
     np.copyto(target._np, result._np, casting="unsafe")
-    target._version_counter[0] += 1
+    target._bump_version()
     node = result.grad_fn
     # saved outputs of the new node now live in the target (and are checked against it)
     if node._saved:
@@ -145,16 +128,13 @@ def _inplace(target, compute, others=(), fast=None):
     copy_slices.next_functions = (gradient_edge(base),) + tuple(node.next_functions[1:])
     copy_slices._input_meta = ((base._shape, base.dtype, base._device),) + tuple(node._input_meta[1:])
     base.grad_fn, base._output_nr, base._requires_grad = copy_slices, 0, True
-    as_strided_node = AsStridedBackward0()
-    as_strided_node._storage_size = copy_slices._storage_size
-    as_strided_node._base_shape, as_strided_node._base_stride, as_strided_node._base_offset = base._shape, base._stride, base._offset
-    as_strided_node._stride, as_strided_node._offset = target._stride, target._offset
-    _record(as_strided_node, (base,), target)
+    # the view's own history is regenerated from the base: as_strided of it (as torch does)
+    regenerated = ops.as_strided(base, target._shape, target._stride, target._offset)
+    target.grad_fn, target._output_nr, target._requires_grad = regenerated.grad_fn, 0, True
     return target
 
 
 def _resave(saved, target):
-    from ..autograd.graph import SavedTensor
     return SavedTensor(target, is_output=True, node_name=saved.node_name)
 
 
@@ -200,195 +180,157 @@ def _write_in_order(target, cells, order, combine, operand=None):
         flat[positions] = combine(flat[positions], None if rows is None else rows[r])
 
 
-def _binary_inplace(op, functional):
-    def apply(input, other, **kwargs):
+
+
+# -- x.op_(...) from the functional op ----------------------------------------------------------
+def _fits(result, target):
+    """torch's checks that an out-of-place result can be written into ``target``."""
+    if result.dtype._category > target.dtype._category:  # float into int, or anything into bool
+        raise RuntimeError(f"result type {_scalar_name(result.dtype)} can't be cast to the desired output "
+                           f"type {_scalar_name(target.dtype)}")
+    if result._shape != target._shape:
+        shape = broadcast_shapes(target._shape, result._shape)
+        raise RuntimeError(f"output with shape {list(target._shape)} doesn't match the broadcast shape {list(shape)}")
+    return result
+
+
+def _write(target, values):
+    """``values`` into ``target``'s memory, element after element where its elements share cells."""
+    shared = _shared_cells(target) if not target.is_contiguous() else None
+    source = np.broadcast_to(values._np, target._shape)
+    if shared is not None:  # the last element written to a cell is the one that stays
+        _write_in_order(target, *shared, lambda now, value: value, source.astype(target._np.dtype))
+    else:
+        np.copyto(target._np, source, casting="unsafe")
+
+
+def _tensors(values):
+    return [v for v in values if isinstance(v, Tensor)]
+
+
+def _kernel_write(name, target, args, alpha):
+    """A pointwise op's kernel writing straight into a floating-point target: the operands
+    in the target's dtype, a tensor operand scaled by ``alpha`` first (as add_ and sub_ do)."""
+    operands, tensors = [], [target]
+    for a in args:
+        if isinstance(a, Tensor):
+            tensors.append(a)
+            if a._shape != target._shape and broadcast_shapes(target._shape, a._shape) != target._shape:
+                raise RuntimeError(f"output with shape {list(target._shape)} doesn't match the broadcast shape "
+                                   f"{list(broadcast_shapes(target._shape, a._shape))}")
+            operands.append(_array(a, target.dtype))
+        else:
+            operands.append(a)
+    dev = _devices(*tensors)
+    if alpha != 1:  # scaled after the cast, as torch does; a bare array, no tensor needed
+        if isinstance(alpha, builtins.float) and not target.dtype.is_floating_point:
+            raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+        operands[0] = operands[0] * alpha if not isinstance(args[0], Tensor) else kernel("mul", dev)(operands[0], alpha)
+    compute = kernel(name, dev)
+    shared = _shared_cells(target) if not target.is_contiguous() else None
+    if shared is not None:
+        tensor_operand = operands[0] if operands and isinstance(args[0], Tensor) else None
+        rest = operands[1:] if tensor_operand is not None else operands
+        if tensor_operand is None:
+            _write_in_order(target, *shared, lambda now, _: compute(now, *rest))
+        else:
+            _write_in_order(target, *shared, lambda now, o: compute(now, o, *rest), tensor_operand)
+        return
+    compute(target._np, *operands, out=target._np)
+
+
+def inplace_variant(op, declaration):
+    """``x.op_(...)``: ``op``'s values written into ``x``.
+
+    A pointwise op on a floating-point tensor that nothing differentiates runs its kernel
+    straight into ``x``'s memory; otherwise the functional op computes the values (recording
+    its node when autograd needs one) and they are written in."""
+    kernel_name = declaration.kernel if "pointwise" in declaration.tags else None
+    has_alpha = builtins.any(a.name == "alpha" for a in declaration.schema.arguments)
+    pointwise = "pointwise" in declaration.tags
+    check = declaration.inplace_check
+
+    def apply(input, *args, **kwargs):
         # torch's order: autograd's leaf check, then overlap, then broadcast and dtype
         _check_inplace(input)
-        _check_no_internal_overlap(input)
-        rounding_mode = kwargs.get("rounding_mode")
-        if op == "div":
-            _check_rounding_mode(rounding_mode)
-        if op in ("floor_divide", "remainder"):
-            _check_integer_divisor(input, other, "div_floor" if op == "floor_divide" else op)
-        if op == "pow" and not input.dtype.is_floating_point and isinstance(other, builtins.int) and other < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
-        rt = dtypes.result_type(input, other)
-        if op == "div" and rounding_mode is None and not rt.is_floating_point:
-            rt = dtypes.get_default_dtype()  # true division of integers gives floats
-        if rt._category > input.dtype._category:  # float into int, or anything into bool
-            raise RuntimeError(
-                f"result type {_scalar_name(rt)} can't be cast to the desired output type "
-                f"{_scalar_name(input.dtype)}"
-            )
-        if isinstance(other, Tensor) and other._shape != input._shape:
-            shape = broadcast_shapes(input._shape, other._shape)
-            if shape != input._shape:
-                raise RuntimeError(
-                    f"output with shape {list(input._shape)} doesn't match the broadcast shape {list(shape)}"
-                )
-        alpha = kwargs.get("alpha", 1)
-
-        def fast():
-            dev = _devices(input, other)
-            if rounding_mode is not None:
-                rounded = _divide_rounded(input, other, rounding_mode)
-                np.copyto(input._np, rounded._np, casting="unsafe")
-                return
-            dtype = input.dtype if op != "div" else rt
-            operand = _array(other, dtype)
-            if alpha != 1:  # scaled after the cast, as torch does; a bare array, no tensor needed
-                _check_alpha(alpha, rt)
-                operand = operand * alpha if not isinstance(other, Tensor) else kernel("mul", dev)(operand, alpha)
-            shared = _shared_cells(input) if not input.is_contiguous() else None
-            if shared is not None:
-                _write_in_order(input, *shared, lambda now, o: kernel(op, dev)(now, o), operand)
-                return
-            kernel(op, dev)(input._np, operand, out=input._np)
-
-        return _inplace(input, lambda old: functional(old, other, **kwargs).to(input.dtype), (other,), fast)
-    apply.__name__ = op + "_"
-    # forward mode: the out-of-place op's rule, on the values before the write
-    apply.jvp = lambda t, out, input, other, **kwargs: functional.jvp(
-        t, functional(input, other, **kwargs), input, other, **kwargs)
+        if pointwise:
+            _check_no_internal_overlap(input)
+        if check is not None:
+            check(input, *args, **kwargs)
+        if not _grad_state.grad_enabled or not (input._requires_grad or _any_requires_grad(args, kwargs)):
+            if kernel_name is not None and input.dtype.is_floating_point and (
+                    not kwargs or (has_alpha and kwargs.keys() == {"alpha"})):
+                _kernel_write(kernel_name, input, args, kwargs.get("alpha", 1))
+            else:
+                _write(input, _fits(op(input, *args, **kwargs), input))
+            input._bump_version()
+            return input
+        # (values of a wider dtype are cast as they are written: the op's own node stays, as in torch)
+        return _inplace(input, lambda old: _fits(op(old, *args, **kwargs), input))
     return apply
 
 
-add_ = _binary_inplace("add", add)
-sub_ = _binary_inplace("sub", sub)
-mul_ = _binary_inplace("mul", mul)
-div_ = _binary_inplace("div", div)
-pow_ = _binary_inplace("pow", pow)
-floor_divide_ = _binary_inplace("floor_divide", floor_divide)
-remainder_ = _binary_inplace("remainder", remainder)
+def _any_requires_grad(args, kwargs):
+    for v in args:
+        if isinstance(v, Tensor) and v._requires_grad:
+            return True
+    if kwargs:
+        for v in kwargs.values():
+            if isinstance(v, Tensor) and v._requires_grad:
+                return True
+    return False
 
 
-def _unary_inplace(op, functional):
-    def apply(input):
-        _check_inplace(input)
-        _check_no_internal_overlap(input)
-        if op in ("exp", "log", "sqrt", "sigmoid", "tanh") and not input.dtype.is_floating_point:
-            raise RuntimeError(
-                f"result type {_scalar_name(dtypes.get_default_dtype())} can't be cast to the desired "
-                f"output type {_scalar_name(input.dtype)}")
-        if input.dtype is dtypes.bool and op in ("neg", "abs"):
-            functional(input)  # raises torch's error for a bool tensor
-
-        def fast():
-            shared = _shared_cells(input) if not input.is_contiguous() else None
-            if shared is not None:
-                _write_in_order(input, *shared, lambda now, _: kernel(op, input._device)(now))
-                return
-            kernel(op, input._device)(input._np, out=input._np)
-        return _inplace(input, functional, (), fast)
-    apply.__name__ = op + "_"
-    apply.jvp = lambda t, out, input: functional.jvp(t, functional(input), input)
-    return apply
+def run_inplace(impl, autograd, args, kwargs):
+    """An op that exists only in place (``copy_``, ``fill_``): ``impl`` gives the new values
+    out of place, which are written into ``args[0]``; its node hangs on the target."""
+    target = args[0]
+    _check_inplace(target)
+    if autograd is not None and _grad_state.grad_enabled and autograd.edge_values(args, kwargs) is not None:
+        def compute(old):
+            call = (old,) + tuple(args[1:])
+            _grad_state.grad_enabled = False
+            try:
+                values = impl(*call, **kwargs)
+            finally:
+                _grad_state.grad_enabled = True
+            autograd.record(call, kwargs, values, autograd.edge_values(call, kwargs))
+            return values
+        return _inplace(target, compute)
+    _write(target, impl(*args, **kwargs))
+    target._bump_version()
+    return target
 
 
-exp_ = _unary_inplace("exp", exp)
-log_ = _unary_inplace("log", log)
-sqrt_ = _unary_inplace("sqrt", sqrt)
-neg_ = _unary_inplace("neg", neg)
-relu_ = _unary_inplace("relu", relu)
-sigmoid_ = _unary_inplace("sigmoid", sigmoid)
-tanh_ = _unary_inplace("tanh", tanh)
-abs_ = _unary_inplace("abs", abs)
-
-
-def clamp_(input, min=None, max=None):
-    _check_inplace(input)
-    _check_no_internal_overlap(input)
-    return _inplace(input, lambda old: clamp(old, min, max), (),
-                    lambda: kernel("clamp", input._device)(input._np, min, max, out=input._np))
-
-
-clamp_.jvp = lambda t, out, input, min=None, max=None: clamp.jvp(t, None, input, min, max)
-
-
-clip_ = clamp_
-
-
-class FillBackward2(Node):  # filled with a number: nothing flows back to the old values
-    def backward(self, grad):
-        return (zeros_like(grad),)
-
-
-class ZeroBackward0(FillBackward2):
-    pass
-
-
-class FillBackward3(Node):  # filled with a 0-dim tensor: every element came from it
-    def backward(self, grad):
-        return zeros_like(grad), grad.sum()
-
-
-def zero_(input):
-    return _fill(input, 0, ZeroBackward0)
-
-
-zero_.jvp = lambda t, out, input: zeros_like(input)
-
-
-def fill_(input, value):
-    return _fill(input, value, FillBackward3 if isinstance(value, Tensor) else FillBackward2)
-
-
-fill_.jvp = lambda t, out, input, value: t(value).expand(input._shape) if isinstance(value, Tensor) else zeros_like(input)
-
-
-def _fill(input, value, node_cls):
-    is_tensor = isinstance(value, Tensor)
-    number = value.item() if is_tensor else value
-
-    def compute(old):
-        out = _wrap(kernel("full", old._device)(old._shape, number, old.dtype.numpy), old._device)
-        if _needs_grad(old, value):
-            _record(node_cls(), (old, value) if is_tensor else (old,), out)
-        return out
-
-    def fast():
-        kernel("fill_", input._device)(input._np, number)
-    return _inplace(input, compute, (value,) if is_tensor else (), fast)
-
-
-def copy_(input, src, non_blocking=False):
-    """Write ``src`` (broadcast, converted, possibly from another device) into ``input``."""
-    _check_inplace(input)
+# -- the ops that exist only in place -----------------------------------------------------------
+def copy_values(input, src, non_blocking=False):
+    """What ``input.copy_(src)`` writes: ``src`` broadcast to ``input``'s shape, in its dtype
+    and on its device (torch converts first: a ToCopyBackward0 joins the graph)."""
     _check_no_internal_overlap(input)  # (a number comes from t[...] = 3, which torch copies too)
-    if isinstance(src, Tensor):
-        shape = broadcast_shapes(input._shape, src._shape)
-        if shape != input._shape:
-            raise RuntimeError(
-                f"output with shape {list(input._shape)} doesn't match the broadcast shape {list(shape)}"
-            )
-
-    def source_array():
-        if not isinstance(src, Tensor):
-            return src
-        return src._np if src._device == input._device else np.array(src._np, copy=True)
-
-    def compute(old):
-        if isinstance(src, Tensor):
-            # torch converts the source first (a ToCopyBackward0 in the graph), then copies
-            source = src if src.dtype is old.dtype and src._device == old._device else \
-                to(src, dtype=old.dtype, device=old._device)
-            out = _wrap(np.broadcast_to(source._np, old._shape).copy(), old._device)
-        else:
-            source = src
-            out = _wrap(kernel("full", old._device)(old._shape, src, old.dtype.numpy), old._device)
-        if _needs_grad(old, src):
-            _record(CopyBackwards(), (old, source), out)
-        return out
-
-    def fast():
-        shared = _shared_cells(input) if not input.is_contiguous() else None
-        if shared is not None:  # the last element written to a cell is the one that stays
-            source = source_array()
-            _write_in_order(input, *shared, lambda now, value: value,
-                            source.astype(input._np.dtype) if isinstance(source, np.ndarray) else source)
-            return
-        kernel("copy_", input._device)(input._np, source_array())
-    return _inplace(input, compute, (src,) if isinstance(src, Tensor) else (), fast)
+    if not isinstance(src, Tensor):
+        return _wrap(kernel("full", input._device)(input._shape, src, input.dtype.numpy), input._device)
+    shape = broadcast_shapes(input._shape, src._shape)
+    if shape != input._shape:
+        raise RuntimeError(f"output with shape {list(input._shape)} doesn't match the broadcast shape {list(shape)}")
+    if src._device != input._device:
+        array = np.array(src._np, dtype=input.dtype.numpy, copy=True)
+        src_array = kernel("copy", input._device)(array) if input._device.type != "cpu" else array
+    else:
+        src_array = src._np
+    values = np.empty(input._shape, dtype=input.dtype.numpy)
+    kernel("copy_", input._device)(values, np.broadcast_to(src_array, input._shape))
+    return _wrap(values, input._device)
 
 
-copy_.jvp = lambda t, out, input, src, non_blocking=False: t(src).expand(input._shape) if isinstance(src, Tensor) else zeros_like(input)
+def zero_values(input):
+    """What ``zero_`` writes: zeros of ``input``'s shape and dtype."""
+    return _wrap(kernel("full", input._device)(input._shape, 0, input.dtype.numpy), input._device)
+
+
+def fill_values(input, value):
+    """What ``fill_`` writes: ``value`` (a number or a 0-dim tensor) everywhere."""
+    if isinstance(value, Tensor) and value.dim() != 0:
+        raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{value.dim()} dimensions.")
+    number = value.item() if isinstance(value, Tensor) else value
+    return _wrap(kernel("full", input._device)(input._shape, number, input.dtype.numpy), input._device)

@@ -1,27 +1,22 @@
 """Joining and repeating: cat, stack, hstack, vstack, repeat, tile.
 
 The backward of a join cuts the gradient back into the pieces (narrow, select); the
-backward of a repeat sums the copies.
+backward of a repeat sums the copies (helpers at the end, for derivatives.py).
 """
 from __future__ import annotations
 
 from .. import dtypes
-from ..autograd.graph import Node
 from ..dispatch import kernel
 from ..tensor import _wrap_dim
-from ._support import _array, _devices, _needs_grad, _numpy_names, _record, _wrap
+from ._support import _array, _devices, _wrap
+from .codegen import ops
 
 
-class CatBackward0(Node):
-    def backward(self, grad):
-        grads, start = [], 0
-        for n in self._sizes:
-            grads.append(grad.narrow(self._saved_dim, start, n))
-            start += n
-        return tuple(grads)
+def _used(tensors):
+    """torch skips 1-D empty tensors in cat (a legacy rule)."""
+    return [t for t in tensors if not (t.dim() == 1 and t.numel() == 0)] or tensors[:1]
 
 
-@_numpy_names
 def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
@@ -29,8 +24,7 @@ def cat(tensors, dim=0):
     for i, t in enumerate(tensors):
         if t.dim() == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
-    # torch skips 1-D empty tensors in cat (a legacy rule)
-    used = [t for t in tensors if not (t.dim() == 1 and t.numel() == 0)] or tensors[:1]
+    used = _used(tensors)
     d = _wrap_dim(dim, used[0].dim())
     rt = dtypes.result_type(*used) if len(used) > 1 else used[0].dtype
     dev = _devices(*used)
@@ -47,28 +41,9 @@ def cat(tensors, dim=0):
                     f"Sizes of tensors must match except in dimension {d}. Expected size "
                     f"{first._shape[k]} but got size {t._shape[k]} for tensor number {i} in the list."
                 )
-    out = _wrap(kernel("cat", dev)([_array(t, rt) for t in used], d), dev)
-    if _needs_grad(*used):
-        node = CatBackward0()
-        node._saved_dim = d
-        node._sizes = [t._shape[d] for t in used]
-        _record(node, used, out)
-    return out
+    return _wrap(kernel("cat", dev)([_array(t, rt) for t in used], d), dev)
 
 
-# forward mode: the tangents joined the same way
-cat.jvp = lambda t, out, tensors, dim=0: cat(t(list(tensors)), dim)
-
-
-concat = concatenate = cat
-
-
-class StackBackward0(Node):
-    def backward(self, grad):
-        return tuple(grad.select(self._saved_dim, i) for i in range(self._count))
-
-
-@_numpy_names
 def stack(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
@@ -83,65 +58,57 @@ def stack(tensors, dim=0):
     d = _wrap_dim(dim, len(shape) + 1)
     rt = dtypes.result_type(*tensors) if len(tensors) > 1 else tensors[0].dtype
     dev = _devices(*tensors)
-    out = _wrap(kernel("stack", dev)([_array(t, rt) for t in tensors], d), dev)
-    if _needs_grad(*tensors):
-        node = StackBackward0()
-        node._saved_dim, node._count = d, len(tensors)
-        _record(node, tensors, out)
-    return out
-
-
-stack.jvp = lambda t, out, tensors, dim=0: stack(t(list(tensors)), dim)
+    return _wrap(kernel("stack", dev)([_array(t, rt) for t in tensors], d), dev)
 
 
 def hstack(tensors):
-    return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
-
-
-hstack.jvp = lambda t, out, tensors: hstack(t(list(tensors)))
+    return ops.cat(tensors, 0 if tensors[0].dim() == 1 else 1)
 
 
 def vstack(tensors):
-    return cat([t if t.dim() > 1 else t.unsqueeze(0) for t in tensors], 0)
-
-
-vstack.jvp = lambda t, out, tensors: vstack(t(list(tensors)))
-
-
-class RepeatBackward0(Node):
-    def backward(self, grad):
-        # view the grad as (r0, s0, r1, s1, ...) and sum over the repeat axes
-        repeats, shape = self._saved_repeats, self._saved_self_sym_sizes
-        extra = len(repeats) - len(shape)
-        full_shape = (1,) * extra + tuple(shape)
-        split_shape = []
-        for r, s in zip(repeats, full_shape):
-            split_shape += [r, s]
-        summed = grad.reshape(split_shape).sum(tuple(range(0, 2 * len(repeats), 2)))
-        return (summed.reshape(shape),)
+    return ops.cat([t if t.dim() > 1 else ops.unsqueeze(t, 0) for t in tensors], 0)
 
 
 def repeat(input, *repeats):
-    repeats = tuple(repeats[0]) if len(repeats) == 1 and isinstance(repeats[0], (tuple, list)) else repeats
     if len(repeats) < input.dim():
         raise RuntimeError(
             "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
         )
-    out = _wrap(kernel("repeat", input._device)(input._np, repeats), input._device)
-    if _needs_grad(input):
-        node = RepeatBackward0()
-        node._saved_repeats, node._saved_self_sym_sizes = repeats, input._shape
-        _record(node, (input,), out)
-    return out
-
-
-repeat.jvp = lambda t, out, input, *repeats: repeat(t(input), *repeats)
+    return _wrap(kernel("repeat", input._device)(input._np, repeats), input._device)
 
 
 def tile(input, *dims):
-    dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
     dims = (1,) * (input.dim() - len(dims)) + tuple(dims)
-    return repeat(input, dims)
+    return ops.repeat(input, dims)
 
 
-tile.jvp = lambda t, out, input, *dims: tile(t(input), *dims)
+# -- backward formulas (derivatives.py) ---------------------------------------------------------
+def cat_tensors_backward(grad, sizes, dim):
+    """The gradient cut back into the joined pieces (a piece cat skipped gets an empty one)."""
+    def skipped(shape):
+        return len(shape) == 1 and shape[0] == 0
+    joined = [i for i, s in enumerate(sizes) if not skipped(s)] or [0]
+    d = _wrap_dim(dim, len(sizes[joined[0]]))
+    grads, start = [], 0
+    for i, shape in enumerate(sizes):
+        if i not in joined:
+            grads.append(ops.zeros(shape, dtype=grad.dtype, device=grad._device))
+            continue
+        grads.append(ops.narrow(grad, d, start, shape[d]))
+        start += shape[d]
+    return grads
+
+
+def stack_tensors_backward(grad, dim):
+    return list(ops.unbind(grad, _wrap_dim(dim, grad.dim())))
+
+
+def repeat_backward(grad, repeats, sizes):
+    """View the gradient as (r0, s0, r1, s1, ...) and sum over the repeat axes."""
+    extra = len(repeats) - len(sizes)
+    full_shape = (1,) * extra + tuple(sizes)
+    split_shape = []
+    for r, s in zip(repeats, full_shape):
+        split_shape += [r, s]
+    summed = grad.reshape(split_shape).sum(tuple(range(0, 2 * len(repeats), 2)))
+    return summed.reshape(sizes)

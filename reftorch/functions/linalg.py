@@ -1,7 +1,7 @@
 """Matrix products: mm, mv, dot, bmm, addmm, and matmul, which picks one of them by the dims.
 
 Each side of a product is saved only for the other side's gradient (as torch saves):
-d(A @ B) = dA @ B + A @ dB.
+d(A @ B) = dA @ B + A @ dB. The gradient helpers are after the products.
 """
 from __future__ import annotations
 
@@ -11,14 +11,12 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..autograd.graph import Node
 from ..dispatch import kernel
 from ..storage import broadcast_shapes
 from ..tensor import Tensor, _cpp_type_name
 from ..tensor import _scalar_type_name as _scalar_name
-from ._support import _UNSAVED, _devices, _needs_grad, _record, _requires, _save_for_other, _wrap
-from .copies import contiguous
-from .views import _unsafe_view, expand, reshape, squeeze, t, transpose, unsqueeze
+from ._support import _devices, _view_of, _wrap
+from .codegen import ops
 
 
 def _check_matmul_dtypes(a, b, what):
@@ -34,65 +32,21 @@ def _check_matmul_dtypes(a, b, what):
         )
 
 
-def _column_major(layout):
-    """A matrix laid out column by column, such as ``weight.t()`` in a Linear layer."""
-    shape, stride = layout
-    return stride[0] == 1 and stride[1] == shape[0]
-
-
-def _mm_mat1_grad(grad, mat2, mat1_layout):
-    # torch gives a column-major mat1 a column-major gradient (the same product, transposed)
-    if _column_major(mat1_layout):
-        return mat2.mm(grad.t()).t()
-    return grad.mm(mat2.t())
-
-
-def _mm_mat2_grad(grad, mat1, mat2_layout):
-    # so ``weight.t()`` gets a column-major gradient, and TBackward0 hands the weight a
-    # contiguous one: no transposed copy on the way into .grad
-    if _column_major(mat2_layout):
-        return grad.t().mm(mat1).t()
-    return mat1.t().mm(grad)
-
-
-def _save_layouts(node, mat1, mat2):
-    """The sizes and strides the two gradient formulas above look at (as torch saves them)."""
-    node._saved_mat1_layout = (mat1._shape, mat1._stride)
-    node._saved_mat2_layout = (mat2._shape, mat2._stride)
-
-
-class MmBackward0(Node):
-    _saved_names = ('self', 'mat2')
-
-    def backward(self, grad):
-        a, b = self.saved_values
-        return (_mm_mat1_grad(grad, b, self._saved_mat1_layout) if b is not _UNSAVED else None,
-                _mm_mat2_grad(grad, a, self._saved_mat2_layout) if a is not _UNSAVED else None)
-
-
 # the CPU kernel that refuses a bool product in torch (after the shape checks)
-_PRODUCT_KERNEL_NAMES = {"MmBackward0": "addmm_impl_cpu_", "MvBackward0": "addmv_impl_cpu",
-                         "BmmBackward0": "bmm", "DotBackward0": "dot", "AddmmBackward0": "addmm_impl_cpu_"}
+_PRODUCT_KERNEL_NAMES = {"mm": "addmm_impl_cpu_", "mv": "addmv_impl_cpu", "bmm": "bmm", "dot": "dot",
+                         "addmm": "addmm_impl_cpu_"}
 
 
-def _check_not_bool_product(node_cls, a):
+def _check_not_bool_product(op, a):
     if a.dtype is dtypes.bool:
-        raise NotImplementedError(
-            f"\"{_PRODUCT_KERNEL_NAMES[node_cls.__name__]}\" not implemented for 'Bool'")
+        raise NotImplementedError(f"\"{_PRODUCT_KERNEL_NAMES[op]}\" not implemented for 'Bool'")
 
 
-def _matrix_product(node_cls, a, b):
-    """The product in one kernel; each side is saved only for the other side's gradient."""
-    _check_not_bool_product(node_cls, a)
+def _matrix_product(op, a, b):
+    """The product in one kernel."""
+    _check_not_bool_product(op, a)
     dev = _devices(a, b)
-    out = _wrap(kernel("matmul", dev)(a._np, b._np), dev)
-    if _needs_grad(a, b):
-        node = node_cls()
-        node.save(_save_for_other(a, _requires(b)), _save_for_other(b, _requires(a)))
-        if node_cls is MmBackward0:
-            _save_layouts(node, a, b)
-        _record(node, (a, b), out)
-    return out
+    return _wrap(kernel("matmul", dev)(a._np, b._np), dev)
 
 
 def mm(input, mat2):
@@ -106,20 +60,7 @@ def mm(input, mat2):
             f"mat1 and mat2 shapes cannot be multiplied ({input._shape[0]}x{input._shape[1]} "
             f"and {mat2._shape[0]}x{mat2._shape[1]})"
         )
-    return _matrix_product(MmBackward0, input, mat2)
-
-
-# forward mode: d(A B) = dA B + A dB
-mm.jvp = lambda t, out, input, mat2: mm(t(input), mat2) + mm(input, t(mat2))
-
-
-class MvBackward0(Node):
-    _saved_names = ('self', 'vec')
-
-    def backward(self, grad):
-        a, v = self.saved_values
-        return (grad.unsqueeze(1) * v if v is not _UNSAVED else None,
-                a.t().mv(grad) if a is not _UNSAVED else None)
+    return _matrix_product("mm", input, mat2)
 
 
 def mv(input, vec):
@@ -137,21 +78,11 @@ def mv(input, vec):
             f"size mismatch, got input ({input._shape[0]}), mat ({input._shape[0]}x{input._shape[1]}), "
             f"vec ({vec._shape[0]})"
         )
-    return _matrix_product(MvBackward0, input, vec)
+    return _matrix_product("mv", input, vec)
 
 
-mv.jvp = lambda t, out, input, vec: mv(t(input), vec) + mv(input, t(vec))
-
-
-class DotBackward0(Node):
-    _saved_names = ('self', 'tensor')
-
-    def backward(self, grad):
-        a, b = self.saved_values
-        return grad * b, grad * a
-
-
-def dot(input, other):
+def dot(input, tensor):
+    other = tensor
     if input.dim() != 1 or other.dim() != 1:
         raise RuntimeError(
             f"1D tensors expected, but got {input.dim()}D and {other.dim()}D tensors"
@@ -163,29 +94,9 @@ def dot(input, other):
             "number of elements, but got %d and %d elements respectively"
             % (input._shape[0], other._shape[0], input._shape[0], other._shape[0])
         )
-    _check_not_bool_product(DotBackward0, input)
+    _check_not_bool_product("dot", input)
     dev = _devices(input, other)
-    out = _wrap(kernel("matmul", dev)(input._np, other._np), dev)
-    if _needs_grad(input, other):
-        node = DotBackward0()
-        node.save(input, other)
-        _record(node, (input, other), out)
-    return out
-
-
-dot.jvp = lambda t, out, input, other: dot(t(input), other) + dot(input, t(other))
-
-
-vdot = inner = dot
-
-
-class BmmBackward0(Node):
-    _saved_names = ('self', 'mat2')
-
-    def backward(self, grad):
-        a, b = self.saved_values
-        return (grad.bmm(b.transpose(1, 2)) if b is not _UNSAVED else None,
-                a.transpose(1, 2).bmm(grad) if a is not _UNSAVED else None)
+    return _wrap(kernel("matmul", dev)(input._np, other._np), dev)
 
 
 def bmm(input, mat2):
@@ -201,25 +112,7 @@ def bmm(input, mat2):
             f"Expected size for first two dimensions of batch2 tensor to be: "
             f"[{input._shape[0]}, {input._shape[2]}] but got: [{mat2._shape[0]}, {mat2._shape[1]}]."
         )
-    return _matrix_product(BmmBackward0, input, mat2)
-
-
-bmm.jvp = lambda t, out, input, mat2: bmm(t(input), mat2) + bmm(input, t(mat2))
-
-
-class AddmmBackward0(Node):
-    _saved_names = ('mat1', 'mat2')
-
-    def backward(self, grad):
-        m1, m2 = self.saved_values
-        alpha, beta = self._saved_alpha, self._saved_beta
-        g_bias = grad if beta == 1 else grad * beta
-        g1 = _mm_mat1_grad(grad, m2, self._saved_mat1_layout) if m2 is not _UNSAVED else None
-        g2 = _mm_mat2_grad(grad, m1, self._saved_mat2_layout) if m1 is not _UNSAVED else None
-        if alpha != 1:
-            g1 = None if g1 is None else g1 * alpha
-            g2 = None if g2 is None else g2 * alpha
-        return g_bias, g1, g2
+    return _matrix_product("bmm", input, mat2)
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
@@ -239,33 +132,22 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
             f"mat1 and mat2 shapes cannot be multiplied ({mat1._shape[0]}x{mat1._shape[1]} "
             f"and {mat2._shape[0]}x{mat2._shape[1]})"
         )
-    _check_not_bool_product(AddmmBackward0, mat1)
+    _check_not_bool_product("addmm", mat1)
     dev = _devices(input, mat1, mat2)
     try:
-        out = _wrap(kernel("addmm", dev)(input._np, mat1._np, mat2._np, beta, alpha), dev)
+        return _wrap(kernel("addmm", dev)(input._np, mat1._np, mat2._np, beta, alpha), dev)
     except ValueError:
         raise RuntimeError(
             f"The expanded size of the tensor ({mat2._shape[1]}) must match the existing size "
             f"({input._shape[-1]}) at non-singleton dimension 1.  Target sizes: "
             f"[{mat1._shape[0]}, {mat2._shape[1]}].  Tensor sizes: {list(input._shape)}"
         ) from None
-    if _needs_grad(input, mat1, mat2):
-        node = AddmmBackward0()
-        node._saved_alpha, node._saved_beta = alpha, beta
-        node.save(_save_for_other(mat1, _requires(mat2)), _save_for_other(mat2, _requires(mat1)))
-        _save_layouts(node, mat1, mat2)
-        _record(node, (input, mat1, mat2), out)
-    return out
-
-
-addmm.jvp = lambda t, out, input, mat1, mat2, *, beta=1, alpha=1: (
-    t(input) * beta + (mm(t(mat1), mat2) + mm(mat1, t(mat2))) * alpha)
 
 
 def _should_fold(tensor1, tensor2):
     """torch's rule for computing a batched product as one mm/mv on a folded matrix."""
     larger_first = tensor1.dim() >= tensor2.dim()
-    t1 = tensor1 if larger_first else transpose(tensor2, -2, -1)
+    t1 = tensor1 if larger_first else ops.transpose(tensor2, -2, -1)
     dim_t2 = tensor2.dim() if larger_first else tensor1.dim()
     if not (t1.dim() >= 3 and dim_t2 <= 2):
         return False
@@ -280,11 +162,13 @@ def _should_fold(tensor1, tensor2):
     return builtins.all(stride[i] == stride[i + 1] * shape[i + 1] for i in range(t1.dim() - 2))
 
 
-def _squeeze_result(t, dim):
-    """torch squeezes a fresh result in place (``squeeze_``): same node, not a view."""
-    out = squeeze(t, dim)
+def squeeze_result(input, dim):
+    """torch squeezes a fresh result in place (``squeeze_``): its own node, not a view."""
+    dim = dim % builtins.max(input.dim(), 1)
+    out = _view_of(input, input._shape[:dim] + input._shape[dim + 1:],
+                   input._stride[:dim] + input._stride[dim + 1:], input._offset)
     out._base = None
-    out._version_counter[0] += 1
+    out._bump_version()
     return out
 
 
@@ -297,24 +181,24 @@ def matmul(input, other):
             f"both arguments to matmul need to be at least 1D, but they are {da}D and {db}D"
         )
     if da == 1 and db == 1:
-        return dot(input, other)
+        return ops.dot(input, other)
     if da == 2 and db == 1:
-        return mv(input, other)
+        return ops.mv(input, other)
     if da == 1 and db == 2:
-        return _squeeze_result(mm(unsqueeze(input, 0), other), (0,))
+        return ops._squeeze_result(ops.mm(ops.unsqueeze(input, 0), other), 0)
     if da == 2 and db == 2:
-        return mm(input, other)
+        return ops.mm(input, other)
     if _should_fold(input, other):
         flip = db > da  # fold the larger one: (A @ B) = (B^T @ A^T)^T
-        t1 = transpose(other, -2, -1) if flip else input
-        t2 = (t(input) if da == 2 else input) if flip else other
+        t1 = ops.transpose(other, -2, -1) if flip else input
+        t2 = (ops.t(input) if da == 2 else input) if flip else other
         _check_matmul_dtypes(t1, t2, "mm")
         output_shape = t1._shape[:-1]
-        folded = reshape(t1, math.prod(output_shape), t1._shape[-1])
+        folded = ops.reshape(t1, math.prod(output_shape), t1._shape[-1])
         if t2.dim() == 2:
-            output = _unsafe_view(mm(folded, t2), output_shape + (t2._shape[1],))
-            return contiguous(transpose(output, -2, -1)) if flip else output
-        return _unsafe_view(mv(folded, t2), output_shape)
+            output = ops._unsafe_view(ops.mm(folded, t2), output_shape + (t2._shape[1],))
+            return ops.contiguous(ops.transpose(output, -2, -1)) if flip else output
+        return ops._unsafe_view(ops.mv(folded, t2), output_shape)
     # batched on both sides: broadcast the batch dims, then one bmm (worded as bmm's check)
     if input.dtype is not other.dtype:
         raise RuntimeError(
@@ -327,53 +211,32 @@ def matmul(input, other):
     batch2 = other._shape[:builtins.max(db - 2, 0)]
     if da == 3 and db == 3 and batch1[0] != batch2[0]:
         if batch1[0] == 1 and input._requires_grad:
-            return matmul(squeeze(input, 0), other)
+            return ops.matmul(ops.squeeze(input, 0), other)
         if batch2[0] == 1 and other._requires_grad:
-            return matmul(input, squeeze(other, 0))
+            return ops.matmul(input, ops.squeeze(other, 0))
     batch = broadcast_shapes(batch1, batch2)
     n_batch = math.prod(batch)
-    a3 = reshape(expand(input, batch + (n, m1)), n_batch, n, m1)
+    a3 = ops.reshape(ops.expand(input, batch + (n, m1)), n_batch, n, m1)
     vector_rhs = db == 1
-    b3 = expand(other, batch + ((m2,) if vector_rhs else (m2, p)))
-    b3 = unsqueeze(reshape(b3, n_batch, m2), 2) if vector_rhs else reshape(b3, n_batch, m2, p)
+    b3 = ops.expand(other, batch + ((m2,) if vector_rhs else (m2, p)))
+    b3 = ops.unsqueeze(ops.reshape(b3, n_batch, m2), 2) if vector_rhs else ops.reshape(b3, n_batch, m2, p)
     output_shape = batch + ((n,) if da > 1 else ()) + ((p,) if db > 1 else ())
-    product = bmm(a3, b3)
+    product = ops.bmm(a3, b3)
     if vector_rhs:
-        product = squeeze(product, -1)
-    return _unsafe_view(product, output_shape)
-
-
-matmul.jvp = lambda t, out, input, other: matmul(t(input), other) + matmul(input, t(other))
+        product = ops.squeeze(product, -1)
+    return ops._unsafe_view(product, output_shape)
 
 
 def outer(input, vec2):
-    return reshape(input, input._shape[0], 1) * vec2
-
-
-outer.jvp = lambda t, out, input, vec2: outer(t(input), vec2) + outer(input, t(vec2))
+    return ops.reshape(input, input._shape[0], 1) * vec2
 
 
 # -- triangular parts -------------------------------------------------------------------------
-class TrilBackward0(Node):
-    def backward(self, grad):
-        return (tril(grad, self._saved_diagonal),)
-
-
-class TriuBackward0(Node):
-    def backward(self, grad):
-        return (triu(grad, self._saved_diagonal),)
-
-
 def _triangle(input, diagonal, lower):
     if input.dim() < 2:
         raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 dimensions")
     values = (np.tril if lower else np.triu)(input._np, diagonal)
-    out = _wrap(np.ascontiguousarray(values), input._device)
-    if _needs_grad(input):
-        node = TrilBackward0() if lower else TriuBackward0()
-        node._saved_diagonal = diagonal
-        _record(node, (input,), out)
-    return out
+    return _wrap(np.ascontiguousarray(values), input._device)
 
 
 def tril(input, diagonal=0):
@@ -384,10 +247,6 @@ def tril(input, diagonal=0):
 def triu(input, diagonal=0):
     """The upper triangle of the last two dims (on and above ``diagonal``), zeros below."""
     return _triangle(input, diagonal, lower=False)
-
-
-tril.jvp = lambda t, out, input, diagonal=0: tril(t(input), diagonal)
-triu.jvp = lambda t, out, input, diagonal=0: triu(t(input), diagonal)
 
 
 # -- einsum -----------------------------------------------------------------------------------
@@ -427,16 +286,12 @@ def _einsum_terms(equation, operands):
 
 
 def _diagonal_out(operand, term):
-    """A letter repeated in one operand (``'ii->i'``) reads the diagonal: a strided view."""
+    """A letter repeated in one operand (``'ii->i'``) reads the diagonal (a view), put back
+    where the letter first stood, as torch's einsum does."""
     while len(set(term)) != len(term):
         letter = next(c for c in term if term.count(c) > 1)
         first, second = term.index(letter), term.index(letter, term.index(letter) + 1)
-        shape, stride = list(operand.shape), list(operand.stride())
-        size = builtins.min(shape[first], shape[second])
-        stride[first] += stride[second]
-        shape[first] = size
-        del shape[second], stride[second]
-        operand = operand.as_strided(shape, stride, operand.storage_offset())
+        operand = ops.movedim(ops.diagonal(operand, 0, first, second), -1, first)
         term = term[:second] + term[second + 1:]
     return operand, term
 
@@ -451,12 +306,18 @@ def _contract_pair(a, la, b, lb, keep):
     sizes = {**{c: a.shape[la.index(c)] for c in la}, **{c: b.shape[lb.index(c)] for c in lb}}
     for c in batch:  # a batch letter of size 1 on one side broadcasts
         sizes[c] = builtins.max(a.shape[la.index(c)], b.shape[lb.index(c)])
+    if not shared:  # nothing to sum: a broadcast product (torch's einsum multiplies then, no bmm)
+        a_full = a.permute([la.index(c) for c in batch + own_a]).reshape(
+            [a.shape[la.index(c)] for c in batch + own_a] + [1] * len(own_b))
+        b_full = b.permute([lb.index(c) for c in batch + own_b]).reshape(
+            [b.shape[lb.index(c)] for c in batch] + [1] * len(own_a) + [sizes[c] for c in own_b])
+        return a_full * b_full, "".join(batch + own_a + own_b)
     prod = lambda letters: math.prod(sizes[c] for c in letters)  # noqa: E731
     a3 = a.permute([la.index(c) for c in batch + own_a + shared]).expand(
         [sizes[c] for c in batch] + [sizes[c] for c in own_a + shared]).reshape(prod(batch), prod(own_a), prod(shared))
     b3 = b.permute([lb.index(c) for c in batch + shared + own_b]).expand(
         [sizes[c] for c in batch] + [sizes[c] for c in shared + own_b]).reshape(prod(batch), prod(shared), prod(own_b))
-    result = bmm(a3, b3).reshape([sizes[c] for c in batch + own_a + own_b])
+    result = ops.bmm(a3, b3).reshape([sizes[c] for c in batch + own_a + own_b])
     return result, "".join(batch + own_a + own_b)
 
 
@@ -489,17 +350,38 @@ def einsum(*args):
     return current.permute(order) if order != list(range(len(order))) else current
 
 
-def _einsum_tangent(t, out, *args):
-    """Multilinear: the sum over operands of einsum with that operand replaced by its tangent."""
-    equation, operands = args[0], args[1:]
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-        operands = tuple(operands[0])
-    total = 0
-    for i in range(len(operands)):
-        replaced = list(operands)
-        replaced[i] = t(operands[i])
-        total = total + einsum(equation, *replaced)
-    return total
+# -- backward formulas (derivatives.py) ---------------------------------------------------------
+def _column_major(sizes, strides):
+    """A matrix laid out column by column, such as ``weight.t()`` in a Linear layer."""
+    return strides[0] == 1 and strides[1] == sizes[0]
 
 
-einsum.jvp = _einsum_tangent
+def mm_mat1_backward(grad, mat2, mat1_sizes, mat1_strides, alpha=1):
+    # torch gives a column-major mat1 a column-major gradient (the same product, transposed)
+    if _column_major(mat1_sizes, mat1_strides):
+        out = mat2.mm(grad.t()).t()
+    else:
+        out = grad.mm(mat2.t())
+    return out if alpha == 1 else out * alpha
+
+
+def mm_mat2_backward(grad, mat1, mat2_sizes, mat2_strides, alpha=1):
+    # so ``weight.t()`` gets a column-major gradient, and TBackward0 hands the weight a
+    # contiguous one: no transposed copy on the way into .grad
+    if _column_major(mat2_sizes, mat2_strides):
+        out = grad.t().mm(mat1).t()
+    else:
+        out = mat1.t().mm(grad)
+    return out if alpha == 1 else out * alpha
+
+
+def linear(input, weight, bias=None):
+    """``input @ weight.t() + bias``: one addmm for a 2-D input, as torch computes it."""
+    if input.dim() == 2 and bias is not None:
+        return ops.addmm(bias, input, ops.t(weight))
+    if bias is None:
+        return ops.matmul(input, ops.t(weight))
+    # fold the leading dims into rows, one addmm, then unfold (torch does the same)
+    rows = ops.reshape(input, -1, input.shape[-1])
+    out = ops.addmm(bias, rows, ops.t(weight))
+    return ops.view(out, *input.shape[:-1], weight.shape[0])

@@ -2,7 +2,8 @@
 
 view, reshape (a view when the strides allow it), transpose, permute, squeeze, unsqueeze,
 expand, select, slicing, narrow, split, chunk, unbind, as_strided, unfold. A view shares
-its base's version counter; its backward puts the gradient back where the view looked.
+its base's version counter; its backward (derivatives.py) puts the gradient back where the
+view looked: the helpers for that are at the end of this file.
 """
 from __future__ import annotations
 
@@ -12,38 +13,11 @@ import math
 import numpy as np
 
 from .. import dtypes
-from ..autograd.graph import Node
 from ..dispatch import kernel
 from ..storage import broadcast_shapes, contiguous_strides, expand_strides, view_strides
 from ..tensor import Size, _wrap_dim
-from ._support import same_op_on_tangent, _grad_state, _numpy_names, _needs_grad, _non_overlapping_and_dense, _record, _view_of, _warn_once
-from .copies import clone, contiguous
-from .creation import arange, tensor, zeros
-from .joining import cat, stack
-
-
-class ViewBackward0(Node):
-    def backward(self, grad):
-        return (grad.reshape(self._saved_self_sym_sizes),)
-
-
-class UnsafeViewBackward0(ViewBackward0):
-    pass
-
-
-class ReshapeAliasBackward0(ViewBackward0):
-    pass
-
-
-def _make_view(input, shape, stride, offset, node_cls, **attrs):
-    out = _view_of(input, shape, stride, offset)
-    if _needs_grad(input):
-        node = node_cls()
-        node._saved_self_sym_sizes = input._shape
-        for k, v in attrs.items():
-            setattr(node, k, v)
-        _record(node, (input,), out)
-    return out
+from ._support import _non_overlapping_and_dense, _view_of, _warn_once
+from .codegen import ops
 
 
 def _infer_shape(shape, numel):
@@ -65,21 +39,30 @@ def _infer_shape(shape, numel):
     return tuple(shape)
 
 
-def view(input, *shape):
-    if len(shape) == 1 and isinstance(shape[0], dtypes.dtype):
+def view(input, *size):
+    if len(size) == 1 and isinstance(size[0], dtypes.dtype):
         raise NotImplementedError("view(dtype) is not part of reftorch")
-    shape = _infer_shape(shape, input.numel())
+    shape = _infer_shape(size, input.numel())
     strides = view_strides(input._shape, input._stride, shape)
     if strides is None:
         raise RuntimeError(
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         )
-    return _make_view(input, shape, strides, input._offset, ViewBackward0)
+    return _view_of(input, shape, strides, input._offset)
 
 
-# forward mode: a view's tangent is the same view of the input's tangent
-view.jvp = same_op_on_tangent(view)
+def _reshape_alias(input, size, stride):
+    """The view ``reshape`` takes of a non-contiguous tensor whose strides allow the shape."""
+    return _view_of(input, tuple(size), tuple(stride), input._offset)
+
+
+def _unsafe_view(input, size):
+    """Reinterpret a fresh contiguous copy: not a view for the user, so no ``_base``."""
+    shape = _infer_shape((size,), input.numel())
+    out = _view_of(input, shape, contiguous_strides(shape), input._offset)
+    out._base = None
+    return out
 
 
 def reshape(input, *shape):
@@ -89,43 +72,21 @@ def reshape(input, *shape):
     if strides is not None:
         # torch names the node after the path taken: a plain view, or an alias of a
         # non-contiguous tensor that happens to allow the new shape
-        node = ViewBackward0 if input.is_contiguous() else ReshapeAliasBackward0
-        return _make_view(input, shape, strides, input._offset, node)
-    return _unsafe_view(clone(input, memory_format="contiguous"), shape)
-
-
-reshape.jvp = same_op_on_tangent(reshape)
-
-
-def _unsafe_view(input, shape):
-    """Reinterpret a fresh contiguous copy: not a view for the user, so no ``_base``."""
-    out = _view_of(input, shape, contiguous_strides(shape), input._offset)
-    out._base = None
-    out._version_counter = input._version_counter
-    if _needs_grad(input):
-        node = UnsafeViewBackward0()
-        node._saved_self_sym_sizes = input._shape
-        _record(node, (input,), out)
-    return out
+        return ops.view(input, shape) if input.is_contiguous() else ops._reshape_alias(input, shape, strides)
+    return ops._unsafe_view(ops.clone(input, memory_format="contiguous"), shape)
 
 
 def view_as(input, other):
-    return view(input, other._shape)
-
-
-view_as.jvp = same_op_on_tangent(view_as)
+    return ops.view(input, other._shape)
 
 
 def reshape_as(input, other):
-    return reshape(input, other._shape)
-
-
-reshape_as.jvp = same_op_on_tangent(reshape_as)
+    return ops.reshape(input, other._shape)
 
 
 def flatten(input, start_dim=0, end_dim=-1):
     if input.dim() == 0:
-        return reshape(input, 1)
+        return ops.reshape(input, 1)
     start = _wrap_dim(start_dim, input.dim())
     end = _wrap_dim(end_dim, input.dim())
     if start > end:
@@ -133,17 +94,11 @@ def flatten(input, start_dim=0, end_dim=-1):
     if start == end:
         return input
     shape = input._shape[:start] + (math.prod(input._shape[start:end + 1]),) + input._shape[end + 1:]
-    return reshape(input, shape)
-
-
-flatten.jvp = same_op_on_tangent(flatten)
+    return ops.reshape(input, shape)
 
 
 def ravel(input):
-    return reshape(contiguous(input), -1)
-
-
-ravel.jvp = same_op_on_tangent(ravel)
+    return ops.reshape(ops.contiguous(input), -1)
 
 
 def unflatten(input, dim, sizes):
@@ -164,28 +119,7 @@ def unflatten(input, dim, sizes):
                 f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size of dim "
                 f"{dim} ({n}) in the input tensor") from None
         raise RuntimeError(f"unflatten got an unexpected error:\n{error}") from None
-    return view(input, input._shape[:dim] + sizes + input._shape[dim + 1:])
-
-
-unflatten.jvp = same_op_on_tangent(unflatten)
-
-
-class TBackward0(Node):
-    def backward(self, grad):
-        return (grad.t(),)
-
-
-class TransposeBackward0(Node):
-    def backward(self, grad):
-        return (grad.transpose(self._saved_dim0, self._saved_dim1),)
-
-
-class PermuteBackward0(Node):
-    def backward(self, grad):
-        inverse = [0] * len(self._saved_dims)
-        for i, d in enumerate(self._saved_dims):
-            inverse[d] = i
-        return (grad.permute(inverse),)
+    return ops.view(input, input._shape[:dim] + sizes + input._shape[dim + 1:])
 
 
 def _swapped(seq, i, j):
@@ -197,29 +131,17 @@ def _swapped(seq, i, j):
 def t(input):
     if input.dim() > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.dim()}D")
-    if input.dim() < 2:
-        return _make_view(input, input._shape, input._stride, input._offset, TBackward0)
-    return _make_view(input, input._shape[::-1], input._stride[::-1], input._offset, TBackward0)
-
-
-t.jvp = same_op_on_tangent(t)
+    return _view_of(input, input._shape[::-1], input._stride[::-1], input._offset, input._np.T)
 
 
 def transpose(input, dim0, dim1):
     n = input.dim()
     d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
-    return _make_view(input, _swapped(input._shape, d0, d1), _swapped(input._stride, d0, d1),
-                      input._offset, TransposeBackward0, _saved_dim0=d0, _saved_dim1=d1)
-
-
-transpose.jvp = same_op_on_tangent(transpose)
-
-
-swapaxes = swapdims = transpose
+    return _view_of(input, _swapped(input._shape, d0, d1), _swapped(input._stride, d0, d1), input._offset,
+                    np.swapaxes(input._np, d0, d1))
 
 
 def permute(input, *dims):
-    dims = tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
     n = input.dim()
     if len(dims) != n:
         raise RuntimeError(
@@ -230,11 +152,8 @@ def permute(input, *dims):
     dims = tuple(_wrap_dim(d, n) for d in dims)
     if len(set(dims)) != n:
         raise RuntimeError("permute(): duplicate dims are not allowed.")
-    return _make_view(input, tuple(input._shape[d] for d in dims), tuple(input._stride[d] for d in dims),
-                      input._offset, PermuteBackward0, _saved_dims=dims)
-
-
-permute.jvp = same_op_on_tangent(permute)
+    return _view_of(input, tuple(input._shape[d] for d in dims), tuple(input._stride[d] for d in dims),
+                    input._offset, input._np.transpose(dims))
 
 
 def movedim(input, source, destination):
@@ -257,19 +176,18 @@ def movedim(input, source, destination):
     if len(set(dst)) != len(dst):
         raise RuntimeError(f"movedim: repeated dim in `destination` ({destination})")
     if n == 0:  # nothing to move: torch returns an alias
-        return _make_view(input, (), (), input._offset, AliasBackward0)
+        return ops.alias(input)
     order = [None] * n
     for s_dim, d_dim in zip(src, dst):
         order[d_dim] = s_dim
     rest = iter(d for d in range(n) if d not in src)  # the other dims, in their order
     order = [d if d is not None else next(rest) for d in order]
-    return permute(input, order)
+    return ops.permute(input, order)
 
 
-movedim.jvp = same_op_on_tangent(movedim)
-
-
-moveaxis = movedim
+def alias(input):
+    """The same tensor under a new name: a view with the same geometry."""
+    return _view_of(input, input._shape, input._stride, input._offset, input._np)
 
 
 def _T(input):
@@ -282,10 +200,7 @@ def _T(input):
             "deprecated and it will throw an error in a future release. Consider `x.mT` to "
             "transpose batches of matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to "
             "reverse the dimensions of a tensor."))
-    return permute(input, tuple(range(input.dim() - 1, -1, -1)))
-
-
-_T.jvp = same_op_on_tangent(_T)
+    return ops.permute(input, tuple(range(input.dim() - 1, -1, -1)))
 
 
 def _matrix_transpose(name, zero_dim_hint):
@@ -297,7 +212,7 @@ def _matrix_transpose(name, zero_dim_hint):
         if input.dim() == 1:
             raise RuntimeError(
                 f"tensor.{name} is only supported on matrices or batches of matrices. Got 1-D tensor.")
-        return transpose(input, -2, -1)
+        return ops.transpose(input, -2, -1)
     return transpose_last
 
 
@@ -309,99 +224,59 @@ def _H(input):  # the conjugate transpose, which for real numbers is the transpo
         hint = " For batches of matrices, consider using tensor.mH" if input.dim() > 2 else ""
         raise RuntimeError(
             f"tensor.H is only supported on matrices (2-D tensors). Got {input.dim()}-D tensor.{hint}")
-    return transpose(input, 0, 1)
+    return ops.transpose(input, 0, 1)
 
 
-_H.jvp = same_op_on_tangent(_H)
-
-
-class UnsqueezeBackward0(Node):
-    def backward(self, grad):
-        return (grad.squeeze(self._saved_dim),)
-
-
-@_numpy_names
 def unsqueeze(input, dim):
     dim = _wrap_dim(dim, input.dim() + 1)
     shape = input._shape[:dim] + (1,) + input._shape[dim:]
     inner = input._stride[dim] * input._shape[dim] if dim < input.dim() else 1
     stride = input._stride[:dim] + (inner,) + input._stride[dim:]
-    return _make_view(input, shape, stride, input._offset, UnsqueezeBackward0, _saved_dim=dim)
+    return _view_of(input, shape, stride, input._offset)
 
 
-unsqueeze.jvp = same_op_on_tangent(unsqueeze)
+def _squeezed(input, keep):
+    return _view_of(input, tuple(input._shape[d] for d in keep), tuple(input._stride[d] for d in keep),
+                    input._offset)
 
 
-class SqueezeBackward0(ViewBackward0):
-    pass
+def squeeze(input):
+    """Every dim of size 1 removed."""
+    return _squeezed(input, [d for d in range(input.dim()) if input._shape[d] != 1])
 
 
-class SqueezeBackward1(ViewBackward0):
-    pass
+def squeeze_dims(input, dim):
+    """The dims ``dim`` (an int, or a tuple of them) removed where their size is 1."""
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    dims = {_wrap_dim(d, input.dim()) for d in dims}
+    return _squeezed(input, [d for d in range(input.dim()) if d not in dims or input._shape[d] != 1])
 
 
-class SqueezeBackward4(ViewBackward0):
-    pass
-
-
-@_numpy_names
-def squeeze(input, dim=None):
-    if dim is None:
-        keep = [d for d in range(input.dim()) if input._shape[d] != 1]
-        node = SqueezeBackward0
-    else:
-        dims = dim if isinstance(dim, (tuple, list)) else (dim,)
-        dims = {_wrap_dim(d, input.dim()) for d in dims}
-        keep = [d for d in range(input.dim()) if d not in dims or input._shape[d] != 1]
-        node = SqueezeBackward4 if isinstance(dim, (tuple, list)) else SqueezeBackward1
-    return _make_view(input, tuple(input._shape[d] for d in keep), tuple(input._stride[d] for d in keep),
-                      input._offset, node)
-
-
-squeeze.jvp = same_op_on_tangent(squeeze)
-
-
-class ExpandBackward0(ViewBackward0):
-    def backward(self, grad):
-        return (grad,)  # the engine sums the repeated positions back
-
-
-def expand(input, *sizes):
-    sizes = tuple(sizes[0]) if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)) else sizes
-    if len(sizes) < input.dim():
+def expand(input, *size):
+    if len(size) < input.dim():
         raise RuntimeError(
-            f"expand({input.type()}{{{list(input._shape)}}}, size={list(sizes)}): the number of sizes "
-            f"provided ({len(sizes)}) must be greater or equal to the number of dimensions in the "
+            f"expand({input.type()}{{{list(input._shape)}}}, size={list(size)}): the number of sizes "
+            f"provided ({len(size)}) must be greater or equal to the number of dimensions in the "
             f"tensor ({input.dim()})"
         )
-    shape, strides = expand_strides(input._shape, input._stride, tuple(builtins.int(s) for s in sizes))
-    return _make_view(input, shape, strides, input._offset, ExpandBackward0)
-
-
-expand.jvp = same_op_on_tangent(expand)
+    shape, strides = expand_strides(input._shape, input._stride, tuple(builtins.int(s) for s in size))
+    return _view_of(input, shape, strides, input._offset)
 
 
 def expand_as(input, other):
-    return expand(input, other._shape)
+    return ops.expand(input, other._shape)
 
 
-expand_as.jvp = same_op_on_tangent(expand_as)
-
-
-def broadcast_to(input, shape):
-    return expand(input, shape)
-
-
-broadcast_to.jvp = same_op_on_tangent(broadcast_to)
+def broadcast_to(input, size):
+    return ops.expand(input, size)
 
 
 def broadcast_tensors(*tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
     shape = broadcast_shapes(*(t._shape for t in tensors))
     # a tensor already of the shape comes back itself, not an expanded view (as torch's does)
-    return tuple(t if t._shape == shape else expand(t, shape) for t in tensors)
-
-
-broadcast_tensors.jvp = lambda t, out, *tensors: broadcast_tensors(*t(tensors))
+    return tuple(t if t._shape == shape else ops.expand(t, shape) for t in tensors)
 
 
 def _broadcast_shapes_api(*shapes):
@@ -437,42 +312,8 @@ def _broadcast_shapes_api(*shapes):
 _broadcast_shapes_api.__name__ = _broadcast_shapes_api.__qualname__ = "broadcast_shapes"
 
 
-class _EmbedInZeros(Node):
-    """Backward of select/slice/index: the gradient goes back to the selected positions."""
-
-    def backward(self, grad):
-        return (grad[self._key],)
-
-
-def _embed(grad, shape, key, accumulate=False):
-    """zeros(shape) with ``grad`` written (or added) at ``key``; differentiable in ``grad``."""
-    out = zeros(shape, dtype=grad.dtype, device=grad._device)
-    kernel("index_put_", grad._device)(out._np, key, grad._np, accumulate)
-    if _needs_grad(grad):
-        node = _EmbedInZeros()
-        node._key = key
-        _record(node, (grad,), out)
-    return out
-
-
-class SelectBackward0(Node):
-    def backward(self, grad):
-        return (_embed(grad, self._saved_self_sym_sizes, self._key),)
-
-
-class SliceBackward0(SelectBackward0):
-    pass
-
-
-def select(input, dim, index):
-    return _select(input, dim, index, indexing=False)
-
-
-select.jvp = same_op_on_tangent(select)
-
-
-def _select(input, dim, index, indexing):
-    """``t.select(dim, i)``, or ``t[..., i]`` (``indexing``): the same view, worded apart."""
+def check_select(input, dim, index, indexing=False):
+    """torch's checks of ``t.select(dim, i)``; ``t[..., i]`` (``indexing``) words them apart."""
     n = input.dim()
     if n == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
@@ -483,24 +324,50 @@ def _select(input, dim, index, indexing):
             raise IndexError(f"select(): index {index} out of range for tensor of size "
                              f"{list(input._shape)} at dimension {dim}")
         raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
-    index = index + size if index < 0 else index
-    key = (slice(None),) * dim + (index,)
-    return _make_view(input, input._shape[:dim] + input._shape[dim + 1:],
-                      input._stride[:dim] + input._stride[dim + 1:],
-                      input._offset + index * input._stride[dim], SelectBackward0, _key=key)
 
 
-def _slice(input, dim, start, stop, step):
+def select(input, dim, index):
+    check_select(input, dim, index)
+    dim = _wrap_dim(dim, input.dim())
     size = input._shape[dim]
-    start, stop, step = slice(start, stop, step).indices(size)
+    index = index + size if index < 0 else index
+    return _view_of(input, input._shape[:dim] + input._shape[dim + 1:],
+                    input._stride[:dim] + input._stride[dim + 1:], input._offset + index * input._stride[dim])
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The elements (i, i + offset) of dims ``dim1`` and ``dim2``, as a last dim: a view whose
+    stride steps along both dims at once."""
+    d1, d2 = _wrap_dim(dim1, input.dim()), _wrap_dim(dim2, input.dim())
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    shape, stride, start = input._shape, input._stride, input._offset
+    if offset >= 0:
+        size = builtins.max(builtins.min(shape[d1], shape[d2] - offset), 0)
+        start += offset * stride[d2] if size else 0
+    else:
+        size = builtins.max(builtins.min(shape[d1] + offset, shape[d2]), 0)
+        start -= offset * stride[d1] if size else 0
+    kept = [d for d in range(input.dim()) if d not in (d1, d2)]
+    return _view_of(input, tuple(shape[d] for d in kept) + (size,),
+                    tuple(stride[d] for d in kept) + (stride[d1] + stride[d2],), start)
+
+
+_INT64_MAX = 9223372036854775807  # torch's "to the end" for a slice
+
+
+def slice(input, dim=0, start=None, end=None, step=1):
+    """``t[start:end:step]`` along ``dim``: a view (``t[1:]`` is ``t.slice(0, 1)``)."""
+    dim = _wrap_dim(dim, input.dim())
+    size = input._shape[dim]
+    start, stop, step = builtins.slice(start, None if end == _INT64_MAX else end, step).indices(size)
     if step <= 0:
         raise ValueError("step must be greater than zero")
     length = builtins.max(0, (stop - start + step - 1) // step)
-    key = (slice(None),) * dim + (slice(start, stop, step),)
     shape = input._shape[:dim] + (length,) + input._shape[dim + 1:]
     stride = input._stride[:dim] + (input._stride[dim] * step,) + input._stride[dim + 1:]
     offset = input._offset + start * input._stride[dim]  # even for an empty slice, as torch
-    return _make_view(input, shape, stride, offset, SliceBackward0, _key=key)
+    return _view_of(input, shape, stride, offset)
 
 
 def narrow(input, dim, start, length):
@@ -516,129 +383,52 @@ def narrow(input, dim, start, length):
     start = start + size if start < 0 else start
     if start + length > size:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
-    return _slice(input, dim, start, start + length, 1)
+    return ops.slice(input, dim, start, start + length, 1)
 
 
-narrow.jvp = same_op_on_tangent(narrow)
+def _pieces(input, dim, sections):
+    start, out = 0, []
+    for n in sections:
+        out.append(slice(input, dim, start, start + n, 1))
+        start += n
+    return tuple(out)
 
 
-class SplitBackward0(Node):
-    def backward(self, *grads):
-        pieces = [g if g is not None else zeros(shape, dtype=self._dtype, device=self._device)
-                  for g, shape in zip(grads, self._shapes)]
-        return (cat(pieces, self._dim),)
+def split_tensor(input, split_size, dim=0):
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller)."""
+    dim = _wrap_dim(dim, input.dim())
+    size = input._shape[dim]
+    sections = [builtins.min(split_size, size - i) for i in range(0, size, split_size)] if size else [0]
+    return _pieces(input, dim, sections)
 
 
-class UnbindBackward0(SplitBackward0):
-    def backward(self, *grads):
-        pieces = [g if g is not None else zeros(shape, dtype=self._dtype, device=self._device)
-                  for g, shape in zip(grads, self._shapes)]
-        return (stack(pieces, self._dim),)
-
-
-def _multi_view(input, dim, views, node_cls):
-    """Several views out of one node (split, chunk, unbind), each its own output index."""
-    with_grad = _needs_grad(input)
-    if with_grad:
-        saved = _grad_state.grad_enabled
-        _grad_state.grad_enabled = False
-    try:
-        outs = tuple(views())
-    finally:
-        if with_grad:
-            _grad_state.grad_enabled = saved
-    if with_grad:
-        node = node_cls()
-        node.num_outputs = len(outs)
-        node._shapes = [o._shape for o in outs]
-        node._dim, node._dtype, node._device = dim, input.dtype, input._device
-        _record(node, (input,), *outs)
-    return outs
+def split_with_sizes(input, split_sizes, dim=0):
+    dim = _wrap_dim(dim, input.dim())
+    size = input._shape[dim]
+    sections = list(split_sizes)
+    if builtins.sum(sections) != size:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
+            f"size at dimension {dim}), but got split_sizes={sections}"
+        )
+    return _pieces(input, dim, sections)
 
 
 def split(input, split_size_or_sections, dim=0):
-    dim = _wrap_dim(dim, input.dim())
-    size = input._shape[dim]
+    """``torch.split``: equal pieces for an int, pieces of the given sizes for a list."""
     if isinstance(split_size_or_sections, builtins.int):
-        step = split_size_or_sections
-        sections = [builtins.min(step, size - i) for i in range(0, size, step)] if size else [0]
-    else:
-        sections = list(split_size_or_sections)
-        if builtins.sum(sections) != size:
-            raise RuntimeError(
-                f"split_with_sizes expects split_sizes to sum exactly to {size} (input tensor's "
-                f"size at dimension {dim}), but got split_sizes={sections}"
-            )
-
-    def views():
-        start = 0
-        for n in sections:
-            yield _slice(input, dim, start, start + n, 1)
-            start += n
-    return _multi_view(input, dim, views, SplitBackward0)
-
-
-split.jvp = same_op_on_tangent(split)
+        return ops._split_tensor(input, split_size_or_sections, dim)
+    return ops.split_with_sizes(input, list(split_size_or_sections), dim)
 
 
 def chunk(input, chunks, dim=0):
     size = input._shape[_wrap_dim(dim, input.dim())]
-    return split(input, builtins.max(1, -(-size // chunks)), dim)
-
-
-chunk.jvp = same_op_on_tangent(chunk)
+    return ops._split_tensor(input, builtins.max(1, -(-size // chunks)), dim)
 
 
 def unbind(input, dim=0):
     dim = _wrap_dim(dim, input.dim())
-    return _multi_view(input, dim, lambda: (select(input, dim, i) for i in range(input._shape[dim])),
-                       UnbindBackward0)
-
-
-unbind.jvp = same_op_on_tangent(unbind)
-
-
-class AsStridedBackward0(Node):
-    """Gradients meet in the storage: each output element adds its gradient into the memory
-    cell it read, and each input element takes the sum in its cell (shared by the input
-    elements that read the same cell, so it is split evenly between them)."""
-
-    def backward(self, grad):
-        if grad._requires_grad:  # create_graph: the same steps as recorded tensor ops
-            return (self._recorded_backward(grad),)
-        buffer = zeros(self._storage_size, dtype=grad.dtype, device=grad._device)
-        region = as_strided(buffer, grad._shape, self._stride, self._offset)
-        kernel("index_put_", grad._device)(region._np, (...,), grad._np, True)
-        base = as_strided(buffer, self._base_shape, self._base_stride, self._base_offset)
-        if not _non_overlapping_and_dense(self._base_shape, self._base_stride):
-            readers = np.zeros(self._storage_size, dtype=grad._np.dtype)
-            cells = np.lib.stride_tricks.as_strided(
-                readers[self._base_offset:], self._base_shape,
-                tuple(s * readers.itemsize for s in self._base_stride))
-            np.add.at(cells, (...,), 1)
-            np.divide(buffer._np, readers, out=buffer._np, where=readers > 0)
-        return (base.clone(),)
-
-    def _readers(self):
-        """How many input elements read each storage cell (None if each is read once)."""
-        if _non_overlapping_and_dense(self._base_shape, self._base_stride):
-            return None
-        readers = np.zeros(self._storage_size)
-        cells = np.lib.stride_tricks.as_strided(
-            readers[self._base_offset:], self._base_shape,
-            tuple(s * readers.itemsize for s in self._base_stride))
-        np.add.at(cells, (...,), 1)
-        return np.maximum(readers, 1)
-
-    def _recorded_backward(self, grad):
-        cells = arange(self._storage_size, device=grad._device)
-        index = as_strided(cells, grad._shape, self._stride, self._offset).reshape(-1)
-        buffer = zeros(self._storage_size, dtype=grad.dtype, device=grad._device)
-        buffer.index_put_((index,), grad.reshape(-1), accumulate=True)
-        readers = self._readers()
-        if readers is not None:
-            buffer = buffer / tensor(readers, dtype=grad.dtype, device=grad._device)
-        return as_strided(buffer, self._base_shape, self._base_stride, self._base_offset)
+    return tuple(select(input, dim, i) for i in range(input._shape[dim]))
 
 
 def _check_as_strided(input, size, stride, offset):
@@ -667,38 +457,7 @@ def as_strided(input, size, stride, storage_offset=None):
     offset = input._offset if storage_offset is None else storage_offset
     size, stride = tuple(size), tuple(stride)
     _check_as_strided(input, size, stride, offset)
-    out = _view_of(input, size, stride, offset)
-    if _needs_grad(input):
-        node = AsStridedBackward0()
-        node._storage_size = len(input._storage)
-        node._base_shape, node._base_stride, node._base_offset = input._shape, input._stride, input._offset
-        node._stride, node._offset = stride, offset
-        _record(node, (input,), out)
-    return out
-
-
-class UnfoldBackward0(Node):
-    def backward(self, grad):
-        return (_unfold_backward(grad, self._saved_self_sym_sizes, self._saved_dimension,
-                                 self._saved_size, self._saved_step),)
-
-
-class UnfoldBackwardBackward0(Node):
-    def backward(self, grad):
-        return (unfold(grad, self._saved_dim, self._saved_size, self._saved_step),)
-
-
-def _unfold_backward(grad, shape, dim, size, step):
-    """Each input element gets the sum of the gradients of every window it appears in."""
-    out = zeros(shape, dtype=grad.dtype, device=grad._device)
-    windows = unfold(out.detach(), dim, size, step) if shape else out.detach().reshape(size)
-    # windows overlap when step < size: add.at adds one element at a time, so none is lost
-    kernel("index_put_", grad._device)(windows._np, (...,), grad._np, True)
-    if _needs_grad(grad):
-        node = UnfoldBackwardBackward0()
-        node._saved_dim, node._saved_size, node._saved_step = dim, size, step
-        _record(node, (grad,), out)
-    return out
+    return _view_of(input, size, stride, offset)
 
 
 def unfold(input, dimension, size, step):
@@ -719,13 +478,126 @@ def unfold(input, dimension, size, step):
     if input._shape:
         shape[dim] = (length - size) // step + 1
         stride[dim] *= step
-    return _make_view(input, tuple(shape), tuple(stride), input._offset, UnfoldBackward0,
-                      _saved_dimension=dim, _saved_size=size, _saved_step=step)
+    return _view_of(input, tuple(shape), tuple(stride), input._offset)
 
 
-unfold.jvp = same_op_on_tangent(unfold)
+# -- backward formulas (derivatives.py) ---------------------------------------------------------
+def sum_to(grad, shape):
+    """Undo broadcasting: ``grad`` summed down to ``shape`` (at::sum_to)."""
+    shape = tuple(shape)
+    if grad._shape == shape:
+        return grad
+    lead = grad.dim() - len(shape)
+    dims = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and grad._shape[i + lead] != 1)
+    if dims:
+        grad = grad.sum(dims, keepdim=True)
+    return grad.reshape(shape) if grad._shape != shape else grad
 
 
-class AliasBackward0(Node):
-    def backward(self, grad):
-        return (grad,)
+def unsqueeze_to(grad, *dims_and_sizes):
+    """``grad`` reshaped back to the input's sizes, which squeeze shortened (the dims of size 1
+    come back): ``unsqueeze_to(grad, sizes)`` or ``unsqueeze_to(grad, dim, sizes)``."""
+    return grad.reshape(dims_and_sizes[-1])
+
+
+def permute_backwards(grad, dims):
+    inverse = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inverse[_wrap_dim(d, len(dims))] = i
+    return grad.permute(inverse)
+
+
+def _embed(grad, shape, key, accumulate=False):
+    """zeros(shape) with ``grad`` written (or added) at ``key`` (the views' backward)."""
+    out = ops.zeros(shape, dtype=grad.dtype, device=grad._device)
+    kernel("index_put_", grad._device)(out._np, key, grad._np, accumulate)
+    return out
+
+
+def select_backward(grad_output, input_sizes, dim, index):
+    """The gradient of ``select``: zeros of the input's sizes with ``grad_output`` at ``index``."""
+    dim = _wrap_dim(dim, len(input_sizes))
+    return _embed(grad_output, input_sizes, (builtins.slice(None),) * dim + (index,))
+
+
+def diagonal_backward(grad_output, input_sizes, offset, dim1, dim2):
+    """The gradient of ``diagonal``: zeros of the input's sizes with ``grad_output`` on the diagonal."""
+    out = ops.zeros(input_sizes, dtype=grad_output.dtype, device=grad_output._device)
+    np.copyto(diagonal(out, offset, dim1, dim2)._np, grad_output._np)
+    return out
+
+
+def slice_backward(grad_output, input_sizes, dim, start, end, step):
+    """The gradient of ``slice``: zeros of the input's sizes with ``grad_output`` in the slice."""
+    dim = _wrap_dim(dim, len(input_sizes))
+    end = None if end == _INT64_MAX else end
+    return _embed(grad_output, input_sizes, (builtins.slice(None),) * dim + (builtins.slice(start, end, step),))
+
+
+def split_backward(grads, split_sizes, dim, sizes):
+    """The pieces' gradients joined back (zeros for a piece that got none)."""
+    dim = _wrap_dim(dim, len(sizes))
+    present = next(g for g in grads if g is not None)
+    pieces = []
+    for g, n in zip(grads, split_sizes):
+        if g is None:
+            shape = sizes[:dim] + (n,) + sizes[dim + 1:]
+            g = ops.zeros(shape, dtype=present.dtype, device=present._device)
+        pieces.append(g)
+    return ops.cat(pieces, dim)
+
+
+def split_sizes_of(split_size, dim, sizes):
+    size = sizes[_wrap_dim(dim, len(sizes))]
+    return [builtins.min(split_size, size - i) for i in range(0, size, split_size)] if size else [0]
+
+
+def unbind_backward(grads, dim):
+    present = next(g for g in grads if g is not None)
+    return ops.stack([g if g is not None else ops.zeros_like(present) for g in grads], dim)
+
+
+def unfold_backward(grad_in, input_sizes, dim, size, step):
+    """Each input element gets the sum of the gradients of every window it appears in."""
+    out = ops.zeros(input_sizes, dtype=grad_in.dtype, device=grad_in._device)
+    windows = unfold(out, dim, size, step) if input_sizes else out.reshape(size)
+    # windows overlap when step < size: add.at adds one element at a time, so none is lost
+    kernel("index_put_", grad_in._device)(windows._np, (...,), grad_in._np, True)
+    return out
+
+
+def as_strided_backward(grad, geometry, size, stride, storage_offset):
+    """Gradients meet in the storage: each output element adds its gradient into the memory
+    cell it read, and each input element takes the sum in its cell (shared by the input
+    elements that read the same cell, so it is split evenly between them)."""
+    base_shape, base_stride, base_offset, storage_size = geometry
+    offset = base_offset if storage_offset is None else storage_offset
+    if grad._requires_grad:  # create_graph: the same steps as recorded tensor ops
+        cells = ops.arange(storage_size, device=grad._device)
+        index = ops.as_strided(cells, grad._shape, stride, offset).reshape(-1)
+        buffer = ops.zeros(storage_size, dtype=grad.dtype, device=grad._device)
+        buffer.index_put_((index,), grad.reshape(-1), accumulate=True)
+        readers = _readers(geometry)
+        if readers is not None:
+            buffer = buffer / ops.tensor(readers, dtype=grad.dtype, device=grad._device)
+        return ops.as_strided(buffer, base_shape, base_stride, base_offset)
+    buffer = ops.zeros(storage_size, dtype=grad.dtype, device=grad._device)
+    region = as_strided(buffer, grad._shape, stride, offset)
+    kernel("index_put_", grad._device)(region._np, (...,), grad._np, True)
+    base = as_strided(buffer, base_shape, base_stride, base_offset)
+    readers = _readers(geometry)
+    if readers is not None:
+        np.divide(buffer._np, readers.astype(buffer._np.dtype), out=buffer._np, where=readers > 0)
+    return ops.clone(base)
+
+
+def _readers(geometry):
+    """How many input elements read each storage cell (None if each is read once)."""
+    base_shape, base_stride, base_offset, storage_size = geometry
+    if _non_overlapping_and_dense(base_shape, base_stride):
+        return None
+    readers = np.zeros(storage_size)
+    cells = np.lib.stride_tricks.as_strided(readers[base_offset:], base_shape,
+                                            tuple(s * readers.itemsize for s in base_stride))
+    np.add.at(cells, (...,), 1)
+    return np.maximum(readers, 1)

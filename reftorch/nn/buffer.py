@@ -9,6 +9,7 @@ does not.
 from __future__ import annotations
 
 from ..tensor import Tensor
+from ..functions import empty
 
 
 class _BufferMeta(type):
@@ -23,7 +24,6 @@ class Buffer(Tensor, metaclass=_BufferMeta):
 
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
-            from ..functions import empty
             data = empty(0)
         t = data.detach().requires_grad_(data.requires_grad)
         t.persistent = persistent

@@ -16,6 +16,8 @@ from ..tensor import Tensor
 from ..utils.hooks import RemovableHandle
 from .buffer import Buffer
 from .parameter import Parameter
+from ..functions import _parse_to
+from ..utils.hooks import BackwardHook
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What load_state_dict returns; prints like torch's."""
@@ -91,7 +93,6 @@ class Module:
         return handle
 
     def _call_with_backward_hooks(self, args, kwargs):
-        from ..utils.hooks import BackwardHook
         hook = BackwardHook(self, self._backward_hooks, self._backward_pre_hooks)
         hook._inputs_need_grad = any(isinstance(a, Tensor) and a.requires_grad for a in args)
         args = hook.setup_input_hook(args)
@@ -425,7 +426,6 @@ class Module:
 
     def to(self, *args, **kwargs):
         """Move to a device and/or cast floating-point tensors to a dtype (ints stay ints)."""
-        from ..functions import _parse_to
         dtype, device, _ = _parse_to(args, dict(kwargs))
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "

@@ -1,7 +1,10 @@
 """Parameter: a tensor that a Module registers as something to train."""
 from __future__ import annotations
 
+from collections import OrderedDict
+
 from ..tensor import Tensor
+from ..functions import empty
 
 
 class Parameter(Tensor):
@@ -9,7 +12,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from ..functions import empty
             data = empty(0)
         detached = data.detach()
         if requires_grad and not detached.dtype.is_floating_point:
@@ -36,7 +38,16 @@ class Parameter(Tensor):
         return result
 
     def __reduce_ex__(self, protocol):
-        from collections import OrderedDict
-
-        from .._utils import _rebuild_parameter
         return _rebuild_parameter, (self.data, self.requires_grad, OrderedDict())
+
+
+# What a checkpoint calls to rebuild a parameter: torch's torch._utils._rebuild_parameter (a file
+# names it so; serialization.py maps the name to this). Here, beside the class it rebuilds.
+def _rebuild_parameter(data, requires_grad, backward_hooks):
+    return Parameter(data, requires_grad)
+
+
+def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
+    param = _rebuild_parameter(data, requires_grad, backward_hooks)
+    param.__dict__.update(state)
+    return param

@@ -9,49 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
 from .. import functions as F
+from ..autograd.graph import Node
 from ..autograd.grad_mode import no_grad
-from ..functions import _needs_grad, _record, _wrap
-from ..functions._support import _RawFormula
-from ..tensor import _scalar_type_name
+from ..functions import _needs_grad, _record, _wrap, check_not_double, ops
+from ..functions.embeddings import check_in_range, check_indices
 from . import init
 from .module import Module
 from .parameter import Parameter
-
-
-def _check_indices(indices, op):
-    if indices.dtype not in (dtypes.int64, dtypes.int32):
-        raise RuntimeError(
-            f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; but "
-            f"got torch.{_scalar_type_name(indices.dtype)}Tensor instead (while checking arguments for {op})")
-
-
-def _check_in_range(ids, num_rows):
-    if ids.size and (ids.min() < 0 or ids.max() >= num_rows):
-        raise IndexError("index out of range in self")
-
-
-class EmbeddingBackward0(_RawFormula):
-    """grad_weight[i] = Σ of the gradient rows whose id was i (none for padding_idx; divided by
-    how often i appeared, with scale_grad_by_freq)."""
-
-    _saved_names = ("indices",)
-
-    def backward(self, grad):
-        self._check_not_double(grad)
-        (indices,) = self.saved_values
-        ids = indices._np.reshape(-1)
-        rows = grad._np.reshape(-1, grad._np.shape[-1])
-        if self._saved_padding_idx >= 0:
-            keep = ids != self._saved_padding_idx
-            ids, rows = ids[keep], rows[keep]
-        if self._saved_scale_grad_by_freq:
-            counts = np.bincount(ids, minlength=self._saved_num_weights)
-            rows = rows / counts[ids][:, None].astype(rows.dtype)
-        out = np.zeros((self._saved_num_weights, rows.shape[-1]), dtype=grad._np.dtype)
-        np.add.at(out, ids, rows)  # in order, one row at a time, as torch's index_add_
-        return (_wrap(out, grad._device),)
 
 
 def _renorm_rows(weight, indices, max_norm, norm_type):
@@ -67,7 +32,8 @@ def _renorm_rows(weight, indices, max_norm, norm_type):
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
               sparse=False):
-    """Row ``input[...]`` of ``weight`` for every id: shape ``input.shape + (embedding_dim,)``."""
+    """Row ``input[...]`` of ``weight`` for every id: shape ``input.shape + (embedding_dim,)``; the
+    op is ``torch.embedding`` (functions/embeddings.py), its node EmbeddingBackward0."""
     if padding_idx is not None:
         if padding_idx > 0 and padding_idx >= weight.size(0) or padding_idx < -weight.size(0):
             raise AssertionError("Padding_idx must be within num_embeddings")
@@ -77,34 +43,21 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         padding_idx = -1
     if sparse:
         raise NotImplementedError("reftorch has no sparse tensors: use sparse=False")
-    _check_indices(input, "embedding")
-    if weight.dim() != 2:
-        raise RuntimeError("'weight' must be 2-D")
     if max_norm is not None:
+        check_indices(input, "embedding")
         _renorm_rows(weight, input, max_norm, norm_type)
-    ids = input._np.reshape(-1)
-    _check_in_range(ids, weight.size(0))
-    values = weight._np[ids].reshape(tuple(input.shape) + (weight.size(1),))
-    out = _wrap(np.ascontiguousarray(values), weight._device)
-    if _needs_grad(weight):
-        node = EmbeddingBackward0()
-        node.save(input)
-        node._saved_num_weights = weight.size(0)
-        node._saved_padding_idx = padding_idx
-        node._saved_scale_grad_by_freq = scale_grad_by_freq
-        node._saved_sparse = sparse
-        _record(node, (weight,), out)
-    return out
+    return ops.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
 
 
-class EmbeddingBagBackward0(_RawFormula):
+class EmbeddingBagBackward0(Node):
     """Each bag's gradient row goes back to the rows of its ids: all of them (sum, times the
-    sample's weight), shared (mean), or to the id that held each maximum (max)."""
+    sample's weight), shared (mean), or to the id that held each maximum (max).
 
-    _saved_names = ("indices", "offsets", "per_sample_weights")
+    Written by hand, not declared: torch's op (``_embedding_bag``) returns three bookkeeping
+    tensors (offset2bag, bag_size, max_indices) this implementation does not make."""
 
     def backward(self, grad):
-        self._check_not_double(grad)
+        check_not_double(grad, self.name())
         g = grad._np
         out = np.zeros((self._num_weights, g.shape[-1]), dtype=g.dtype)
         ids, bag_of, scale, argmax = self._ids, self._bag_of, self._scale, self._argmax
@@ -159,11 +112,11 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise NotImplementedError(
             f"embedding_bag: per_sample_weights was not None. per_sample_weights is only supported for mode='sum' "
             f"(got mode='{mode}'). Please open a feature request on GitHub.")
-    _check_indices(input, "embedding_bag")
+    check_indices(input, "embedding_bag")
     if padding_idx is not None and padding_idx < 0:
         padding_idx = weight.size(0) + padding_idx
     ids_all = input._np.reshape(-1).astype(np.int64)
-    _check_in_range(ids_all, weight.size(0))
+    check_in_range(ids_all, weight.size(0))
     ends = offsets_list[1:] + ([] if include_last_offset else [len(ids_all)])
     starts = offsets_list[:len(ends)]
     table, dim = weight._np, weight.size(1)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..autograd.grad_mode import no_grad
+from ..functions import zeros_like
 from .optimizer import Optimizer, _addcmul_, _check, _refuse_unsupported, _step_counter
 
 
@@ -21,7 +22,6 @@ class Adadelta(Optimizer):
 
     @no_grad()
     def step(self, closure=None):
-        from ..functions import zeros_like
         loss = self._loss_of(closure)
         for group in self.param_groups:
             rho, eps = group["rho"], group["eps"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..autograd.grad_mode import no_grad
+from ..functions import full_like
 from .optimizer import Optimizer, _addcdiv_, _addcmul_, _check, _refuse_unsupported, _step_counter
 
 
@@ -11,7 +12,6 @@ class Adagrad(Optimizer):
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
-        from ..functions import full_like
         _check(0.0 <= lr, f"Invalid learning rate: {lr}")
         _check(0.0 <= lr_decay, f"Invalid lr_decay value: {lr_decay}")
         _check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")

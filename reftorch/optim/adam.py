@@ -6,6 +6,7 @@ import math
 from ..autograd.grad_mode import no_grad
 from ..dtypes import get_default_dtype
 from .optimizer import Optimizer, _refuse_unsupported
+from ..functions import maximum, tensor, zeros_like
 
 
 class Adam(Optimizer):
@@ -48,7 +49,6 @@ class Adam(Optimizer):
                     g = self._gradient(p, group)
                 state = self.state.setdefault(p, {})
                 if not state:
-                    from ..functions import tensor, zeros_like
                     # a float tensor, as in torch (state_dict shows tensor(3.))
                     state["step"] = tensor(0.0, dtype=get_default_dtype())
                     state["exp_avg"] = zeros_like(p)
@@ -60,7 +60,6 @@ class Adam(Optimizer):
                 m.mul_(beta1).add_(g, alpha=1 - beta1)
                 v.mul_(beta2).add_(g * g, alpha=1 - beta2)
                 if group["amsgrad"]:
-                    from ..functions import maximum
                     state["max_exp_avg_sq"].copy_(maximum(state["max_exp_avg_sq"], v))
                     v = state["max_exp_avg_sq"]
                 step = state["step"].item()

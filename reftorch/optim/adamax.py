@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..autograd.grad_mode import no_grad
+from ..functions import maximum, zeros_like
 from .optimizer import Optimizer, _addcdiv_, _check, _lerp_, _refuse_unsupported, _step_counter
 
 
@@ -22,7 +23,6 @@ class Adamax(Optimizer):
 
     @no_grad()
     def step(self, closure=None):
-        from ..functions import maximum, zeros_like
         loss = self._loss_of(closure)
         for group in self.param_groups:
             beta1, beta2 = group["betas"]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..autograd.grad_mode import no_grad
+from ..functions import zeros_like
 from .optimizer import Optimizer, _check, _refuse_unsupported, _step_counter
 
 
@@ -20,7 +21,6 @@ class ASGD(Optimizer):
 
     @no_grad()
     def step(self, closure=None):
-        from ..functions import zeros_like
         loss = self._loss_of(closure)
         for group in self.param_groups:
             lr, lambd, alpha, t0 = group["lr"], group["lambd"], group["alpha"], group["t0"]

@@ -15,6 +15,8 @@ from collections import defaultdict
 import warnings
 
 from ..autograd.grad_mode import enable_grad
+from ..dtypes import float32, float64, get_default_dtype
+from ..functions import tensor
 from ..tensor import Tensor
 
 
@@ -149,12 +151,10 @@ def _check(condition, message):
 
 def _scalar_dtype():
     """The dtype of per-parameter counters (``step``): float64 under a float64 default, else float32."""
-    from ..dtypes import float32, float64, get_default_dtype
     return float64 if get_default_dtype() is float64 else float32
 
 
 def _step_counter(value=0.0):
-    from ..functions import tensor
     return tensor(float(value), dtype=_scalar_dtype())
 
 

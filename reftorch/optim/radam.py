@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..autograd.grad_mode import no_grad
+from ..functions import zeros_like
 from .optimizer import Optimizer, _addcmul_, _check, _lerp_, _refuse_unsupported, _step_counter
 
 
@@ -23,7 +24,6 @@ class RAdam(Optimizer):
 
     @no_grad()
     def step(self, closure=None):
-        from ..functions import zeros_like
         loss = self._loss_of(closure)
         for group in self.param_groups:
             beta1, beta2 = group["betas"]

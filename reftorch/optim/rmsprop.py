@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..autograd.grad_mode import no_grad
+from ..functions import zeros_like
 from .optimizer import Optimizer, _addcdiv_, _addcmul_, _check, _lerp_, _refuse_unsupported, _step_counter
 
 
@@ -24,7 +25,6 @@ class RMSprop(Optimizer):
 
     @no_grad()
     def step(self, closure=None):
-        from ..functions import zeros_like
         loss = self._loss_of(closure)
         for group in self.param_groups:
             alpha, eps, momentum = group["alpha"], group["eps"], group["momentum"]

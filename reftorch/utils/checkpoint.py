@@ -22,6 +22,7 @@ from ..autograd.function import Function
 from ..autograd.graph import saved_tensors_hooks
 from ..random import get_rng_state, set_rng_state
 from ..tensor import Tensor
+from ..functions import empty
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 
@@ -85,7 +86,6 @@ class _SaveInputs(Function):
 
 
 def _checkpoint_with_hooks(function, preserve_rng_state, args, kwargs):
-    from ..functions import empty
     # a node off the main graph whose only job is to hold the inputs until backward
     holder = _SaveInputs.apply(empty(0, requires_grad=True), *args).grad_fn
     replay = _Replay(function, preserve_rng_state, args, kwargs)
@@ -157,7 +157,7 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
-    from ..nn import Sequential
+    from ..nn import Sequential  # deferred: nn imports utils (its hooks), so utils cannot import nn first
     if isinstance(functions, Sequential):
         functions = list(functions.children())
 

@@ -18,6 +18,10 @@ import math
 import warnings
 
 import numpy as np
+from .. import dtypes
+from ..functions import as_tensor, empty, multinomial, randint, randperm, stack, tensor
+from ..generator import Generator
+from ..tensor import Tensor
 
 
 class Dataset:
@@ -124,7 +128,6 @@ def random_split(dataset, lengths, generator=None):
     One ``randperm`` over all indices, cut into consecutive pieces, as torch does; the
     default generator is the global one.
     """
-    from ..random import randperm
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         # fractions: floor each share, then hand out what is left one by one, round robin
         split_sizes = []
@@ -149,8 +152,6 @@ def random_split(dataset, lengths, generator=None):
 def _draw_seed(generator=None) -> int:
     """A 64-bit seed drawn as torch draws it (``empty((), int64).random_()``), moving the
     given generator, or the global one."""
-    from .. import dtypes
-    from ..functions import empty
     return int(empty((), dtype=dtypes.int64).random_(generator=generator).item())
 
 
@@ -195,7 +196,6 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        from ..random import Generator, randint, randperm
         generator = self.generator
         if generator is None:
             # a seed from the global generator, so that torch.manual_seed fixes the order
@@ -221,8 +221,6 @@ class WeightedRandomSampler(Sampler):
     replacement), one multinomial draw per pass, so the numbers are torch's for a seed."""
 
     def __init__(self, weights, num_samples, replacement=True, generator=None):
-        from .. import dtypes
-        from ..functions import as_tensor
         if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
         if not isinstance(replacement, bool):
@@ -234,7 +232,6 @@ class WeightedRandomSampler(Sampler):
         self.replacement, self.generator = replacement, generator
 
     def __iter__(self):
-        from ..random import multinomial
         yield from multinomial(self.weights, self.num_samples, self.replacement, generator=self.generator).tolist()
 
     def __len__(self):
@@ -249,7 +246,6 @@ class SubsetRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        from ..random import randperm
         for i in randperm(len(self.indices), generator=self.generator).tolist():
             yield self.indices[i]
 
@@ -289,9 +285,6 @@ def default_collate(batch):
     tuples and lists are collated position by position (a tuple comes back as a list, as in
     torch); dicts key by key.
     """
-    from .. import dtypes
-    from ..functions import as_tensor, stack, tensor
-    from ..tensor import Tensor
     elem = batch[0]
     if isinstance(elem, Tensor):
         return stack(batch, 0)
@@ -321,7 +314,6 @@ def default_collate(batch):
 def default_convert(data):
     """What the loader does to each sample when it does not batch (``batch_size=None``): NumPy
     arrays and numbers become tensors, containers are converted element by element."""
-    from ..functions import as_tensor
     if isinstance(data, np.ndarray) or isinstance(data, np.generic):
         return as_tensor(data)
     if isinstance(data, dict):

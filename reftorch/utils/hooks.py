@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from ..autograd.function import BackwardHookFunction
+from ..tensor import Tensor
 
 _ids = itertools.count()
 
@@ -48,7 +50,6 @@ class BackwardHook:
         self.input_count = 0
 
     def setup_input_hook(self, args):
-        from ..tensor import Tensor
         self.input_count = sum(1 for a in args if isinstance(a, Tensor))
         return self._wrap(args, self._on_input_grads)
 
@@ -58,8 +59,6 @@ class BackwardHook:
         return wrapped[0] if single else wrapped
 
     def _wrap(self, values, on_grads):
-        from ..autograd.function import BackwardHookFunction
-        from ..tensor import Tensor
         positions = [i for i, v in enumerate(values) if isinstance(v, Tensor) and v.requires_grad]
         if not positions:
             return values
