@@ -28,7 +28,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from coursebase.paths import REPO
 ASSIGNMENT = "03_autograd"
 STUDENTS = [(f"s{i:02d}", f"First{i:02d}", f"Last{chr(65 + i % 26)}{i:02d}") for i in range(30)]
 
@@ -39,7 +39,8 @@ def _course(root: Path) -> None:
     (root / "course").mkdir(parents=True)
     shutil.copy(REPO / "course" / "nbgrader_config.py", root / "course" / "nbgrader_config.py")
     lines = ["id,first_name,last_name,email,lms_id"] + [f"{i},{f},{l},," for i, f, l in STUDENTS]
-    (root / "course" / "roster.csv").write_text("\n".join(lines) + "\n")
+    (root / "var").mkdir(exist_ok=True)
+    (root / "var" / "roster.csv").write_text("\n".join(lines) + "\n")
 
 
 def _honest(archive: zipfile.ZipFile) -> None:
@@ -131,7 +132,7 @@ def measure(kind: str, work: Path, entries: int, timeout: float) -> dict:
         return {"kind": kind, "zip_bytes": download.stat().st_size, "seconds": wall, "crashed": done.stderr[-500:],
                 "written": _written(root)}
     _, status, _, rss_kib = line.split()
-    placed = sum(1 for _ in (root / "course" / "submitted").glob(f"*/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"))
+    placed = sum(1 for _ in (root / "var" / "submitted").glob(f"*/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"))
     return {"kind": kind, "zip_bytes": download.stat().st_size, "seconds": wall, "rss_mib": int(rss_kib) / 1024,
             "written": _written(root), "status": int(status), "placed": placed}
 

@@ -6,7 +6,7 @@
    Assignment List, writes an answer, presses Validate, reads the result, submits;
 4. the instructor collects and grades with `course`, sees the score in Formgrader; the
    student fetches the feedback.
-Screenshots of each step go to artifacts/browser/.
+Screenshots of each step go to a temporary folder ($COURSE_ARTIFACTS/browser/ to keep them).
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from browser.chromium import launch
 from browser.course_copy import REPO_ROOT, copy_course
 from browser.instructor import Instructor
 from browser.jupyterlab import start_lab
+from browser.artifacts import artifacts_folder
 from browser.lab_page import Lab
 
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser"),
@@ -35,7 +36,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser"),
 LESSON = sorted(path.relative_to(REPO_ROOT).as_posix()
                 for path in (REPO_ROOT / "lessons").glob("01_*.ipynb"))[0]
 ASSIGNMENT = "01_tensors"
-ARTIFACTS = REPO_ROOT / "artifacts" / "browser"
 
 
 def first_answer(solution_path: Path) -> str:
@@ -88,10 +88,8 @@ def course_home():
 
 def test_student_and_instructor_loop(tmp_path, course_home):
     check_lab_overrides_installed()
-    shots = ARTIFACTS
-    shutil.rmtree(shots, ignore_errors=True)
+    shots = artifacts_folder("browser", tmp_path)
     course = copy_course(course_home / "course")
-    shots.mkdir(parents=True)
     server = start_lab(course, tmp_path / "home", shots / "jupyterlab.log")
     instructor = Instructor(course, server.env, tmp_path / "instructor.log")
 
@@ -116,7 +114,7 @@ def test_student_and_instructor_loop(tmp_path, course_home):
                 if "error" in released:
                     raise released["error"]
                 assert "output" in released, "releasing the assignment did not finish in 180s"
-                outbound = course / "course/exchange" / course_id(server) / "outbound" / ASSIGNMENT
+                outbound = course / "var/exchange" / course_id(server) / "outbound" / ASSIGNMENT
                 assert outbound.is_dir(), f"the release is not in the course exchange: {outbound}"
                 student_assignment(lab, server, course)
                 instructor_grades(lab, server, course, instructor)
@@ -246,7 +244,7 @@ def instructor_grades(lab: Lab, server, course: Path, instructor: Instructor) ->
     instructor.course_cli("collect", ASSIGNMENT)
     instructor.course_cli("grade", ASSIGNMENT)
     from nbgrader.api import Gradebook
-    with Gradebook(f"sqlite:///{course}/course/gradebook.db") as gradebook:
+    with Gradebook(f"sqlite:///{course}/var/gradebook.db") as gradebook:
         submissions = gradebook.assignment_submissions(ASSIGNMENT)
         assert len(submissions) == 1, f"gradebook holds {len(submissions)} submissions"
         student, score, max_score = (submissions[0].student_id, submissions[0].score,

@@ -22,13 +22,12 @@ instructor's 0700 home, at a path with spaces (tests/browser/hub.py):
    grader) as their Unix user; Formgrader shows both students by name, and its own
    Generate/Release/Collect/Autograde/feedback buttons are hidden and refused;
 6. `course feedback`; each student fetches feedback and sees exactly their own score.
-Screenshots go to artifacts/hub/.
+Screenshots go to a temporary folder ($COURSE_ARTIFACTS/hub/ to keep them).
 """
 from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import urllib.parse
 import urllib.request
@@ -40,6 +39,7 @@ import pytest
 from playwright.sync_api import expect, sync_playwright
 
 from browser.chromium import CHROMIUM_ARGS, chromium_path
+from browser.artifacts import artifacts_folder
 from browser.course_copy import REPO_ROOT
 from browser.hub import CourseHub
 from browser.lab_page import Lab
@@ -48,7 +48,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.xdist_group("br
               pytest.mark.timeout(420)]
 
 ASSIGNMENT = "01_tensors"
-ARTIFACTS = REPO_ROOT / "artifacts" / "hub"
+ARTIFACTS = Path()   # set by the test: browser/artifacts.py
 LAB_READY = 180_000  # ms: a JupyterLab spawned on a loaded 2-core machine
 
 # What one person can reach of another's work, tried by a Python process running as them:
@@ -128,7 +128,7 @@ def privacy_targets(hub: CourseHub, inbound: Path) -> dict:
         "solutions/": (str(course / "solutions"), "list"),
         "a solution notebook": (str(course / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"),
                                 "read"),
-        "gradebook.db": (str(course / "course" / "gradebook.db"), "read"),
+        "gradebook.db": (str(course / "var" / "gradebook.db"), "read"),
         "course/nbgrader_config.py": (str(course / "course" / "nbgrader_config.py"), "read"),
         "the instructor's home": (str(home), "list"),
         "the instructor's Jupyter runtime": (str(home / ".local" / "share" / "jupyter" / "runtime"),
@@ -272,8 +272,8 @@ def fetch_feedback(lab: Lab, name: str) -> int:
 
 
 def test_two_students_and_the_instructor_on_the_course_hub(tmp_path):
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    ARTIFACTS.mkdir(parents=True)
+    global ARTIFACTS
+    ARTIFACTS = artifacts_folder("hub", tmp_path)
     hub = CourseHub([("stua", "Ada", "Lovelace"), ("stub", "Bob", "Babbage")],
                     ARTIFACTS / "commands.log",
                     lab_args=("--LabApp.expose_app_in_browser=True",))
@@ -388,7 +388,7 @@ def with_the_class(hub: CourseHub, a: str, b: str, inbound: Path, release) -> No
 
 def gradebook_scores(hub: CourseHub) -> dict[str, tuple[float, float]]:
     from nbgrader.api import Gradebook
-    with Gradebook(f"sqlite:///{hub.course}/course/gradebook.db") as gradebook:
+    with Gradebook(f"sqlite:///{hub.course}/var/gradebook.db") as gradebook:
         return {s.student_id: (s.score, s.max_score)
                 for s in gradebook.assignment_submissions(ASSIGNMENT)}
 
