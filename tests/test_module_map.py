@@ -14,6 +14,9 @@
 - The repository's root is defined once, in coursebase/paths.py, in whatever spelling
   (``Path(__file__).parents[...]``, ``.parent.parent``, ``os.path.dirname(os.path.dirname(...))``),
   across the packages, tests/ and bench/.
+- Every import of the three packages, in them, tests/ and bench/, names a module that exists:
+  a spelling from before the layers (``course.model``, ``course.markers``) fails here, by name,
+  rather than in whichever test happens to import it.
 - reftorch's own modules import only their layer or those below (REFTORCH_LAYERS, below).
 """
 from __future__ import annotations
@@ -134,6 +137,58 @@ def root_definitions(root: Path = REPO) -> list[str]:
                     and ROOT_SPELLINGS.search(path.read_text(encoding="utf-8")):   # (this file: the examples)
                 found.append(where)
     return found
+
+
+def _is_module(name: str, root: Path) -> bool:
+    path = root.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def missing_modules(root: Path = REPO) -> list[str]:
+    """Imports of coursebase/, autograder/ or course/ (in them, tests/ and bench/) that name no
+    module: ``import a.b`` needs the module a.b, ``from a.b import c`` the module a.b (c may be
+    a module or a name in it)."""
+    found = []
+    for folder in (*LAYERS, "tests", "bench"):
+        for path in _python_files(folder, root):
+            where = path.relative_to(root).as_posix()
+            package = _module(path, root) if path.name == "__init__.py" else _module(path, root).rpartition(".")[0]
+            try:
+                tree = ast.parse(path.read_text(encoding="utf-8"))
+            except SyntaxError:   # a student's cells kept as a fixture (IPython magics), not our code
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    if node.level:
+                        base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                        names = [".".join(base + ([node.module] if node.module else []))]
+                    else:
+                        names = [node.module or ""]
+                else:
+                    continue
+                found += [f"{where}:{node.lineno}: imports {name}, which is no module"
+                          for name in names if _layer(name) is not None and not _is_module(name, root)]
+    return found
+
+
+def test_imports_name_modules_that_exist():
+    assert missing_modules() == []
+
+
+def test_an_old_spelling_is_caught(tmp_path):
+    """The rule can fail: the spellings from before coursebase/, in a package, a test and a bench."""
+    for folder in (*LAYERS, "tests", "bench"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "__init__.py").write_text("")
+    (tmp_path / "coursebase" / "paths.py").write_text("REPO = None\n")
+    (tmp_path / "coursebase" / "model.py").write_text("from .paths import REPO\nfrom .markers import x\n")
+    (tmp_path / "tests" / "test_a.py").write_text("from coursebase.paths import REPO\nfrom course.model import REPO\n")
+    (tmp_path / "bench" / "b.py").write_text("import coursebase.paths\nimport course.markers\n")
+    assert missing_modules(tmp_path) == ["coursebase/model.py:2: imports coursebase.markers, which is no module",
+                                         "tests/test_a.py:2: imports course.model, which is no module",
+                                         "bench/b.py:2: imports course.markers, which is no module"]
 
 
 def test_imports_go_down_the_layers():
