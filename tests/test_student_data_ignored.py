@@ -48,6 +48,23 @@ def test_every_state_path_of_the_course_is_in_var(monkeypatch):
     assert course.state_root == REPO / "var"
 
 
+def test_the_deploy_samples_keep_the_term_in_var(monkeypatch):
+    """The TLJH instructor's config (a copy of course/nbgrader_config.py with the hub's exchange)
+    keeps nbgrader's folders and the gradebook in var/ too: in course/ every command would
+    refuse the course as one from before var/."""
+    from traitlets.config import PyFileConfigLoader
+
+    monkeypatch.delenv("COURSE_DB_URL", raising=False)
+    folder = REPO / "course" / "deploy" / "tljh"
+    directory = PyFileConfigLoader("instructor_nbgrader_config.py", path=str(folder)).load_config().CourseDirectory
+    root = Path(directory.root)
+    # a folder the file leaves unset is nbgrader's default: its bare name, at the course's root
+    named = {name: directory.get(f"{name}_directory", name)
+             for name in ("submitted", "autograded", "feedback", "solution", "source_with_tests")}
+    named["gradebook"] = directory.get("db_url", "sqlite:///gradebook.db").removeprefix("sqlite:///")
+    assert {name: where for name, where in named.items() if (root / "var") not in (root / where).parents} == {}
+
+
 INVITES = re.compile(r"commit (them|it|these|those)\b", re.I)
 
 
