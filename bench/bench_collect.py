@@ -2,7 +2,7 @@
 
 Each download is collected by `course collect A --from ZIP` in a fresh process on its own
 throw-away course (roster of 30), start-up included; printed: wall time, peak memory
-(RSS), bytes the collect wrote under course/, and each hostile download's ratio to the
+(RSS), bytes the collect wrote under var/, and each hostile download's ratio to the
 honest one measured in the same run. The aim (issue 31): no download costs more than about
 twice an honest one.
 
@@ -28,7 +28,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
-from coursebase.paths import REPO
+from coursebase.paths import REPO, state_root
 ASSIGNMENT = "03_autograd"
 STUDENTS = [(f"s{i:02d}", f"First{i:02d}", f"Last{chr(65 + i % 26)}{i:02d}") for i in range(30)]
 
@@ -110,7 +110,7 @@ print("BENCH", status, time.perf_counter() - started, resource.getrusage(resourc
 def _written(root: Path) -> int:
     total = 0
     for folder in ("collected", "submitted"):
-        for directory, _, files in os.walk(root / "course" / folder):
+        for directory, _, files in os.walk(state_root(root) / folder):
             total += sum(os.lstat(os.path.join(directory, name)).st_size for name in files)
     return total
 
