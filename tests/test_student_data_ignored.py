@@ -22,6 +22,9 @@ STUDENT_DATA = [
     "var/exchange/reftorch-course/inbound/ada+03_autograd+x/03_autograd.ipynb",
     "var/reports/03_autograd/grades-canvas.csv",
     "var/reports/03_autograd/canvas-feedback.zip",
+    "var/reports/03_autograd/grades-moodle.csv",
+    "var/reports/03_autograd/moodle-feedback.zip",                # feedback --lms moodle
+    "var/reports/03_autograd/moodle-grading-worksheet.csv",       # names, e-mails, grades
     "var/roster.csv",
     "var/gradebook.db",
     # where a course kept them before var/, until `course migrate-state` moves them
