@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -241,13 +242,18 @@ def kit_student():
     """A student's Unix account with a 0700 home (removed afterwards)."""
     if os.geteuid() != 0 or not shutil.which("useradd"):
         pytest.skip("creating a user needs root and useradd (CI runs as root)")
+    # torch.compile's cache outlives the account (/tmp/torchinductor_<user>): an earlier account of
+    # this name, with another uid, left it unwritable and lesson 09b's compile failed on its lock
+    inductor_cache = Path(tempfile.gettempdir()) / f"torchinductor_{KIT_STUDENT}"
     subprocess.run(["userdel", "-r", KIT_STUDENT], capture_output=True)
+    shutil.rmtree(inductor_cache, ignore_errors=True)
     subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", KIT_STUDENT], check=True)
     home = Path(pwd.getpwnam(KIT_STUDENT).pw_dir)
     home.chmod(0o700)
     yield home
     subprocess.run(["pkill", "-KILL", "-u", KIT_STUDENT], capture_output=True)
     subprocess.run(["userdel", "-r", KIT_STUDENT], capture_output=True)
+    shutil.rmtree(inductor_cache, ignore_errors=True)
 
 
 def _package_sources() -> dict[str, str]:
