@@ -49,10 +49,11 @@ lab-sysdeps:
 	@bash .ci/sysdeps lab
 
 # course/ goes on JUPYTER_CONFIG_PATH: Jupyter then loads course/jupyter_server_config.py and
-# nbgrader's lab extensions load course/nbgrader_config.py (exchange in course/exchange).
+# nbgrader's lab extensions load course/nbgrader_config.py (exchange in var/exchange).
 LAB_ENV := JUPYTER_CONFIG_PATH="$(CURDIR)/course$(if $(JUPYTER_CONFIG_PATH),:$(JUPYTER_CONFIG_PATH),)"
 
 lab: $(STAMP) lab-sysdeps $(LAB_SETTINGS)/overrides.json
+	@mkdir -p var   # runtime state (coursebase/paths.py): Formgrader's gradebook goes there
 	$(LAB_ENV) $(VENV)/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 # JupyterLab reads setting overrides (pop-ups off) only from the app's settings folder.
@@ -143,5 +144,6 @@ STUDENT_KIT ?= ../reftorch-student
 student-kit: $(STAMP)
 	$(VENV)/bin/course student-kit $(STUDENT_KIT)
 
+# Everything a term wrote (student work, grades, rosters, downloads): all of it is in var/.
 clean-runtime:
-	rm -rf course/submitted course/autograded course/feedback course/gradebook.db course/exchange course/reports
+	rm -rf var

@@ -35,7 +35,7 @@ alone, and every step is linear in the number of entries.
 Versions: per student the latest version by LMS time is placed; a submission that was
 graded already is never replaced unless ``--replace-graded`` is given (the exchange: a newer
 submission of the student's own replaces it, said in the table), and an older file never
-replaces a newer one. The download is kept under ``course/collected/<a>/<run>/``.
+replaces a newer one. The download is kept under ``var/collected/<a>/<run>/``.
 """
 from __future__ import annotations
 
@@ -58,18 +58,18 @@ from zoneinfo import ZoneInfo
 from traitlets import Unicode
 from traitlets.config import Configurable
 
-from course.model import Course
+from coursebase.model import Course
+from coursebase.roster import RosterError, roster_ids, roster_index
 
-from .lms_names import GENERIC, STUDENT_FOLDER, STUDENT_PREFIX, Claim, namings
-from .results import graded_score
+from .lms_names import (GENERIC, STUDENT_FOLDER, STUDENT_PREFIX, Claim, collect_rule, namings, not_a_submission,
+                        untimed)
+from .results import is_graded
 
 # A student id read from a folder name when no roster is imported (the old layout).
 _STUDENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$")
 # Files the grader writes itself next to a submission; a student's copy would be taken as ours.
 RESERVED = {"timestamp.txt": "the submission time comes from the LMS or the server, not from the student",
             "submission_secret.txt": "written by nbgrader's exchange only"}
-# LMS downloads that carry no submission time: their zip entries hold the LMS's time of the download.
-NO_SUBMISSION_TIME = {"Canvas", "Moodle"}
 # What an LMS puts beside a notebook that is not graded: exports of the notebook itself.
 EXPORTS = (".html", ".htm", ".pdf")
 PLACED, UNCHANGED, REPLACED, IGNORED, OLDER, NOT_PLACED = (
@@ -119,9 +119,7 @@ class CollectReport:
     rows: list[Row] = field(default_factory=list)
     failed: str = ""
     kept_at: Path | None = None
-    rule: str = ("per student the latest version by LMS time is placed (the time in Blackboard's and "
-                 "Brightspace's file names; Canvas and Moodle downloads hold only each student's latest "
-                 "submission)")
+    rule: str = field(default_factory=collect_rule)
 
     @property
     def placed(self) -> dict[str, str]:
@@ -347,11 +345,7 @@ def _ignorable(name: str) -> str:
     parts = [p for p in name.split("/") if p not in ("", ".")]
     if any(p.startswith(("__MACOSX", ".")) for p in parts) or ".ipynb_checkpoints" in parts:
         return "system file from the archive tool or Jupyter"
-    if parts[-1] == "index.html":
-        return "the LMS's index of the download"
-    if re.search(r"_attempt_\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2}\.txt$", parts[-1]):
-        return "Blackboard's submission receipt"
-    return ""
+    return not_a_submission(parts[-1])
 
 
 def _export(name: str) -> str:
@@ -544,7 +538,7 @@ def _resolve(reading: _Reading, roster) -> tuple[str | None, Claim | None, str]:
 # -- placing ------------------------------------------------------------------------------
 
 def _records_path(course: Course, assignment: str) -> Path:
-    return course.root / "course" / "collected" / assignment / "records.json"
+    return course.collected_root / assignment / "records.json"
 
 
 def load_records(course: Course, assignment: str) -> dict[str, dict]:
@@ -571,179 +565,215 @@ class _Candidate:
     def when(self) -> str:
         if self.claim.timestamp:
             return _shown(self.claim.timestamp)
-        if self.claim.lms in NO_SUBMISSION_TIME:
+        if untimed(self.claim.lms):
             return "(not in download)"
         return f"{_shown(self.submitted_at)} (collected)" if self.submitted_at else ""
 
 
 def collect_files(course: Course, assignment: str, source: Path, lms_timezone=None,
                   replace_graded: bool = False, limits: ArchiveLimits = LIMITS) -> CollectReport:
-    from course.roster import RosterError, roster_index
-
+    """An LMS download (a folder or a zip) collected in four steps: read it within the limits,
+    read who each file is from, choose each student's latest notebook and place it with the
+    files beside it, and list every file not placed. The download is kept as it came."""
     source = Path(source)
     report = CollectReport(assignment, str(source))
-    zone = lms_timezone or local_timezone()
-    now = datetime.now(timezone.utc)
-    run = datetime.now().strftime("%Y%m%d-%H%M%S")
-    kept = course.root / "course" / "collected" / assignment / run
-    if source.is_dir():
-        entries = _entries_from_folder(source, report, limits)
-        archive = None
-    elif source.is_file():
-        check_central_directory(source, limits)
-        try:
-            archive = zipfile.ZipFile(source)
-        except (zipfile.BadZipFile, OSError, ValueError) as error:
-            raise CollectError(f"{source} is not a readable zip file ({error}); "
-                               "download it again or unpack it and collect the folder") from None
-        entries = _entries_from_zip(archive, report, limits)
-    else:
-        raise CollectError(f"{source}: no such folder or zip file")
+    entries, archive = _open_download(source, report, limits)
     try:
-        roster = roster_index(course.root, course.db_url, course.course_id)
+        roster = roster_index(course)
     except RosterError as error:
         raise CollectError(error.one_line()) from None
-    fingerprints = assignment_fingerprints(course)
-    schemes = namings(course.config)
-    report.kept_at = kept
-    kept.mkdir(parents=True, exist_ok=True)
-    if archive is not None:
-        shutil.copyfile(source, kept / "download.zip")  # every file, byte for byte, in one write
-    kept_refused = [0]
+    keeper = _Keeper(course.collected_root / assignment / datetime.now().strftime("%Y%m%d-%H%M%S"),
+                     source if archive is not None else None, report, limits)
+    readings = _read_senders(entries, namings(course.config), roster, assignment,
+                             lms_timezone or local_timezone(), report, keeper, limits)
+    found = _candidates(readings, roster, assignment, assignment_fingerprints(course), keeper, limits)
+    records = load_records(course, assignment)
+    placed = _place_latest(course, assignment, found, records, keeper, replace_graded, report)
+    _list_not_placed(found, placed, report)
+    _records_path(course, assignment).parent.mkdir(parents=True, exist_ok=True)
+    _records_path(course, assignment).write_text(json.dumps(records, indent=1, sort_keys=True))
+    return report
 
-    def keep(entry: _Entry, data: bytes | None, refused: bool) -> None:
-        """A folder's files are copied as met; a zip's are all in download.zip, and refused
-        notebooks are also unpacked beside it for review (a bounded number)."""
+
+def _open_download(source: Path, report: CollectReport, limits: ArchiveLimits):
+    """(the entries of a folder or zip, the open zip or None), bounded before anything is parsed."""
+    if source.is_dir():
+        return _entries_from_folder(source, report, limits), None
+    if not source.is_file():
+        raise CollectError(f"{source}: no such folder or zip file")
+    check_central_directory(source, limits)
+    try:
+        archive = zipfile.ZipFile(source)
+    except (zipfile.BadZipFile, OSError, ValueError) as error:
+        raise CollectError(f"{source} is not a readable zip file ({error}); "
+                           "download it again or unpack it and collect the folder") from None
+    return _entries_from_zip(archive, report, limits), archive
+
+
+class _Keeper:
+    """The download, kept under var/collected/<a>/<run>/: a folder's files copied as met; a
+    zip whole (download.zip), with its refused notebooks also unpacked beside it for review
+    (a bounded number)."""
+
+    def __init__(self, folder: Path, archive: Path | None, report: CollectReport, limits: ArchiveLimits):
+        self.folder, self.zipped, self.report, self.limits = folder, archive is not None, report, limits
+        self.unpacked = 0
+        report.kept_at = folder
+        folder.mkdir(parents=True, exist_ok=True)
         if archive is not None:
+            shutil.copyfile(archive, folder / "download.zip")  # every file, byte for byte, in one write
+
+    def keep(self, entry: _Entry, data: bytes | None, refused: bool) -> None:
+        if self.zipped:
             if data is None or not refused or not entry.name.lower().endswith(".ipynb") \
-                    or kept_refused[0] >= limits.kept_refused:
+                    or self.unpacked >= self.limits.kept_refused:
                 return
-            kept_refused[0] += 1
+            self.unpacked += 1
         elif data is None:
             try:
                 data = entry.read()
             except _Damaged:
                 return
-        target = kept / entry.name
+        target = self.folder / entry.name
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         except OSError:
             pass  # e.g. a name this file system cannot hold; the download itself is kept
 
-    def refuse(entry: _Entry, note: str, student: str = "?", data: bytes | None = None, when: str = "") -> None:
-        report.add(student, NOT_PLACED, entry.name, when, note)
-        keep(entry, data, True)
+    def refuse(self, entry: _Entry, note: str, student: str = "?", data: bytes | None = None, when: str = "") -> None:
+        self.report.add(student, NOT_PLACED, entry.name, when, note)
+        self.keep(entry, data, True)
 
+
+def _read_senders(entries: list[_Entry], schemes, roster, assignment: str, zone, report: CollectReport,
+                  keeper: _Keeper, limits: ArchiveLimits) -> list[tuple[_Entry, _Reading]]:
+    """Who each entry is from, as its path says; entries that are unsafe, not a submission
+    (system files, an LMS's receipts and index, exports), or in a folder of more files than
+    one submission holds are listed and left out."""
     clashes = _clashes([e.name for e in entries])
-    total = 0
-    candidates: dict[str, list[_Candidate]] = {}
-    extras: dict[tuple[str, str], list[tuple[str, _Entry]]] = {}   # (identity, folder) -> files beside
-    loose: list[tuple[_Entry, str, str, str]] = []   # flat non-notebooks: (entry, student, identity, its name)
-    per_folder = Counter()
-    readings: list[tuple[_Entry, _Reading]] = []
-    folder_readings: dict[str, list[Claim]] = {}
+    readings, per_folder, folder_readings = [], Counter(), {}
     for entry in entries:
         why = _unsafe(entry.name) or clashes.get(entry.name, "") or entry.refused
         if why:
-            refuse(entry, why)
+            keeper.refuse(entry, why)
             continue
         ignored = _ignorable(entry.name)
-        if ignored:
-            report.add("-", IGNORED, entry.name, note=ignored)
-            continue
-        reading = _read_path(entry.name, schemes, roster, assignment, zone, folder_readings)
-        ignored = next((c.ignored for c in reading.claims if c.ignored), "") or _export(entry.name)
+        if not ignored:
+            reading = _read_path(entry.name, schemes, roster, assignment, zone, folder_readings)
+            ignored = next((c.ignored for c in reading.claims if c.ignored), "") or _export(entry.name)
         if ignored:
             report.add("-", IGNORED, entry.name, note=ignored)
             continue
         if reading.folder:
             per_folder[reading.folder] += 1
         readings.append((entry, reading))
-    crowded = {folder for folder, count in per_folder.items() if count > limits.per_submission}
-
+    crowded = {folder: count for folder, count in per_folder.items() if count > limits.per_submission}
     for entry, reading in readings:
         if reading.folder in crowded:
-            refuse(entry, f"its submission folder holds {per_folder[reading.folder]:,} files, more than "
-                          f"{limits.per_submission} (a notebook and its data): none of them is placed")
-            continue
+            keeper.refuse(entry, f"its submission folder holds {crowded[reading.folder]:,} files, more than "
+                                 f"{limits.per_submission} (a notebook and its data): none of them is placed")
+    return [(entry, reading) for entry, reading in readings if reading.folder not in crowded]
+
+
+@dataclass
+class _Found:
+    """A download's notebooks by student, and the other files that may go beside them."""
+    candidates: dict[str, list[_Candidate]] = field(default_factory=dict)
+    extras: dict[tuple[str, str], list[tuple[str, _Entry]]] = field(default_factory=dict)  # (identity, folder)
+    loose: list[tuple[_Entry, str, str, str]] = field(default_factory=list)  # flat: (entry, student, identity, name)
+
+
+def _candidates(readings, roster, assignment: str, fingerprints: dict[str, set[str]], keeper: _Keeper,
+                limits: ArchiveLimits) -> _Found:
+    """Each readable notebook of this assignment whose sender is one student on the roster,
+    with its time; files in a submission folder, and flat files of a known sender, set aside
+    to go beside that sender's notebook. Everything else is refused."""
+    found, total, now = _Found(), 0, datetime.now(timezone.utc)
+    for entry, reading in readings:
         if entry.size > limits.file_bytes or total + entry.size > limits.total_bytes:
-            refuse(entry, f"too large ({entry.size:,} bytes; at most {limits.file_bytes:,} per file and "
-                          f"{limits.total_bytes:,} in all)")
+            keeper.refuse(entry, f"too large ({entry.size:,} bytes; at most {limits.file_bytes:,} per file and "
+                                 f"{limits.total_bytes:,} in all)")
             continue
         total += entry.size
         is_notebook = entry.name.lower().endswith(".ipynb")
-        if not is_notebook and reading.folder:
-            # placed with its folder's notebook, or listed below
-            keep(entry, None, False)
-            extras.setdefault((reading.claims[0].identity, reading.folder), []).append((reading.inner, entry))
+        if not is_notebook and reading.folder:   # placed with its folder's notebook, or listed
+            keeper.keep(entry, None, False)
+            found.extras.setdefault((reading.claims[0].identity, reading.folder), []).append((reading.inner, entry))
             continue
         try:
             data = entry.read()
         except _Damaged as error:
-            refuse(entry, str(error))
+            keeper.refuse(entry, str(error))
             continue
-        keep(entry, data, False)
+        keeper.keep(entry, data, False)
         student, claim, why = _resolve(reading, roster)
         if student is None:
-            refuse(entry, why if is_notebook else "not a notebook and not in a student's folder", data=data)
+            keeper.refuse(entry, why if is_notebook else "not a notebook and not in a student's folder", data=data)
             continue
-        if claim.how == "prefix":
+        if claim.how == "prefix":   # the student's own name for the file, after "<id>_"
             own = claim.key[len(student) + 1:] if claim.key.startswith(student + "_") else claim.key
-            claim = replace(claim, file_name=own, identity=f"files named {student}_...")  # their own name for it
+            claim = replace(claim, file_name=own, identity=f"files named {student}_...")
         if not is_notebook:
-            loose.append((entry, student, claim.identity, claim.file_name))
+            found.loose.append((entry, student, claim.identity, claim.file_name))
             continue
         foreign = foreign_notebook(data, claim.file_name, assignment, fingerprints)
         if foreign:
-            refuse(entry, foreign, student, data)
+            keeper.refuse(entry, foreign, student, data)
             continue
         if claim.timestamp:                    # the LMS's own time
             order_time, submitted_at = claim.timestamp, claim.timestamp
-        elif claim.lms in NO_SUBMISSION_TIME:  # the LMS's zip time orders; no submission time
+        elif untimed(claim.lms):               # the download's time orders; no submission time
             order_time, submitted_at = entry.modified, None
         else:                                  # a plain folder or zip: nothing but this collect's time
             order_time, submitted_at = now, now
-        candidates.setdefault(student, []).append(
+        found.candidates.setdefault(student, []).append(
             _Candidate(entry, student, claim, data, order_time, submitted_at, claim.identity))
+    return found
 
-    records = load_records(course, assignment)
-    placed_extras: set[str] = set()
-    for student, versions in sorted(candidates.items()):
+
+def _place_latest(course: Course, assignment: str, found: _Found, records: dict, keeper: _Keeper,
+                  replace_graded: bool, report: CollectReport) -> set[str]:
+    """Per student, the latest notebook of one sender placed with the files beside it; two
+    senders, or two different notebooks of the same time, place none. Returns the entries placed."""
+    placed: set[str] = set()
+    for student, versions in sorted(found.candidates.items()):
         senders = sorted({v.identity for v in versions})
         if len(senders) > 1:
             for candidate in versions:
-                refuse(candidate.entry, f"{len(senders)} different senders fit {student}: {'; '.join(senders)}; "
-                       "none placed (a name alone cannot tell them apart)", student, candidate.data, candidate.when)
+                keeper.refuse(candidate.entry, f"{len(senders)} different senders fit {student}: "
+                              f"{'; '.join(senders)}; none placed (a name alone cannot tell them apart)",
+                              student, candidate.data, candidate.when)
             continue
         versions.sort(key=lambda c: c.order_time)
         chosen = versions[-1]
         rivals = [c for c in versions[:-1] if c.order_time == chosen.order_time and c.data != chosen.data]
         if rivals:
             for candidate in versions:
-                refuse(candidate.entry, f"ambiguous: {len(rivals) + 1} different notebooks of {student} with the "
-                       "same time; none placed", student, candidate.data, candidate.when)
+                keeper.refuse(candidate.entry, f"ambiguous: {len(rivals) + 1} different notebooks of {student} "
+                              "with the same time; none placed", student, candidate.data, candidate.when)
             continue
         for older in versions[:-1]:
             report.add(student, OLDER, older.entry.name, older.when, f"kept; the latest is {chosen.entry.name}")
-        beside = list(extras.get((chosen.identity, chosen.claim.folder), [])) if chosen.claim.folder else []
-        beside += [(name, e) for e, owner, identity, name in loose
+        beside = list(found.extras.get((chosen.identity, chosen.claim.folder), [])) if chosen.claim.folder else []
+        beside += [(name, e) for e, owner, identity, name in found.loose
                    if owner == student and identity == chosen.identity]
-        if _place(course, assignment, chosen, beside, records, kept, replace_graded, report):
-            placed_extras |= {e.name for _, e in beside}
-    # Other files: placed beside their notebook above, or listed here, never placed alone.
+        if _place(course, assignment, chosen, beside, records, keeper.folder, replace_graded, report):
+            placed |= {chosen.entry.name} | {e.name for _, e in beside}
+    return placed
+
+
+def _list_not_placed(found: _Found, placed: set[str], report: CollectReport) -> None:
+    """Files that go beside a notebook are placed with it or listed here, never placed alone."""
     listed = {r.file for r in report.rows}
-    for files in extras.values():
+    for files in found.extras.values():
         for _, entry in files:
-            if entry.name not in listed and entry.name not in placed_extras:
+            if entry.name not in listed and entry.name not in placed:
                 report.add("?", NOT_PLACED, entry.name, note="no notebook was placed from its folder")
-    for entry, student, _, _ in loose:
-        if entry.name not in placed_extras and entry.name not in listed:
+    for entry, student, _, _ in found.loose:
+        if entry.name not in placed and entry.name not in listed:
             report.add(student, NOT_PLACED, entry.name, note="not a notebook, and no notebook of "
                        f"{student} from the same sender was placed")
-    _records_path(course, assignment).parent.mkdir(parents=True, exist_ok=True)
-    _records_path(course, assignment).write_text(json.dumps(records, indent=1, sort_keys=True))
-    return report
 
 
 def _place(course: Course, assignment: str, chosen: _Candidate, extras: list[tuple[str, _Entry]],
@@ -751,7 +781,7 @@ def _place(course: Course, assignment: str, chosen: _Candidate, extras: list[tup
     student = chosen.student
     folder = course.submitted_root / student / assignment
     notebook = folder / f"{assignment}.ipynb"
-    note = f"{chosen.claim.lms}" + (": marked LATE by Canvas" if chosen.claim.late else "")
+    note = f"{chosen.claim.lms}" + (f": marked LATE by {chosen.claim.lms}" if chosen.claim.late else "")
     outcome = PLACED
     if folder.is_symlink() or folder.parent.is_symlink():
         report.add(student, NOT_PLACED, chosen.entry.name, chosen.when, "the submission folder is a link")
@@ -765,16 +795,16 @@ def _place(course: Course, assignment: str, chosen: _Candidate, extras: list[tup
             report.add(student, NOT_PLACED, chosen.entry.name, chosen.when,
                        f"older than the submission in place ({records[student].get('file')}); kept that one")
             return False
-        graded = graded_score(course, assignment, student)
+        graded = is_graded(course, assignment, student)
         if graded and not replace_graded:
             report.add(student, NOT_PLACED, chosen.entry.name, chosen.when,
-                       f"differs from the submission in place, {graded}: kept that one; "
+                       "differs from the submission in place, which is graded: kept that one; "
                        "`--replace-graded` places this one (then `course grade` grades it)")
             return False
         shutil.copytree(folder, kept / "replaced" / student / assignment, dirs_exist_ok=True)
         shutil.rmtree(folder)
         outcome = REPLACED
-        note += f"; the previous one ({graded or 'not graded'}) is in {kept / 'replaced' / student}"
+        note += f"; the previous one ({'graded' if graded else 'not graded'}) is in {kept / 'replaced' / student}"
     folder.mkdir(parents=True, exist_ok=True)
     notebook.write_bytes(chosen.data)
     for relative, entry in extras:
@@ -859,8 +889,6 @@ def collect_exchange(course: Course, assignment: str, limits: ArchiveLimits = LI
                      replace_graded: bool = True) -> CollectReport:
     """Each student's latest submission in nbgrader's inbound folder, by the server's clock,
     when the student's own account wrote all of it."""
-    from course.roster import RosterError, roster_ids
-
     report = CollectReport(assignment, "nbgrader's exchange", rule=(
         "per student the latest submission by the server's clock, written by the student's own account "
         "(its folder name and timestamp.txt are the student's and are not trusted)"))
@@ -871,7 +899,7 @@ def collect_exchange(course: Course, assignment: str, limits: ArchiveLimits = LI
                            f"with --from")
     template = CourseExchange(config=course.config).owner
     try:
-        allowed = roster_ids(course.root)
+        allowed = roster_ids(course)
     except RosterError as error:
         raise CollectError(error.one_line()) from None
     # First each folder's own owner (one lstat): a classmate's folders named for a student
@@ -957,12 +985,12 @@ def _place_exchange(course: Course, assignment: str, chosen: _Inbound, records: 
         return
     outcome, note = PLACED, "nbgrader exchange"
     if before is not None:
-        graded = graded_score(course, assignment, student)
+        graded = is_graded(course, assignment, student)
         if graded and not replace_graded:
-            report.add(student, NOT_PLACED, shown, when, f"differs from the submission in place, {graded}")
+            report.add(student, NOT_PLACED, shown, when, "differs from the submission in place, which is graded")
             return
         outcome = REPLACED
-        note = (f"a newer submission; the previous one ({graded or 'not graded'}) is still in the exchange"
+        note = (f"a newer submission; the previous one ({'graded' if graded else 'not graded'}) is still in the exchange"
                 + ("; `course grade` grades this one" if graded else ""))
         shutil.rmtree(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ import functools
 import threading
 from dataclasses import dataclass
 
-from course.model import Course
+from coursebase.model import Course
 
 from .grade import Grader, GradingError, SubmissionRow, _cap_own_memory
 from .sandbox import Limits, Sandbox

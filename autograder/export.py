@@ -28,7 +28,8 @@ from pathlib import Path
 
 from nbgrader.plugins import ExportPlugin
 
-from course.model import Course
+from coursebase.model import Course
+from coursebase.roster import roster_index
 
 from .csvsafe import writer as csv_writer
 from .results import graded_students, read_results
@@ -61,31 +62,27 @@ def rows_for(course: Course, assignment: str) -> list[dict]:
     less the late penalty, status from the grader, names from the gradebook or the roster."""
     from .collect import load_records
     from .feedback import feedback_text
-    from .late import apply_late_penalties, course_timezone, shown_time
+    from .late import shown_time
 
-    from course.roster import roster_index
-
-    lateness = apply_late_penalties(course, assignment)
-    zone = course_timezone(course, assignment)
     records = load_records(course, assignment)
-    roster = roster_index(course.root)  # names and LMS ids the gradebook may lack
+    roster = roster_index(course)  # names and LMS ids the gradebook may lack
     listed = roster.students if roster else {}
     rows = []
     for result in read_results(course, assignment):
-        late = lateness.get(result.student)
+        late = result.lateness
         known = listed.get(result.student)
         rows.append({
-            "student": result.student, "score": late.score if late else result.score,
+            "student": result.student, "score": result.final_score,
             "max_score": result.max_score, "status": result.status, "message": result.message,
-            "raw_score": result.score, "late_penalty": late.penalty if late else 0.0,
-            "due": shown_time(late.due if late else None, zone), "submitted": shown_time(result.timestamp, zone),
-            "late_by": late.late_by if late else "",
+            "raw_score": result.score, "late_penalty": late.penalty,
+            "due": shown_time(late.due, late.zone), "submitted": shown_time(result.timestamp, late.zone),
+            "late_by": late.late_by,
             "lms_late": "LATE" if records.get(result.student, {}).get("late") else "",
             "first_name": result.first_name or (known.first_name if known else ""),
             "last_name": result.last_name or (known.last_name if known else ""),
             "email": result.email or (known.email if known else ""),
             "lms_id": result.lms_id or (known.lms_id if known else ""),
-            "feedback": feedback_text(result, late) if result.graded else ""})
+            "feedback": feedback_text(result) if result.graded else ""})
     return rows
 
 
@@ -166,7 +163,7 @@ FORMATS = {"course": CourseExport, "canvas": CanvasExport, "moodle": MoodleExpor
 def export_csv(course: Course, assignment: str, output: str | None = None, form: str = "course",
                column: str = "") -> Path:
     default = "grades.csv" if form == "course" else f"grades-{form}.csv"
-    path = Path(output) if output else course.reports_root() / assignment / default
+    path = Path(output) if output else course.reports_root / assignment / default
     exporter = FORMATS[form](to=str(path), assignment=[assignment])
     exporter.course, exporter.assignment_id, exporter.column = course, assignment, column
     exporter.export()

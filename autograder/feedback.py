@@ -10,7 +10,7 @@ when the submission came through the exchange, are released there with nbgrader'
 
 Back through the LMS (``course feedback <a> --lms canvas|moodle``), the same pages are also
 bundled the way each LMS takes files back, named from the LMS's own name for each student's
-upload as `course collect` recorded it (``course/collected/<a>/records.json``):
+upload as `course collect` recorded it (``var/collected/<a>/records.json``):
 
 - Moodle, "Upload multiple feedback files in a zip" (``assignfeedback_file``'s importer: a
   path part ``<name>_<participant id>_<plugin type>_<plugin>[_...]`` names the participant):
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from course.model import Course
+from coursebase.model import Course
 
 from .csvsafe import writer as csv_writer
 from .results import GradedSubmission, read_results
@@ -54,14 +54,15 @@ def _template():
     return environment.get_template("feedback.html.j2")
 
 
-def render(result: GradedSubmission, assignment: str, lateness=None) -> str:
+def render(result: GradedSubmission, assignment: str) -> str:
     """One student's page; everything from the submission is escaped (autoescape)."""
-    return _template().render(result=result, assignment=assignment, lateness=lateness)
+    return _template().render(result=result, assignment=assignment, lateness=getattr(result, "lateness", None))
 
 
-def feedback_text(result: GradedSubmission, lateness=None, limit: int = 2000) -> str:
+def feedback_text(result: GradedSubmission, limit: int = 2000) -> str:
     """The page in a few plain lines, for an LMS's feedback column: the score (after any
     late penalty), then each test's points, with the message of each test not passed."""
+    lateness = getattr(result, "lateness", None)
     score = lateness.score if lateness is not None and lateness.penalty else result.score
     parts = [f"{score:g} of {result.max_score:g} points"]
     if lateness is not None and lateness.penalty:
@@ -79,17 +80,15 @@ def feedback_text(result: GradedSubmission, lateness=None, limit: int = 2000) ->
 
 
 def write_feedback(course: Course, assignment: str, release: bool = True) -> list[Path]:
-    from .late import apply_late_penalties
     written = []
     notebook = assignment
-    lateness = apply_late_penalties(course, assignment)
     for result in read_results(course, assignment):
         if not result.graded:
             continue
         folder = course.feedback_root / result.student / assignment
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / f"{notebook}.html"
-        path.write_text(render(result, assignment, lateness.get(result.student)), encoding="utf-8")
+        path.write_text(render(result, assignment), encoding="utf-8")
         submitted = course.submitted_root / result.student / assignment
         for name in ("timestamp.txt", "submission_secret.txt"):
             if (submitted / name).is_file():
@@ -103,20 +102,17 @@ def write_feedback(course: Course, assignment: str, release: bool = True) -> lis
 def release_to_exchange(course: Course, assignment: str) -> int:
     """Hand the pages to nbgrader's exchange; only submissions it collected can be matched."""
     from nbgrader.auth import Authenticator
-    from nbgrader.coursedir import CourseDirectory
     from nbgrader.exchange.default import ExchangeReleaseFeedback
 
     ready = [p for p in course.feedback_root.glob(f"*/{assignment}")
              if (p / "submission_secret.txt").is_file() and (p / "timestamp.txt").is_file()]
     if not ready or not course.exchange_root.is_dir():
         return 0
-    coursedir = CourseDirectory(config=course.config)
-    coursedir.assignment_id = assignment
     released = 0
     for folder in ready:
-        coursedir.student_id = folder.parent.name
-        releaser = ExchangeReleaseFeedback(coursedir=coursedir, authenticator=Authenticator(config=course.config),
-                                           config=course.config)
+        coursedir = course.new_coursedir(assignment_id=assignment, student_id=folder.parent.name)
+        releaser = ExchangeReleaseFeedback(coursedir=coursedir, authenticator=Authenticator(config=coursedir.config),
+                                           config=coursedir.config)
         releaser.start()
         released += 1
     return released
@@ -144,11 +140,9 @@ def _lms_path(lms: str, prefix: str, file_name: str) -> str:
 def write_lms_bundle(course: Course, assignment: str, lms: str) -> LmsBundle:
     """The feedback pages (written by :func:`write_feedback` first) bundled for ``lms``."""
     from .collect import load_records
-    from .late import apply_late_penalties
 
     records = load_records(course, assignment)
-    lateness = apply_late_penalties(course, assignment)
-    folder = course.reports_root() / assignment
+    folder = course.reports_root / assignment
     folder.mkdir(parents=True, exist_ok=True)
     bundle = LmsBundle()
     file_name = f"{assignment}-feedback.html"
@@ -159,8 +153,7 @@ def write_lms_bundle(course: Course, assignment: str, lms: str) -> LmsBundle:
             if not result.graded:
                 continue
             page = course.feedback_root / result.student / assignment / f"{assignment}.html"
-            html = page.read_bytes() if page.is_file() else render(
-                result, assignment, lateness.get(result.student)).encode()
+            html = page.read_bytes() if page.is_file() else render(result, assignment).encode()
             record = records.get(result.student, {})
             prefix = record.get("lms_prefix") or ""
             if record.get("lms") == LMS_NAMES[lms] and prefix:
@@ -173,11 +166,11 @@ def write_lms_bundle(course: Course, assignment: str, lms: str) -> LmsBundle:
                 bundle.unmatched.append(result.student)
     bundle.written.append(archive_path)
     if lms == "moodle":
-        bundle.written.append(_moodle_worksheet(folder, assignment, worksheet, lateness))
+        bundle.written.append(_moodle_worksheet(folder, assignment, worksheet))
     return bundle
 
 
-def _moodle_worksheet(folder: Path, assignment: str, rows, lateness) -> Path:
+def _moodle_worksheet(folder: Path, assignment: str, rows) -> Path:
     """Moodle's offline grading worksheet, with the feedback comments filled."""
     path = folder / "moodle-grading-worksheet.csv"
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -187,8 +180,6 @@ def _moodle_worksheet(folder: Path, assignment: str, rows, lateness) -> Path:
                          "Last modified (grade)", "Feedback comments"])
         for prefix, result in rows:
             name, participant = prefix.split("_")[:2]
-            late = lateness.get(result.student)
-            score = late.score if late is not None and late.penalty else result.score
-            writer.writerow([f"Participant {participant}", name, result.email, f"{score:g}",
-                             f"{result.max_score:g}", now, feedback_text(result, late)])
+            writer.writerow([f"Participant {participant}", name, result.email, f"{result.final_score:g}",
+                             f"{result.max_score:g}", now, feedback_text(result)])
     return path

@@ -20,8 +20,8 @@ import sys
 import threading
 from pathlib import Path
 
-from course import markers
-from course.model import Course
+from coursebase import markers
+from coursebase.model import Course
 
 from .judge import NotebookResult, Reference, RunView, TestResult, describe_end
 from .notebook_runs import NotebookRuns, load_tools, outcomes
@@ -29,7 +29,7 @@ from .notebook_runs import extra_files as _extra_files
 from .plan import AssignmentSpec, UnreadableNotebook, build_plan, load_spec, read_submission
 from .probes import ProbeFormError
 from .progress import ProgressBar
-from .results import STATE_FILE, SubmissionRow, final_digest, load_row
+from .results import STATE_FILE, SubmissionRow, final_digest
 from .sandbox import Limits, RunOutcome, Sandbox, SandboxError, close_early, reap_namespaces, take_early
 from .student_seeds import PER_RUN, course_secret, per_student_hidden, revealed_tests, student_seed
 
@@ -63,7 +63,7 @@ class Grader:
         if not source.is_file():
             raise GradingError(f"No source notebook for assignment {assignment!r} at {source}")
         try:
-            self.spec = load_spec(assignment, source.stem, source, course.markers)
+            self.spec = load_spec(assignment, source.stem, source, markers.course_markers(course.root))
         except ProbeFormError as error:  # e.g. a test cell in the old assert form: refused, not guessed
             raise GradingError(f"cannot grade {assignment}: {error}") from None
         self.spec_digest = _digest(source.read_bytes(), GRADER_VERSION.encode())
@@ -358,7 +358,7 @@ class Grader:
     def split_done(self, writer, students: list[str]) -> tuple[list[str], dict[str, SubmissionRow]]:
         """(students still to grade, rows of those graded already and unchanged since)."""
         pending = [s for s in students if not (self._done_already(s) and writer.has_submission(s))]
-        rows = {s: load_row(self.course, self.assignment, s) for s in students if s not in pending}
+        rows = {s: writer.kept_row(s) for s in students if s not in pending}
         return pending, rows
 
     def _check_reference(self, reference: Reference) -> None:

@@ -6,8 +6,12 @@ when one is given there. How late a submission is, is nbgrader's ``total_seconds
 (its timestamp, from `course collect`, against the due date plus any extension). The
 penalty is decided by the ``LateSubmissionPlugin`` named in ``c.AssignLatePenalties.plugin_class``
 (nbgrader's own setting, so stock ``nbgrader autograde`` would apply the same one) and stored
-where nbgrader stores it, ``SubmittedNotebook.late_submission_penalty``; the gradebook's
-score less that penalty is what `course export` and the feedback pages show.
+where nbgrader stores it, ``SubmittedNotebook.late_submission_penalty``, by `course grade`
+when it writes the grade (autograder/results.py, the one writer of grades); the gradebook's
+score less that penalty is what `course export`, `course report` and the feedback pages
+show, and they write nothing. After a change of the due date (or an extension, or a manual
+grade in Formgrader), `course grade` decides the penalties again; the reading commands
+refuse a due date that differs from the one the grades were made with.
 
     c.CourseDeadlines.due = {"03_autograd": "2026-11-20 23:59 Europe/Berlin"}
     c.AssignLatePenalties.plugin_class = "autograder.late.PercentPerDay"
@@ -26,7 +30,7 @@ from nbgrader.plugins import LateSubmissionPlugin
 from traitlets import Dict, Float, Unicode
 from traitlets.config import Configurable
 
-from course.model import Course
+from coursebase.model import Course
 
 
 class DeadlineError(ValueError):
@@ -154,36 +158,10 @@ class Lateness:
         return (f"{days}d " if days else "") + f"{hours}h {rest // 60:02d}m"
 
 
-def apply_late_penalties(course: Course, assignment: str) -> dict[str, Lateness]:
-    """Set the gradebook's due date from the configuration (when given there) and every
-    submission's late penalty with the configured plugin; per student, what was decided."""
-    from nbgrader.api import Gradebook, MissingEntry
-
-    due = configured_due(course, assignment)
-    zone = course_timezone(course, assignment)
-    plugin = penalty_plugin(course, assignment)
-    rule = plugin.describe() if hasattr(plugin, "describe") else type(plugin).__name__
-    result = {}
-    with Gradebook(course.db_url, course.course_id) as gradebook:
-        try:
-            record = gradebook.find_assignment(assignment)
-        except MissingEntry:
-            return {}
-        if due is not None:
-            record.duedate = due.astimezone(timezone.utc).replace(tzinfo=None)
-        for submission in record.submissions:
-            seconds = submission.total_seconds_late
-            for notebook in submission.notebooks:
-                penalty = None
-                if seconds > 0:
-                    penalty = plugin.late_submission_penalty(submission.student_id, notebook.score, seconds)
-                    if penalty is not None:
-                        penalty = min(max(0.0, float(penalty)), notebook.score)
-                notebook.late_submission_penalty = penalty
-        gradebook.db.commit()
-        for submission in record.submissions:
-            penalty = float(submission.late_submission_penalty or 0.0)
-            result[submission.student_id] = Lateness(
-                submission.duedate, submission.timestamp, submission.total_seconds_late, penalty,
-                submission.score, max(0.0, submission.score - penalty), rule, zone)
-    return result
+def late_penalty(plugin, student: str, score: float, seconds_late: float) -> float:
+    """The points ``plugin`` takes off ``score`` for ``seconds_late`` (0 when on time), within
+    [0, score]. Decided by `course grade` alone, when it writes the grade (autograder/results.py)."""
+    if seconds_late <= 0:
+        return 0.0
+    penalty = plugin.late_submission_penalty(student, score, seconds_late)
+    return 0.0 if penalty is None else min(max(0.0, float(penalty)), score)

@@ -1,6 +1,9 @@
 """How each LMS names the files of a "download all submissions" archive.
 
-One nbgrader ``FileNameCollectorPlugin`` per naming scheme, each with its ``named_regexp``
+Each naming is declared once, here: a class in NAMINGS, with its test's examples in
+tests/test_lms_names.py (adding an LMS's naming touches these two files; `course collect`,
+its help and its report read everything from the class). One nbgrader
+``FileNameCollectorPlugin`` per naming scheme, each with its ``named_regexp``
 (nbgrader's plugin point for exactly this: ``nbgrader zip_collect``). A plugin says *who the
 LMS says* the file is from (``student_id``, a name, a user number), *when* (``timestamp``,
 where the LMS writes one into the name) and the student's own file name (``file_id``); who
@@ -39,6 +42,7 @@ Sources for each scheme (read from the LMSs' own code or documentation):
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -46,7 +50,7 @@ from zoneinfo import ZoneInfo
 from nbgrader.plugins.zipcollect import FileNameCollectorPlugin
 from traitlets import Unicode
 
-_QUIET = logging.getLogger("course.collect.names")
+_QUIET = logging.getLogger("autograder.lms_names")
 _QUIET.addHandler(logging.NullHandler())
 _QUIET.propagate = False  # nbgrader's _match warns on every name that does not match
 _QUIET.disabled = True    # ... and would build a log record for each, thousands per download
@@ -71,6 +75,13 @@ class LmsNaming(FileNameCollectorPlugin):
     """A naming scheme: ``claims(component, timezone)`` reads every claim one path component makes."""
     lms = "?"
     reads = "file"   # "file": a file's own name; "folder": a submission folder's name
+    # The name says when it was submitted (a claim's timestamp). Else the download holds only
+    # each student's latest submission, and its entries' times (the download's) order versions
+    # but are no submission time.
+    timed = False
+    # Files the LMS puts in a download that are not a submission: a file's own name (regexp),
+    # and what it is.
+    not_submissions: tuple[tuple[str, str], ...] = ()
 
     def __init__(self, config=None, **kwargs):
         super().__init__(log=_QUIET, **({"config": config} if config is not None else {}), **kwargs)
@@ -140,6 +151,8 @@ class MoodleFlat(LmsNaming):
 
 class Blackboard(LmsNaming):
     lms = "Blackboard"
+    timed = True
+    not_submissions = ((r"_attempt_\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2}\.txt$", "Blackboard's submission receipt"),)
     # Lazy and anchored: the first "_attempt_<time>" is Blackboard's; the student's own file
     # name comes after it and may hold another one.
     named_regexp = Unicode(r"^(?P<student_id>[^/]+?)_attempt_"
@@ -178,6 +191,8 @@ def _brightspace_time(text: str, timezone: ZoneInfo) -> datetime | None:
 
 class BrightspaceFlat(LmsNaming):
     lms = "Brightspace"
+    timed = True
+    not_submissions = ((r"^index\.html$", "the LMS's index of the download"),)
     named_regexp = Unicode(r"^" + _BRIGHTSPACE + r" - (?P<file_id>[^/]+)$").tag(config=True)
 
     def claims(self, component, timezone):
@@ -192,6 +207,7 @@ class BrightspaceFlat(LmsNaming):
 
 class BrightspaceFolder(LmsNaming):
     lms = "Brightspace"
+    timed = True
     reads = "folder"
     named_regexp = Unicode(r"^" + _BRIGHTSPACE + r"$").tag(config=True)
 
@@ -213,8 +229,35 @@ STUDENT_FOLDER, STUDENT_PREFIX = "folder per student", "named by student id"
 GENERIC = (STUDENT_FOLDER, STUDENT_PREFIX)
 
 
+# Every LMS naming `course collect` reads, each declared once above.
+NAMINGS = (Canvas, MoodleFolder, MoodleFlat, Blackboard, BrightspaceFlat, BrightspaceFolder)
+
+
 def namings(config=None) -> list[LmsNaming]:
     """Every LMS's scheme. ``config`` (the course's nbgrader configuration) may override a
     scheme's regexp (one path component), e.g. ``c.Canvas.named_regexp``."""
-    schemes = [Canvas, MoodleFolder, MoodleFlat, Blackboard, BrightspaceFlat, BrightspaceFolder]
-    return [scheme(config=config) for scheme in schemes]
+    return [scheme(config=config) for scheme in NAMINGS]
+
+
+def lms_names(timed: bool | None = None) -> list[str]:
+    """The LMSs whose downloads are read, in order (``timed``: only those whose names do, or
+    do not, say when each file was submitted)."""
+    return list(dict.fromkeys(n.lms for n in NAMINGS if timed is None or n.timed == timed))
+
+
+def untimed(lms: str) -> bool:
+    """An LMS whose download does not say when each file was submitted (it holds only each
+    student's latest submission, and its entries carry the download's time)."""
+    return lms in lms_names(timed=False)
+
+
+def not_a_submission(file_name: str) -> str:
+    """What an LMS's extra file is (a receipt, its index of the download), or "" for any other."""
+    return next((what for naming in NAMINGS for pattern, what in naming.not_submissions
+                 if re.search(pattern, file_name)), "")
+
+
+def collect_rule() -> str:
+    """How `course collect` chooses among a student's versions, naming the LMSs as declared."""
+    return (f"per student the latest version by LMS time is placed (the time in "
+            f"{' and '.join(name + chr(39) + 's' for name in lms_names(True))} file names; {' and '.join(lms_names(False))} downloads hold only each student's latest submission)")

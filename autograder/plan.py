@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import nbformat
 
-from course.markers import HIDDEN, Markers, course_markers
-from course.model import forbids_torch
+from coursebase.markers import HIDDEN, Markers, course_markers
+from coursebase.model import forbids_torch
 
 from .probes import ProbeCell, require_probe_form, split_test_cell, strip_magics
 

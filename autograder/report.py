@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 
-from course.model import Course
+from coursebase.model import Course
 
 from .csvsafe import writer as csv_writer
 from .results import read_results
@@ -17,26 +17,21 @@ def write_report(course: Course, assignment: str) -> str:
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
-    folder = course.reports_root() / assignment
-    folder.mkdir(parents=True, exist_ok=True)
-    from .late import apply_late_penalties
-
     graded = [result for result in read_results(course, assignment) if result.graded]
     if not graded:
         from .export import nothing_graded
         raise nothing_graded(assignment)
     questions = [t.grade_id for t in graded[0].tests]
     maxima = {t.grade_id: t.max_points for t in graded[0].tests}
-    lateness = apply_late_penalties(course, assignment)
+    folder = course.reports_root / assignment
+    folder.mkdir(parents=True, exist_ok=True)
     with (folder / "questions.csv").open("w", newline="") as handle:
         writer = csv_writer(handle)
         writer.writerow(["student", *questions, "score", "max_score", "status"])
         for row in graded:
             points = {t.grade_id: t.points for t in row.tests}
-            late = lateness.get(row.student)
-            total = late.score if late else row.score
             writer.writerow([row.student, *(f"{points.get(q, 0):g}" for q in questions),
-                             f"{total:g}", f"{row.max_score:g}", row.status])
+                             f"{row.final_score:g}", f"{row.max_score:g}", row.status])
 
     columns = min(3, len(questions))
     rows_of_plots = (len(questions) + columns - 1) // columns

@@ -28,7 +28,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from course.model import REPO
+from coursebase.paths import REPO
 
 from .forbidden import FORBIDDEN
 from .syscall_filter import sandbox_filter
@@ -66,8 +66,8 @@ class Limits:
     @classmethod
     def of_course(cls, config, cell_seconds: float | None = None, notebook_seconds: float | None = None,
                   memory_mb: int | None = None) -> "Limits":
-        """The course's limits (course.model.grading_limits), each overridable (the command line)."""
-        from course.model import grading_limits
+        """The course's limits (coursebase.model.grading_limits), each overridable (the command line)."""
+        from coursebase.model import grading_limits
         course = grading_limits(config)
         cell = float(cell_seconds or course["cell_seconds"])
         notebook = float(notebook_seconds or course["notebook_seconds"])

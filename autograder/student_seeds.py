@@ -17,7 +17,7 @@ import os
 import secrets
 from pathlib import Path
 
-from course.model import Course
+from coursebase.model import Course
 
 SECRET_FILE = ".hidden-cases-secret"
 # Students drawn in one reference run (each run also repeats the notebook's visible part).

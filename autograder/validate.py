@@ -57,9 +57,9 @@ class Validation:
 
 def _course_limits(root: Path) -> Limits:
     """The limits grading uses, from the course's configuration (the kit's carries them too)."""
-    from course.model import load_config
+    from coursebase.model import Course
     try:
-        config = load_config(root)
+        config = Course.load(root).config
     except Exception:  # noqa: BLE001 - CourseError, or a configuration that does not load
         config = None   # no readable configuration: the defaults grading would use too
     return Limits.of_course(config)

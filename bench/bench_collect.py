@@ -2,7 +2,7 @@
 
 Each download is collected by `course collect A --from ZIP` in a fresh process on its own
 throw-away course (roster of 30), start-up included; printed: wall time, peak memory
-(RSS), bytes the collect wrote under course/, and each hostile download's ratio to the
+(RSS), bytes the collect wrote under var/, and each hostile download's ratio to the
 honest one measured in the same run. The aim (issue 31): no download costs more than about
 twice an honest one.
 
@@ -28,7 +28,7 @@ import zipfile
 import zlib
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from coursebase.paths import REPO, state_root
 ASSIGNMENT = "03_autograd"
 STUDENTS = [(f"s{i:02d}", f"First{i:02d}", f"Last{chr(65 + i % 26)}{i:02d}") for i in range(30)]
 
@@ -39,7 +39,8 @@ def _course(root: Path) -> None:
     (root / "course").mkdir(parents=True)
     shutil.copy(REPO / "course" / "nbgrader_config.py", root / "course" / "nbgrader_config.py")
     lines = ["id,first_name,last_name,email,lms_id"] + [f"{i},{f},{l},," for i, f, l in STUDENTS]
-    (root / "course" / "roster.csv").write_text("\n".join(lines) + "\n")
+    (root / "var").mkdir(exist_ok=True)
+    (root / "var" / "roster.csv").write_text("\n".join(lines) + "\n")
 
 
 def _honest(archive: zipfile.ZipFile) -> None:
@@ -109,7 +110,7 @@ print("BENCH", status, time.perf_counter() - started, resource.getrusage(resourc
 def _written(root: Path) -> int:
     total = 0
     for folder in ("collected", "submitted"):
-        for directory, _, files in os.walk(root / "course" / folder):
+        for directory, _, files in os.walk(state_root(root) / folder):
             total += sum(os.lstat(os.path.join(directory, name)).st_size for name in files)
     return total
 
@@ -131,7 +132,7 @@ def measure(kind: str, work: Path, entries: int, timeout: float) -> dict:
         return {"kind": kind, "zip_bytes": download.stat().st_size, "seconds": wall, "crashed": done.stderr[-500:],
                 "written": _written(root)}
     _, status, _, rss_kib = line.split()
-    placed = sum(1 for _ in (root / "course" / "submitted").glob(f"*/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"))
+    placed = sum(1 for _ in (root / "var" / "submitted").glob(f"*/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"))
     return {"kind": kind, "zip_bytes": download.stat().st_size, "seconds": wall, "rss_mib": int(rss_kib) / 1024,
             "written": _written(root), "status": int(status), "placed": placed}
 

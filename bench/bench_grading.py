@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from coursebase.paths import REPO
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
@@ -33,7 +33,7 @@ from attacks import inject  # noqa: E402 - the same course builder the tests use
 
 
 def _scores(root: Path, assignment: str) -> dict[str, float]:
-    with sqlite3.connect(root / "course" / "gradebook.db") as connection:
+    with sqlite3.connect(root / "var" / "gradebook.db") as connection:
         rows = connection.execute(
             "select s.student_id, sum(coalesce(g.manual_score, g.auto_score, 0)) "
             "from submitted_assignment s join assignment a on a.id = s.assignment_id "

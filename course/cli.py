@@ -1,72 +1,40 @@
 """`course`: the one command-line front door for instructors and students.
 
-Each subcommand lives in its own module, which exposes ``register(subparsers)``; the
-module adds its parser(s) and sets ``func`` to a callable taking the parsed arguments and
-returning an exit status. Modules are imported only to build the parser, so a missing
-optional part fails with a clear message instead of breaking every other command.
+Every command is declared once, in COMMANDS below, in the order `course --help` lists them:
+each is a module of this package with ``register(subparsers)``, which adds its parser(s)
+and sets ``func`` to a callable taking the parsed arguments and returning an exit status.
+The student kit's `course` (course/kit/cli.py) offers the student's two of them alone
+(tests/test_module_map.py checks both lists).
 """
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
 
-# Order is the order `course --help` lists them in.
-COMMAND_MODULES = (
-    "course.release",      # release, validate (nbgrader source -> release; student self-check)
-    "course.scaffold",     # new NAME: a new assignment's source notebook
-    "autograder.commands",  # collect, grade, feedback, export, report
-    "course.lessons",      # lessons execute / check
-    # -- beyond one machine: the students' repository --
-    "course.student_kit",  # student-kit DEST (lessons, releases, reftorch; no solutions)
-    # the course server for a class: roster -> Unix users + gradebook; JupyterHub
-    "course.roster",       # roster import / remove
-    "course.hub",          # hub start / stop / status
-    "course.site",         # site (the course website: lessons, assignments, reftorch reference)
+from course import grading, hub, lessons, migrate_state, release, roster, scaffold, self_check, site, student_kit
+from course.arguments import OneLineParser
+
+COMMANDS = (
+    release,        # release: nbgrader source -> student release
+    self_check,     # validate: a student's (or instructor's) self-check, as grading judges
+    scaffold,       # new NAME: a new assignment's source notebook
+    grading,        # collect, grade, feedback, export, report
+    lessons,        # lessons execute / check / times
+    # -- beyond one machine: the students' repository and the class hub --
+    student_kit,    # student-kit DEST (lessons, releases, reftorch; no solutions)
+    roster,         # roster import / remove: Unix users + gradebook names
+    hub,            # hub start / stop / status
+    site,           # site (the course website: lessons, assignments, reftorch reference)
+    migrate_state,  # migrate-state: runtime state from course/ into var/ (once, when upgrading)
 )
 
 
-class OneLineParser(argparse.ArgumentParser):
-    """argparse, but a wrong command line gets one line (what is wrong, where to read more)
-    instead of a usage block followed by the error."""
-
-    def error(self, message: str):
-        self.exit(2, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value}")
-    return value
-
-
-def positive_number(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number greater than 0, got {text!r}") from None
-    if not value > 0 or value != value or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number greater than 0, got {text}")
-    return value
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(commands=COMMANDS) -> OneLineParser:
     parser = OneLineParser(
         prog="course",
         description="Run the course: release assignments, validate, collect, grade, report.",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as error:
-            if not (name == error.name or name.startswith(f"{error.name}.")):
-                raise
-            continue  # that part of the course is not built yet, or not shipped (student kit)
+    for module in commands:
         module.register(subparsers)
     return parser
 

@@ -40,9 +40,10 @@ import urllib.request
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from .hub_install import DEFAULT_CLASS_DIR, folder_barring, folder_shutting_out
-from .model import REPO, load_config
-from .roster import STUDENTS_GROUP
+from course.hub_install import DEFAULT_CLASS_DIR, folder_barring, folder_shutting_out
+from course.roster import STUDENTS_GROUP
+from coursebase.model import Course
+from coursebase.paths import REPO
 
 # `make hub-proxy` installs configurable-http-proxy here from course/hub/package-lock.json.
 LOCAL_PROXY = REPO / "course" / "hub" / "node_modules" / ".bin" / "configurable-http-proxy"
@@ -231,7 +232,7 @@ def check_instructor(settings: HubSettings) -> None:
     if owner != account.pw_uid:
         raise HubError(f"the course folder {settings.course_root}/course belongs to uid "
                        f"{owner}, not to the instructor {settings.instructor!r}: formgrader "
-                       "and `course grade` write there as the instructor "
+                       "and `course grade` write the course's var/ there as the instructor "
                        f"(chown -R {settings.instructor} {settings.course_root})")
 
 
@@ -271,7 +272,9 @@ def start(settings: HubSettings, timeout: float = 60.0, say=lambda line: None) -
     settings.environment, settings.kit = str(install.environment), str(install.kit)
     settings.student_config, settings.deliver_script = (str(install.student_config),
                                                         str(install.deliver_script))
-    settings.course_id = load_config(settings.course_root).CourseDirectory.course_id
+    course = Course.load(settings.course_root)
+    settings.course_id = course.course_id
+    course.make_state_root()   # the instructor's Formgrader creates its gradebook there
     settings.hub_port, settings.proxy_api_port = _free_port(), _free_port()
     state = Path(settings.state_dir)
     state.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import nbformat
 
-from course.model import REPO
+from coursebase.paths import REPO
 
 LESSONS = REPO / "lessons"
 TIME_LIMIT_S = 60

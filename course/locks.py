@@ -31,7 +31,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-from course.model import REPO
+from coursebase.paths import REPO
 
 LOCKS = REPO / "locks"
 KIT_LOCKS = REPO / "course" / "kit" / "locks"

@@ -7,29 +7,32 @@ GenerateFeedback) configured by course/nbgrader_config.py; nothing re-implements
 """
 from __future__ import annotations
 
-import copy
 import logging
 import os
 from pathlib import Path
 
-from course.model import Course, CourseError, load_config
+from coursebase.model import Course, CourseError
 
 
-def source_notebook(assignment_id: str, root: Path | str | None = None) -> Path:
-    return Course.load(root).source_notebook(assignment_id)
+def _course(course: Course | Path | str | None) -> Course:
+    return course if isinstance(course, Course) else Course.load(course)
 
 
-def release_notebook(assignment_id: str, root: Path | str | None = None) -> Path:
-    return Course.load(root).release_notebook(assignment_id)
+def source_notebook(assignment_id: str, course: Course | Path | str | None = None) -> Path:
+    return _course(course).source_notebook(assignment_id)
 
 
-def assignment_ids(root: Path | str | None = None) -> list[str]:
+def release_notebook(assignment_id: str, course: Course | Path | str | None = None) -> Path:
+    return _course(course).release_notebook(assignment_id)
+
+
+def assignment_ids(course: Course | Path | str | None = None) -> list[str]:
     """Every assignment with a source notebook ``solutions/<a>/<a>.ipynb``, in course order."""
-    return Course.load(root).assignment_ids()
+    return _course(course).assignment_ids()
 
 
-def check_assignment_ids(requested: list[str], root: Path | str | None = None) -> list[str]:
-    known = assignment_ids(root)
+def check_assignment_ids(requested: list[str], course: Course | Path | str | None = None) -> list[str]:
+    known = assignment_ids(course)
     unknown = [name for name in requested if name not in known]
     if unknown:
         raise CourseError(
@@ -39,7 +42,7 @@ def check_assignment_ids(requested: list[str], root: Path | str | None = None) -
     return requested
 
 
-def _quiet_logger() -> logging.Logger:
+def quiet_logger() -> logging.Logger:
     # nbgrader logs every copied file at INFO; a course command reports its own summary.
     logger = logging.getLogger("course.nbgrader")
     if not logger.handlers:
@@ -51,20 +54,20 @@ def _quiet_logger() -> logging.Logger:
     return logger
 
 
-def _run_converter(converter_class, root, assignment_id: str, student_id: str = "*", **traits):
-    from nbgrader.coursedir import CourseDirectory
-
-    Course.put_scripts_on_path()
-    config = copy.deepcopy(load_config(root))
-    logger = _quiet_logger()
-    coursedir = CourseDirectory(config=config, log=logger)
-    coursedir.assignment_id = assignment_id
-    coursedir.student_id = student_id
-    converter = converter_class(coursedir=coursedir, config=config, log=logger, **traits)
+def run_converter(converter_class, course: Course, assignment_id: str, student_id: str = "*",
+                  directories: dict | None = None, **traits):
+    """One of nbgrader's converters over ``course`` (``directories``: CourseDirectory
+    settings for this run, e.g. a scratch release_directory)."""
+    course.put_scripts_on_path()
+    course.make_state_root()   # the gradebook, and nbgrader's own folders there
+    logger = quiet_logger()
+    coursedir = course.new_coursedir(log=logger, assignment_id=assignment_id, student_id=student_id,
+                                     **(directories or {}))
+    converter = converter_class(coursedir=coursedir, config=coursedir.config, log=logger, **traits)
     converter.start()
 
 
-def generate_release(assignments: list[str], root: Path | str | None = None) -> list[Path]:
+def generate_release(assignments: list[str], course: Course | Path | str | None = None) -> list[Path]:
     """Regenerate ``assignments/<a>/`` from ``solutions/<a>/`` with nbgrader's GenerateAssignment.
 
     The old release folder is replaced (force), and the assignment with its grade cells is
@@ -72,50 +75,48 @@ def generate_release(assignments: list[str], root: Path | str | None = None) -> 
     """
     from nbgrader.converters import GenerateAssignment
 
-    check_assignment_ids(assignments, root)
+    course = _course(course)
+    check_assignment_ids(assignments, course)
     for assignment_id in assignments:
-        _run_converter(GenerateAssignment, root, assignment_id, force=True)
-    return [release_notebook(a, root) for a in assignments]
+        run_converter(GenerateAssignment, course, assignment_id, force=True)
+    return [course.release_notebook(a) for a in assignments]
 
 
-def publish_to_exchange(assignment_id: str, root: Path | str | None = None) -> Path:
+def publish_to_exchange(assignment_id: str, course: Course | Path | str | None = None) -> Path:
     """Put the release of ``assignment_id`` in nbgrader's exchange (its ReleaseAssignment), so
     students can fetch it from JupyterLab's Assignment List. A re-publish replaces it."""
     from nbgrader.auth import Authenticator
-    from nbgrader.coursedir import CourseDirectory
     from nbgrader.exchange.default import ExchangeReleaseAssignment
 
-    config = copy.deepcopy(load_config(root))
-    logger = _quiet_logger()
-    coursedir = CourseDirectory(config=config, log=logger)
-    coursedir.assignment_id = assignment_id
-    releaser = ExchangeReleaseAssignment(coursedir=coursedir, authenticator=Authenticator(config=config),
-                                         config=config, log=logger)
+    logger = quiet_logger()
+    course = _course(course)
+    course.make_state_root()   # the exchange's default place
+    coursedir = course.new_coursedir(log=logger, assignment_id=assignment_id)
+    releaser = ExchangeReleaseAssignment(coursedir=coursedir, authenticator=Authenticator(config=coursedir.config),
+                                         config=coursedir.config, log=logger)
     releaser.force = True
     releaser.start()
     return Path(releaser.dest_path)
 
 
-def autograde(assignment_id: str, root: Path | str | None = None, student_id: str = "*") -> None:
-    """Run nbgrader's Autograde over ``course/submitted/<student>/<a>/`` (all students by default)."""
+def autograde(assignment_id: str, course: Course | Path | str | None = None, student_id: str = "*") -> None:
+    """Run nbgrader's Autograde over ``var/submitted/<student>/<a>/`` (all students by default):
+    stock nbgrader, which the tests compare the course's grader with."""
     from nbgrader.converters import Autograde
 
-    _run_converter(Autograde, root, assignment_id, student_id, force=True)
+    run_converter(Autograde, _course(course), assignment_id, student_id, force=True)
 
 
-def generate_feedback(assignment_id: str, root: Path | str | None = None, student_id: str = "*") -> None:
+def generate_feedback(assignment_id: str, course: Course | Path | str | None = None, student_id: str = "*") -> None:
     from nbgrader.converters import GenerateFeedback
 
-    _run_converter(GenerateFeedback, root, assignment_id, student_id, force=True)
+    run_converter(GenerateFeedback, _course(course), assignment_id, student_id, force=True)
 
 
-def scores(assignment_id: str, root: Path | str | None = None) -> dict[str, dict[str, float]]:
+def scores(assignment_id: str, course: Course | Path | str | None = None) -> dict[str, dict[str, float]]:
     """Per student, per grade cell: the points the gradebook holds after autograding."""
-    from nbgrader.api import Gradebook
-
-    course = Course.load(root)
     result: dict[str, dict[str, float]] = {}
-    with Gradebook(course.db_url, course.course_id) as gradebook:
+    with _course(course).open_gradebook() as gradebook:
         assignment = gradebook.find_assignment(assignment_id)
         for submission in assignment.submissions:
             result[submission.student_id] = {
@@ -124,11 +125,8 @@ def scores(assignment_id: str, root: Path | str | None = None) -> dict[str, dict
     return result
 
 
-def max_points(assignment_id: str, root: Path | str | None = None) -> dict[str, float]:
-    from nbgrader.api import Gradebook
-
-    course = Course.load(root)
-    with Gradebook(course.db_url, course.course_id) as gradebook:
+def max_points(assignment_id: str, course: Course | Path | str | None = None) -> dict[str, float]:
+    with _course(course).open_gradebook() as gradebook:
         assignment = gradebook.find_assignment(assignment_id)
         return {cell.name: cell.max_score for notebook in assignment.notebooks for cell in notebook.grade_cells}
 

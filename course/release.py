@@ -1,9 +1,9 @@
-"""`course release` and `course validate`: the instructor's and the student's assignment commands.
+"""`course release`: the instructor's assignment command (a student's `course validate` is
+course/self_check.py).
 
     course release 01_tensors        # regenerate assignments/01_tensors/ from solutions/
     course release --all
     course release --all --check     # exit 1 when assignments/ differs from a fresh release
-    course validate assignments/01_tensors/01_tensors.ipynb   # exit 1 when a test fails
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 
 from course import nbgrader_course, release_audit
-from course.model import CONFIG_RELATIVE_PATH, Course, CourseError, load_config
-from course.self_check import validate_notebook
+from coursebase.model import Course, CourseError
+from coursebase.paths import CONFIG_RELATIVE_PATH
 
 
 def register(subparsers) -> None:
@@ -37,15 +37,6 @@ def register(subparsers) -> None:
     release.add_argument("--root", help="course root (default: this repository)")
     release.set_defaults(func=run_release)
 
-    validate = subparsers.add_parser(
-        "validate",
-        help="run a notebook's tests and exit non-zero when one fails (student self-check)",
-        description="Execute a notebook the way the autograder does and report every graded test "
-                    "cell. Exits 1 when a test fails or errors, 2 when the notebook cannot be checked.",
-    )
-    validate.add_argument("notebooks", nargs="+", metavar="NOTEBOOK", help="path to an .ipynb file")
-    validate.set_defaults(func=run_validate)
-
 
 def run_release(args) -> int:
     if args.all and args.assignments:
@@ -54,28 +45,27 @@ def run_release(args) -> int:
     if args.check and args.exchange:
         print("course release: --check writes nothing, so it cannot go with --exchange", file=sys.stderr)
         return 2
-    root = Path(args.root).resolve() if getattr(args, "root", None) else None
+    names = args.assignments
     try:
-        if root is not None:
-            load_config(root)  # no course there: say so before anything else
-        names = nbgrader_course.assignment_ids(root) if args.all else args.assignments
+        course = Course.load(getattr(args, "root", None))  # no course there: say so before anything else
+        names = course.assignment_ids() if args.all else args.assignments
         if not names:
             print("course release: name at least one assignment, or use --all", file=sys.stderr)
             return 2
-        nbgrader_course.check_assignment_ids(names, root)
-        unreadable = [problem for name in names if (problem := source_problem(name, root))]
+        nbgrader_course.check_assignment_ids(names, course)
+        unreadable = [problem for name in names if (problem := source_problem(name, course))]
         if unreadable:
             print(f"course release: {unreadable[0]}", file=sys.stderr)
             return 1
-        refused = old_form_problems(names, root)
+        refused = old_form_problems(names, course)
         if refused:
             for problem in refused:
                 print(f"course release: {problem}", file=sys.stderr)
             return 1
         if args.check:
-            return _check_releases(names, root)
-        written = nbgrader_course.generate_release(names, root)
-        published = [nbgrader_course.publish_to_exchange(name, root) for name in names] if args.exchange else []
+            return _check_releases(names, course)
+        written = nbgrader_course.generate_release(names, course)
+        published = [nbgrader_course.publish_to_exchange(name, course) for name in names] if args.exchange else []
     except CourseError as error:
         print(f"course release: {error}", file=sys.stderr)
         return 2
@@ -91,10 +81,10 @@ def run_release(args) -> int:
     return 0
 
 
-def source_problem(name: str, root: Path | None = None) -> str:
+def source_problem(name: str, course: Course | Path | None = None) -> str:
     """Why the source notebook of ``name`` cannot be read ("" when it can): the file and the
     place in it, not nbgrader's bare "JSONDecodeError"."""
-    path = nbgrader_course.source_notebook(name, root)
+    path = nbgrader_course.source_notebook(name, course)
     try:
         json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as error:
@@ -112,13 +102,12 @@ def ensure_in_gradebook(course, assignment: str) -> str:
     there yet (a fresh clone has no gradebook), with nbgrader's GenerateAssignment writing its
     release into a scratch folder: assignments/ is left as committed. Returns what was done
     ("" when the gradebook was up to date)."""
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
     source = json.loads(course.source_notebook(assignment).read_text(encoding="utf-8"))
     expected = {cell["metadata"]["nbgrader"]["grade_id"] for cell in source.get("cells", [])
                 if cell.get("metadata", {}).get("nbgrader", {}).get("grade")}
-    course.put_scripts_on_path()  # alembic, run by name
-    with Gradebook(course.db_url, course.course_id) as gradebook:
+    with course.open_gradebook() as gradebook:
         try:
             recorded = {cell.name for cell in gradebook.find_notebook(assignment, assignment).grade_cells}
         except MissingEntry:
@@ -126,17 +115,11 @@ def ensure_in_gradebook(course, assignment: str) -> str:
     if recorded == expected:
         return ""
     from nbgrader.converters import GenerateAssignment
-    from nbgrader.coursedir import CourseDirectory
 
     with tempfile.TemporaryDirectory(prefix="course-record-") as scratch:
-        config = load_config(course.root)
-        config.CourseDirectory.db_url = course.db_url
-        config.CourseDirectory.release_directory = scratch
-        logger = nbgrader_course._quiet_logger()  # noqa: SLF001
-        coursedir = CourseDirectory(config=config, log=logger)
-        coursedir.assignment_id = assignment
         try:
-            GenerateAssignment(coursedir=coursedir, config=config, log=logger, force=True).start()
+            nbgrader_course.run_converter(GenerateAssignment, course, assignment,
+                                          directories={"release_directory": scratch}, force=True)
         except Exception as error:  # noqa: BLE001 - nbgrader refuses, e.g. cells removed after grading
             raise RuntimeError(f"the gradebook's record of {assignment} differs from solutions/{assignment} "
                                f"and nbgrader could not update it ({type(error).__name__}); run "
@@ -146,14 +129,14 @@ def ensure_in_gradebook(course, assignment: str) -> str:
             "scratch folder; assignments/ untouched)")
 
 
-def old_form_problems(names: list[str], root: Path | None = None) -> list[str]:
+def old_form_problems(names: list[str], course: Course | Path | None = None) -> list[str]:
     """One line per test cell the autograder would refuse (the old assert form), so a
     release never ships tests that cannot be graded. Unknown names are left to nbgrader."""
     from autograder.probes import OldFormTestCell, old_form_test_cells  # instructor side only
 
     problems = []
     for name in names:
-        path = nbgrader_course.source_notebook(name, root)
+        path = nbgrader_course.source_notebook(name, course)
         if path.is_file():
             notebook = json.loads(path.read_text(encoding="utf-8"))
             problems += [f"{nbgrader_course.relative(path)}: {OldFormTestCell(grade_id)}"
@@ -163,12 +146,11 @@ def old_form_problems(names: list[str], root: Path | None = None) -> list[str]:
     return problems
 
 
-def _check_releases(names: list[str], root: Path | None = None) -> int:
+def _check_releases(names: list[str], course: Course) -> int:
     """Generate into a scratch course and compare with the committed assignments/: what a
     student gets (cells, their sources and nbgrader metadata), not what JupyterLab writes
     when the notebook is opened and run (outputs, execution counts, kernel metadata)."""
-    root = Course.load(root).root
-    nbgrader_course.check_assignment_ids(names, root)
+    root = course.root
     with tempfile.TemporaryDirectory(prefix="course-release-check-") as scratch:
         scratch_root = Path(scratch)
         (scratch_root / "course").mkdir()
@@ -188,7 +170,7 @@ def _check_releases(names: list[str], root: Path | None = None) -> int:
         return 1
     print(f"up to date: {', '.join(names)}")
     for name in names:
-        released = nbgrader_course.release_notebook(name, root)
+        released = course.release_notebook(name)
         try:
             ran = any(cell.get("outputs") for cell in json.loads(released.read_text(encoding="utf-8"))["cells"])
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -198,9 +180,3 @@ def _check_releases(names: list[str], root: Path | None = None) -> int:
                   f"`course release {name}` writes it without them")
     return 0
 
-
-def run_validate(args) -> int:
-    status = 0
-    for notebook in args.notebooks:
-        status = max(status, validate_notebook(notebook))
-    return status

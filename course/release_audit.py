@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from course.markers import HIDDEN, SOLUTION, Markers, course_markers
+from coursebase.markers import HIDDEN, SOLUTION, Markers, course_markers
 
 # Shorter lines ("return x", "pass") occur in any code; they prove nothing when found.
 MIN_SECRET_LENGTH = 12

@@ -9,7 +9,7 @@ The notebook has nbgrader's metadata on every graded cell, the read-only grading
 copied from the first existing assignment (the gates require it to be the same in all of
 them), and two sample questions in the probe form: one graded without torch, one with
 torch as the oracle, each with visible and hidden checks, worth 5 points each: the 10 points
-every assignment must be worth at least (course.model.MIN_POINTS, a CI gate). Replace them with yours; the
+every assignment must be worth at least (coursebase.model.MIN_POINTS, a CI gate). Replace them with yours; the
 tests and CI gates find the new assignment by itself (they list solutions/).
 """
 from __future__ import annotations
@@ -20,10 +20,11 @@ import sys
 from pathlib import Path
 
 from course import nbgrader_course
-from course.model import MIN_POINTS, REPO, CourseError, load_config
+from coursebase.model import MIN_POINTS, Course, CourseError
+from coursebase.paths import REPO
 
 NAME = re.compile(r"^\d{2}_[a-z][a-z0-9_]*$")
-# Two sample questions, together exactly the course's minimum (course.model.MIN_POINTS).
+# Two sample questions, together exactly the course's minimum (coursebase.model.MIN_POINTS).
 SAMPLE_POINTS = MIN_POINTS // 2
 
 INTRO = """# {name}
@@ -115,8 +116,9 @@ def _cell(kind: str, source: str, grade_id: str | None = None, *, solution=False
 
 def grading_tools_cell(root: Path) -> dict:
     """The grading-tools cell of the first assignment, as it is (source and metadata)."""
-    for name in nbgrader_course.assignment_ids(root):
-        notebook = json.loads(nbgrader_course.source_notebook(name, root).read_text(encoding="utf-8"))
+    course = Course.load(root)
+    for name in course.assignment_ids():
+        notebook = json.loads(course.source_notebook(name).read_text(encoding="utf-8"))
         for cell in notebook.get("cells", []):
             if cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") == "grading_tools":
                 source = cell["source"]
@@ -162,7 +164,7 @@ def run_new(args) -> int:
               "letters, digits or _ (like 09_softplus; the digits give the course order)", file=sys.stderr)
         return 2
     try:
-        load_config(root)
+        course = Course.load(root)
         folder = root / "solutions" / name
         if folder.exists():
             print(f"course new: {nbgrader_course.relative(folder)} exists already; nothing was changed",
@@ -179,7 +181,7 @@ def run_new(args) -> int:
     print(f"wrote {_shown(path)}: two sample questions to replace with yours. Then:\n"
           f"  course release {name}{where}\n"
           f"  course validate {_shown(path)}\n"
-          f"  course validate {_shown(nbgrader_course.release_notebook(name, root))}   # fails until answered")
+          f"  course validate {_shown(course.release_notebook(name))}   # fails until answered")
     return 0
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from traitlets import Dict
 from traitlets.config import Configurable
 
-from course.model import CourseError, load_config
+from coursebase.model import Course, CourseError
 
 
 class CourseSchedule(Configurable):
@@ -58,7 +58,7 @@ def parse_moment(text: str, assignment: str) -> datetime:
 
 def releases(root: Path | str, assignments: list[str], now: datetime | None = None) -> Releases:
     """Which of ``assignments`` (the course's, in order) students get at ``now`` (default: now)."""
-    schedule = CourseSchedule(config=load_config(root)).release
+    schedule = CourseSchedule(config=Course.load(root).config).release
     if not schedule:
         return Releases(list(assignments), [], [], scheduled=False)
     unknown = sorted(set(schedule) - set(assignments))

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from course import nbgrader_course
-from course.model import load_config
+from coursebase.model import Course
 
 EXIT_PASSED, EXIT_FAILED, EXIT_UNUSABLE = 0, 1, 2
 _validator = None
@@ -262,7 +262,7 @@ def _validate_in_kernel(path: Path, shown: str, notebook: dict, out) -> int:
     if refused:
         return EXIT_UNUSABLE
 
-    validator = _recording_validator(load_config())
+    validator = _recording_validator(Course.load().config)
     print(f"Validating {shown} (running every cell, this takes a few seconds)", file=out, flush=True)
     try:
         results = validator.validate(str(path))
@@ -326,3 +326,23 @@ def _validate_in_kernel(path: Path, shown: str, notebook: dict, out) -> int:
         print("Success! Your notebook passes all the visible tests.", file=out)
         return EXIT_PASSED
     return EXIT_FAILED
+
+
+# -- `course validate` ----------------------------------------------------------------------
+
+def register(subparsers) -> None:
+    validate = subparsers.add_parser(
+        "validate",
+        help="run a notebook's tests and exit non-zero when one fails (student self-check)",
+        description="Execute a notebook the way the autograder does and report every graded test "
+                    "cell. Exits 1 when a test fails or errors, 2 when the notebook cannot be checked.",
+    )
+    validate.add_argument("notebooks", nargs="+", metavar="NOTEBOOK", help="path to an .ipynb file")
+    validate.set_defaults(func=run_validate)
+
+
+def run_validate(args) -> int:
+    status = 0
+    for notebook in args.notebooks:
+        status = max(status, validate_notebook(notebook))
+    return status

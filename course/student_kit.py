@@ -8,7 +8,8 @@ tree: only committed files go in, and uncommitted course files are named (studen
 It holds what a student reads and runs: the lessons with their stored outputs
 (lessons/*.ipynb), the released assignments (assignments/*/), reftorch, the tests of
 reftorch against torch (every tests/test_*.py that imports nothing but reftorch, torch and
-the other student packages), the parts of course/ behind `course validate` and
+the other student packages), the base layer (coursebase/: the course model, nbgrader's
+markers, the roster, the paths), the parts of course/ behind `course validate` and
 `course lessons`, the grader modules behind `course validate` (autograder/validate.py and
 what it and the zygote import: the same judgement as grading, run without a sandbox where
 bubblewrap is missing; the grader's code is not secret, the tests and solutions are), a
@@ -56,18 +57,22 @@ from datetime import datetime
 from pathlib import Path
 
 from course.lessons import assignment_of, lesson_paths
-from course.markers import course_markers
-from course.model import REPO, CourseError, load_config
+from coursebase.markers import course_markers
+from coursebase.model import Course, CourseError, read_config
+from coursebase.paths import REPO
 
 # The repository parts a kit is built from, exported from git HEAD (solutions/ only to
 # know what must not leak; course/kit/ holds the kit's own fixed files).
-KIT_SOURCES = ("lessons", "assignments", "reftorch", "course", "autograder", "tests", "solutions",
+KIT_SOURCES = ("lessons", "assignments", "reftorch", "coursebase", "course", "autograder", "tests", "solutions",
                "pyproject.toml", "environment.yml")
-COPIED_TREES = ("lessons", "reftorch")   # whole; of assignments/, the released ones
+# Whole: the lessons, the engine, and the base layer (the course model, nbgrader's markers,
+# the roster, the paths: what the grader's Validate stands on; nothing in it is secret).
+# Of assignments/, the released ones.
+COPIED_TREES = ("lessons", "reftorch", "coursebase")
 # course/ modules behind `course validate` and `course lessons`; the kit's own course/cli.py
 # (course/kit/cli.py) offers exactly those two commands.
-COURSE_FILES = ("__init__.py", "model.py", "markers.py", "release.py", "release_audit.py", "nbgrader_course.py",
-                "self_check.py", "validate_button.py", "lessons.py", "lab/overrides.json")
+COURSE_FILES = ("__init__.py", "self_check.py", "nbgrader_course.py", "validate_button.py", "lessons.py",
+                "lab/overrides.json")
 # Where `course validate` starts in autograder/: the validator, and the zygote it runs as a
 # script (in the sandbox, or as a plain process where bubblewrap is missing).
 GRADER_ENTRY_POINTS = ("__init__.py", "validate.py", "zygote.py")
@@ -198,7 +203,7 @@ def _is_trivial(line: str) -> bool:
 
 def marked_lines(root: Path) -> dict[str, Secret]:
     """Every stripped line inside a solution or hidden-test region of solutions/*/*.ipynb
-    (regions as nbgrader reads them with the course's settings: course/markers.py)."""
+    (regions as nbgrader reads them with the course's settings: coursebase/markers.py)."""
     markers = course_markers(root)
     found: dict[str, Secret] = {}
     for notebook in sorted((root / "solutions").glob("*/*.ipynb")):
@@ -218,7 +223,8 @@ def public_lines(root: Path) -> set[str]:
         for cell in json.loads(notebook.read_text(encoding="utf-8")).get("cells", []):
             lines.update(line.strip() for line in _cell_source(cell).splitlines())
     grader = grader_files(root) if (root / "autograder").is_dir() else []
-    for module in [*(root / "reftorch").rglob("*.py"), *(root / "tests" / name for name in student_tests(root)),
+    for module in [*(root / "reftorch").rglob("*.py"), *(root / "coursebase").rglob("*.py"),
+                   *(root / "tests" / name for name in student_tests(root)),
                    *(root / "autograder" / name for name in grader)]:
         lines.update(line.strip() for line in module.read_text(encoding="utf-8").splitlines())
     return lines
@@ -270,15 +276,13 @@ def kit_files(kit: Path) -> list[Path]:
 
 
 def _config_problems(kit: Path) -> list[str]:
-    from traitlets.config import PyFileConfigLoader
-
     problems = []
     for name in ("nbgrader_config.py", "jupyter_server_config.py"):
         path = kit / "course" / name
         if not path.is_file():
             problems.append(f"course/{name}: missing")
             continue
-        config = PyFileConfigLoader(name, path=str(path.parent)).load_config()
+        config = read_config(path)
         for trait in sorted(INSTRUCTOR_COURSE_TRAITS & set(config.get("CourseDirectory", {}))):
             problems.append(f"course/{name}: sets the instructor's CourseDirectory.{trait}")
         for section in config:
@@ -353,7 +357,7 @@ dependencies = [
 course = "course.cli:main"
 
 [tool.setuptools.packages.find]
-include = ["reftorch*", "course*", "autograder*"]
+include = ["reftorch*", "coursebase*", "autograder*", "course*"]
 
 [tool.pytest.ini_options]
 testpaths = ["tests"]
@@ -493,6 +497,7 @@ def _fill(kit: Path, root: Path, releases: "Releases") -> None:
     """Write the kit's files into ``kit`` from ``root``, an export of the repository's HEAD,
     with the assignments of ``releases``."""
     templates = root / "course" / "kit"
+    course = Course.load(root)
     for tree in COPIED_TREES:
         shutil.copytree(root / tree, kit / tree, ignore=_ignore)
     (kit / "assignments").mkdir()
@@ -509,8 +514,8 @@ def _fill(kit: Path, root: Path, releases: "Releases") -> None:
     (kit / "tests").mkdir()
     for name in student_tests(root):
         shutil.copy2(root / "tests" / name, kit / "tests" / name)
-    config = (templates / "nbgrader_config.py").read_text().replace("@COURSE_ID@", load_config(root).CourseDirectory.course_id)
-    (kit / "course" / "nbgrader_config.py").write_text(config + limits_settings(load_config(root)))
+    config = (templates / "nbgrader_config.py").read_text().replace("@COURSE_ID@", course.course_id)
+    (kit / "course" / "nbgrader_config.py").write_text(config + limits_settings(course.config))
     shutil.copy2(templates / "jupyter_server_config.py", kit / "course" / "jupyter_server_config.py")
     (kit / "course" / "labconfig").mkdir()
     shutil.copy2(templates / "page_config.json", kit / "course" / "labconfig" / "page_config.json")
@@ -525,7 +530,7 @@ def _fill(kit: Path, root: Path, releases: "Releases") -> None:
     for lock in locks:
         shutil.copy2(lock, kit / "locks" / lock.name)
     (kit / "environment.yml").write_text(student_environment(root))
-    (kit / KIT_MARK).write_text(json.dumps({"course_id": load_config(root).CourseDirectory.course_id,
+    (kit / KIT_MARK).write_text(json.dumps({"course_id": course.course_id,
                                             "assignments": releases.released}, indent=1) + "\n")
 
 
@@ -541,7 +546,7 @@ class Kit:
 
 def limits_settings(config) -> str:
     """The course's grading limits as configuration lines: Validate in the kit uses grading's."""
-    from course.model import GRADING_LIMITS, grading_limits
+    from coursebase.model import GRADING_LIMITS, grading_limits
     values = grading_limits(config)
     return "# The course's grading limits (from the instructor's configuration): Validate uses them too.\n" + "".join(
         f"c.{section}.{setting} = {values[name]!r}\n" for name, (section, setting, _) in GRADING_LIMITS.items())
@@ -633,7 +638,7 @@ def _check_kit_to_update(kit: Path, root: Path) -> None:
     """A kit is updated only when it is this course's and holds nothing uncommitted (an edit
     made in the kit itself would be lost)."""
     mark = json.loads((kit / KIT_MARK).read_text())
-    course_id = load_config(root).CourseDirectory.course_id
+    course_id = Course.load(root).course_id
     if mark.get("course_id") != course_id:
         raise KitError(f"{kit} is the kit of course {mark.get('course_id')!r}, not of {course_id!r}")
     if (kit / ".git").exists():

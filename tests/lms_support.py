@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import shutil
 import zipfile
-from dataclasses import asdict
 from datetime import timezone
 from pathlib import Path
 
@@ -32,7 +31,8 @@ def make_course(root: Path, roster: str | None = ROSTER) -> Path:
     (root / "course").mkdir(parents=True)
     shutil.copy(inject.REPO / "course" / "nbgrader_config.py", root / "course" / "nbgrader_config.py")
     if roster is not None:
-        (root / "course" / "roster.csv").write_text(roster)
+        (root / "var").mkdir(exist_ok=True)
+        (root / "var" / "roster.csv").write_text(roster)
     return root
 
 
@@ -61,12 +61,12 @@ def make_zip(path: Path, entries: dict) -> Path:
 
 def collect(root: Path, download: Path, **options):
     from autograder.collect import collect_files
-    from course.model import Course
+    from coursebase.model import Course
     return collect_files(Course.load(root), ASSIGNMENT, download, **options)
 
 
 def submitted(root: Path, student: str) -> Path:
-    return root / "course" / "submitted" / student / ASSIGNMENT
+    return root / "var" / "submitted" / student / ASSIGNMENT
 
 
 def stamp(root: Path, student: str):
@@ -75,13 +75,12 @@ def stamp(root: Path, student: str):
     return parse_utc(path.read_text()).replace(tzinfo=timezone.utc) if path.exists() else None
 
 
-def mark_graded(root: Path, student: str, score: float = 17.0) -> None:
-    """The state `course grade` leaves after grading a submission."""
-    from autograder.results import SubmissionRow
-    folder = root / "course" / "autograded" / student / ASSIGNMENT
-    folder.mkdir(parents=True, exist_ok=True)
-    row = SubmissionRow(student, score, 17.0, "ok", "ok", [], digest="x")
-    (folder / "grading.json").write_text(json.dumps({k: v for k, v in asdict(row).items() if k != "autograded"}))
+def mark_graded(root: Path, student: str) -> None:
+    """The state file `course grade` leaves after grading a submission (written by its own code)."""
+    from autograder.results import SubmissionRow, save_state
+    from coursebase.model import Course
+
+    save_state(Course.load(root), ASSIGNMENT, SubmissionRow(student, 0.0, 17.0, "ok", "ok", [], digest="x"))
 
 
 def raw_entry(archive: zipfile.ZipFile, name: str, deflated: bytes, declared: int, crc: int) -> None:

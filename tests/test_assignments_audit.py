@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 
 from course import release_audit
-from course.model import REPO
+from coursebase.paths import REPO
 
 SOURCE_CELL = """def square(x):
     ### BEGIN SOLUTION

@@ -21,7 +21,7 @@ import re
 import pytest
 
 from attacks import inject, same_judgement
-from course.model import REPO
+from coursebase.paths import REPO
 from test_assignments_transfer import MIN_LENGTH, normalised, solution_lines
 
 ASSIGNMENT = "10_own_torch"
@@ -73,7 +73,7 @@ def _broken(notebook, cell, old, new):
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.grade import Grader
 
     root = inject.make_course(tmp_path_factory.mktemp("capstone") / "course", ASSIGNMENT)

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from course import cli, model, release_audit
-from course.model import CONFIG_RELATIVE_PATH, REPO
+from course import cli, release_audit
+from coursebase import model
+from coursebase.paths import CONFIG_RELATIVE_PATH, REPO
 
 pytestmark = pytest.mark.database   # release, grade: an nbgrader gradebook
 
@@ -132,7 +133,7 @@ def test_release_publishes_to_the_exchange(tmp_path, monkeypatch, capsys):
     assert cli.main(["release", "--check", "--exchange", ASSIGNMENT]) == 2
     assert cli.main(["release", "--exchange", ASSIGNMENT]) == 0
     assert "published to the exchange" in capsys.readouterr().out
-    outbound = next((tmp_path / "course" / "exchange").glob(f"*/outbound/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"))
+    outbound = next((tmp_path / "var" / "exchange").glob(f"*/outbound/{ASSIGNMENT}/{ASSIGNMENT}.ipynb"))
     assert json.loads(outbound.read_text()) == json.loads(
         (tmp_path / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").read_text())
 

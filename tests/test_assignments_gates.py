@@ -30,8 +30,9 @@ from sqlalchemy.exc import SAWarning
 
 from course import nbgrader_course, release_audit
 from course.lessons import assignment_of, lesson_paths
-from course.markers import course_markers
-from course.model import CONFIG_RELATIVE_PATH, MIN_POINTS, REPO
+from coursebase.markers import course_markers
+from coursebase.model import MIN_POINTS
+from coursebase.paths import CONFIG_RELATIVE_PATH, REPO
 
 # nbgrader's gradebook queries warn about its own session handling; not ours to fix.
 pytestmark = [pytest.mark.filterwarnings("ignore", category=SAWarning), pytest.mark.database]
@@ -122,17 +123,17 @@ class Graded:
         if self.partial_blank:
             submissions["partial"] = _answered(release, solution, leave_blank=self.partial_blank)
         for student, notebook in submissions.items():
-            folder = _mkdir(course / "course" / "submitted" / student / assignment)
+            folder = _mkdir(course / "var" / "submitted" / student / assignment)
             (folder / self.notebook_name).write_text(json.dumps(notebook))
         nbgrader_course.autograde(assignment, course)  # all three students in one nbgrader run
         nbgrader_course.generate_feedback(assignment, course)
 
     def autograded(self, student: str) -> dict:
-        path = self.course / "course" / "autograded" / student / self.assignment / self.notebook_name
+        path = self.course / "var" / "autograded" / student / self.assignment / self.notebook_name
         return json.loads(path.read_text())
 
     def feedback_files(self, student: str) -> list[Path]:
-        return sorted((self.course / "course" / "feedback" / student / self.assignment).glob("*.html"))
+        return sorted((self.course / "var" / "feedback" / student / self.assignment).glob("*.html"))
 
 
 def _mkdir(path: Path) -> Path:
@@ -199,7 +200,7 @@ def test_gate3_solution_scores_full_marks(assignment, graded):
     assert not lost, f"the solution of {assignment} loses points (got, max): {lost}"
     assert _points(graded.max_points) >= MIN_POINTS, (
         f"{assignment} is worth {_points(graded.max_points):g} points; every assignment is worth at least "
-        f"{MIN_POINTS} (course.model.MIN_POINTS, docs/instructors.md)")
+        f"{MIN_POINTS} (coursebase.model.MIN_POINTS, docs/instructors.md)")
 
 
 def test_course_new_scaffolds_an_assignment_the_gates_accept():

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from course.model import REPO as ROOT
+from coursebase.paths import REPO as ROOT
 MIN_LENGTH = 20
 SOLUTION_REGION = ("### BEGIN SOLUTION", "### END SOLUTION")
 

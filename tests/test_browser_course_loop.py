@@ -114,7 +114,7 @@ def test_student_and_instructor_loop(tmp_path, course_home):
                 if "error" in released:
                     raise released["error"]
                 assert "output" in released, "releasing the assignment did not finish in 180s"
-                outbound = course / "course/exchange" / course_id(server) / "outbound" / ASSIGNMENT
+                outbound = course / "var/exchange" / course_id(server) / "outbound" / ASSIGNMENT
                 assert outbound.is_dir(), f"the release is not in the course exchange: {outbound}"
                 student_assignment(lab, server, course)
                 instructor_grades(lab, server, course, instructor)
@@ -244,7 +244,7 @@ def instructor_grades(lab: Lab, server, course: Path, instructor: Instructor) ->
     instructor.course_cli("collect", ASSIGNMENT)
     instructor.course_cli("grade", ASSIGNMENT)
     from nbgrader.api import Gradebook
-    with Gradebook(f"sqlite:///{course}/course/gradebook.db") as gradebook:
+    with Gradebook(f"sqlite:///{course}/var/gradebook.db") as gradebook:
         submissions = gradebook.assignment_submissions(ASSIGNMENT)
         assert len(submissions) == 1, f"gradebook holds {len(submissions)} submissions"
         student, score, max_score = (submissions[0].student_id, submissions[0].score,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from course.model import REPO
+from coursebase.paths import REPO
 
 
 def _git(root, *args):

@@ -30,14 +30,15 @@ def _course(root: Path) -> Path:
             shutil.copytree(inject.REPO / step / assignment, root / step / assignment)
     (root / "course").mkdir(parents=True)
     shutil.copy(inject.REPO / "course" / "nbgrader_config.py", root / "course" / "nbgrader_config.py")
-    (root / "course" / "roster.csv").write_text("id,first_name,last_name\nada,Ada,Lovelace\nbo,Bo,Li\n")
+    (root / "var").mkdir(exist_ok=True)
+    (root / "var" / "roster.csv").write_text("id,first_name,last_name\nada,Ada,Lovelace\nbo,Bo,Li\n")
     return root
 
 
 # -- ways to prepare the scratch course ------------------------------------------------------
 
 def submitted(root: Path) -> None:
-    folder = root / "course" / "submitted" / "ada" / ASSIGNMENT
+    folder = root / "var" / "submitted" / "ada" / ASSIGNMENT
     folder.mkdir(parents=True)
     shutil.copy(root / "assignments" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", folder)
 
@@ -54,13 +55,14 @@ def not_a_zip(root: Path) -> None:
 def no_zone_in_due_date(root: Path) -> None:
     config = root / "course" / "nbgrader_config.py"
     config.write_text(config.read_text() + f'\nc.CourseDeadlines.due = {{"{ASSIGNMENT}": "2026-11-20 23:59"}}\n')
-    graded = root / "course" / "autograded" / "ada" / ASSIGNMENT
+    graded = root / "var" / "autograded" / "ada" / ASSIGNMENT
     graded.mkdir(parents=True)
     (graded / "grading.json").write_text("{}")
 
 
 def bad_roster(root: Path) -> None:
-    (root / "course" / "roster.csv").write_text("id,first_name\nAda Lovelace,Ada\n")
+    (root / "var").mkdir(exist_ok=True)
+    (root / "var" / "roster.csv").write_text("id,first_name\nAda Lovelace,Ada\n")
 
 
 def nothing(root: Path) -> None:
@@ -79,7 +81,7 @@ CONTRACT = [
     (nothing, ["feedback", "Autograd", "--root", "{root}"], 2, KNOWN),
     (nothing, ["release", "03_autogard", "--root", "{root}"], 2, "No assignment named '03_autogard'"),
     (nothing, ["grade", ASSIGNMENT, "--root", "{root}"], 1,
-     f"no submissions of {ASSIGNMENT} in {{root}}/course/submitted: run `course collect {ASSIGNMENT}`"),
+     f"no submissions of {ASSIGNMENT} in {{root}}/var/submitted: run `course collect {ASSIGNMENT}`"),
     (submitted, ["grade", ASSIGNMENT, "--root", "{root}", "--student", "zed"], 2,
      f"no submission of {ASSIGNMENT} from 'zed' (not on the roster); submitted: ada"),
     (submitted, ["grade", ASSIGNMENT, "--root", "{root}", "--student", "bo"], 2,
@@ -119,16 +121,16 @@ CONTRACT = [
     (nothing, ["collect", ASSIGNMENT, "--root", "{root}", "--from", "{root}", "--timezone", "Mars/Olympus"], 1,
      "unknown time zone 'Mars/Olympus'"),
     (bad_roster, ["collect", ASSIGNMENT, "--root", "{root}", "--from", "{root}/solutions"], 1,
-     "the roster cannot be read: {root}/course/roster.csv: 1 problem(s): line 2: id 'Ada Lovelace' is not a valid"),
+     "the roster cannot be read: {root}/var/roster.csv: 1 problem(s): line 2: id 'Ada Lovelace' is not a valid"),
     (lambda root: (submitted(root), bad_roster(root)), ["grade", ASSIGNMENT, "--root", "{root}", "--student", "zed"],
-     1, "the roster cannot be read: {root}/course/roster.csv: 1 problem(s): line 2: id 'Ada Lovelace' is not"),
+     1, "the roster cannot be read: {root}/var/roster.csv: 1 problem(s): line 2: id 'Ada Lovelace' is not"),
     (nothing, ["new", "Softplus", "--root", "{root}"], 2, "'Softplus' is not an assignment name"),
     (nothing, ["new", ASSIGNMENT, "--root", "{root}"], 1, f"solutions/{ASSIGNMENT} exists already"),
     (nothing, ["new", "09_softplus", "--root", "{root}/nowhere"], 2, "No nbgrader configuration"),
     (nothing, ["roster", "import", "{root}/missing.csv", "--root", "{root}", "--gradebook-only"], 1,
      "cannot read the roster"),
     (nothing, ["collect", ASSIGNMENT, "--root", "{root}"], 1,
-     f"no exchange inbound folder at {{root}}/course/exchange/reftorch-course/inbound: release with "
+     f"no exchange inbound folder at {{root}}/var/exchange/reftorch-course/inbound: release with "
      f"`course release {ASSIGNMENT} --exchange`"),
     (nothing, ["feedback", ASSIGNMENT, "--root", "{root}", "--lms", "blackboard"], 2,
      "--lms: invalid choice: 'blackboard'"),

@@ -48,7 +48,7 @@ def test_a_download_of_more_entries_than_a_class_is_refused_before_it_is_parsed(
     assert f"holds {entries + 4:,} entries, more than a class's download" in result.stderr
     assert f"the most are under '{EVE}' ({entries + 1:,})" in result.stderr
     assert "zip -d" in result.stderr and "Traceback" not in result.stderr
-    assert not (course_root / "course" / "submitted").exists()
+    assert not (course_root / "var" / "submitted").exists()
     from autograder.collect import LIMITS
     assert LIMITS.entries == entries
 

@@ -20,7 +20,7 @@ from rattler import MatchSpec
 from rattler import Version as CondaVersion
 from rattler import VersionSpec
 
-ROOT = Path(__file__).resolve().parent.parent
+from coursebase.paths import REPO as ROOT
 
 # PyPI name -> conda-forge name, where they differ
 CONDA_NAMES = {"torch": "pytorch", "graphviz": "python-graphviz"}

@@ -17,7 +17,7 @@ def _assignments():
 
 @pytest.mark.parametrize("assignment", _assignments())
 def test_honest_full_marks_blank_none(tmp_path, assignment):
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.grade import Grader
 
     root = inject.make_course(tmp_path / "course", assignment)

@@ -85,7 +85,7 @@ def _digests(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.grade import Grader
     from autograder.sandbox import Limits, processes_in
 
@@ -145,7 +145,7 @@ def batch(tmp_path_factory):
     expected["invalid_json"] = expected["empty_file"] = ("==", "blank")
 
     course = Course.load(root)
-    before = _digests(root / "course" / "submitted")
+    before = _digests(root / "var" / "submitted")
     grader = Grader(course, ASSIGNMENT, workers=2,
                     limits=Limits(wall_seconds=10, cpu_seconds=10, memory_bytes=1024**3))
     rows = {row.student: row for row in grader.run()}
@@ -154,7 +154,7 @@ def batch(tmp_path_factory):
     left_running = processes_in(grader.pid_namespaces)
     return {
         "left_running": left_running, "root": root, "rows": rows, "expected": expected, "listener": listener, "marker": marker,
-        "before": before, "after": _digests(root / "course" / "submitted"), "grader": grader,
+        "before": before, "after": _digests(root / "var" / "submitted"), "grader": grader,
         "points": dict(inject.test_points(root, ASSIGNMENT)), "honest_notebook": honest,
     }
 
@@ -227,14 +227,14 @@ def test_status_says_why(batch, name, reason):
 
 
 def test_gradebook_holds_one_row_per_student_with_its_score(batch):
-    database = batch["root"] / "course" / "gradebook.db"
+    database = batch["root"] / "var" / "gradebook.db"
     with sqlite3.connect(database) as connection:
         counts = connection.execute(
             "select student_id, count(*) from submitted_assignment group by student_id").fetchall()
     assert sorted(s for s, _ in counts) == sorted(batch["rows"])
     assert all(n == 1 for _, n in counts)
     from nbgrader.api import Gradebook
-    from course.model import Course
+    from coursebase.model import Course
     course = Course.load(batch["root"])
     with Gradebook(course.db_url, course.course_id) as gradebook:
         for student, row in batch["rows"].items():
@@ -256,11 +256,11 @@ def test_no_secret_reaches_the_student(batch):
     """The attack looks for a seed in the grader's frames and reports what it found."""
     messages = " ".join(t.message for t in batch["rows"]["seed_in_feedback"].tests)
     assert "seed=none" in messages, messages
-    assert not list((batch["root"] / "course" / "autograded").glob(".seed-*"))
+    assert not list((batch["root"] / "var" / "autograded").glob(".seed-*"))
 
 
 def test_feedback_never_shows_hidden_test_source(batch):
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.feedback import write_feedback
     from autograder.plan import load_spec
 
@@ -282,7 +282,7 @@ def test_feedback_never_shows_hidden_test_source(batch):
 def test_hidden_arguments_never_reach_feedback(batch):
     """The leak attack raises every probe argument it finds in memory: the visible cases'
     arguments show up in its messages, no hidden case's does (not even in other messages)."""
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.feedback import write_feedback
     view = batch["grader"].reference(None).view
     calls = [call for cells in view.calls.values() for call in cells]
@@ -311,7 +311,7 @@ def test_student_data_the_host_cannot_use_is_a_final_explained_status(batch):
 def test_large_student_markdown_is_shown_as_text(batch):
     row = batch["rows"]["markdown_table"]
     assert "markdown or raw cell(s) shown as plain text" in row.message
-    notebook = nbformat.read(str(batch["root"] / "course" / "autograded" / "markdown_table" / ASSIGNMENT
+    notebook = nbformat.read(str(batch["root"] / "var" / "autograded" / "markdown_table" / ASSIGNMENT
                                  / f"{ASSIGNMENT}.ipynb"), as_version=4)
     last = notebook.cells[-1].source
     assert last.startswith('<div class="student-markdown"><pre>') and "<table>" not in last

@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import zipfile
-from dataclasses import asdict
 from datetime import datetime, timezone
 from zoneinfo import ZoneInfo
 
@@ -18,6 +17,7 @@ import nbformat
 import pytest
 
 from attacks import inject
+from lms_support import mark_graded
 
 ASSIGNMENT = "03_autograd"
 OTHER = "02_devices"
@@ -67,13 +67,14 @@ def course_root(tmp_path):
 
 @pytest.fixture()
 def roster(course_root):
-    (course_root / "course" / "roster.csv").write_text(ROSTER)
+    (course_root / "var").mkdir(exist_ok=True)
+    (course_root / "var" / "roster.csv").write_text(ROSTER)
     return course_root
 
 
 def _collect(root, download, **options):
     from autograder.collect import collect_files
-    from course.model import Course
+    from coursebase.model import Course
     return collect_files(Course.load(root), ASSIGNMENT, download, **options)
 
 
@@ -85,22 +86,13 @@ def _zip(path, entries: dict[str, bytes | str]):
 
 
 def _submitted(root, student):
-    return root / "course" / "submitted" / student / ASSIGNMENT
+    return root / "var" / "submitted" / student / ASSIGNMENT
 
 
 def _stamp(root, student):
     from nbgrader.utils import parse_utc
     path = _submitted(root, student) / "timestamp.txt"
     return parse_utc(path.read_text()).replace(tzinfo=timezone.utc) if path.exists() else None
-
-
-def _mark_graded(root, student, score=17.0):
-    """The state `course grade` leaves after grading a submission."""
-    from autograder.results import SubmissionRow
-    folder = root / "course" / "autograded" / student / ASSIGNMENT
-    folder.mkdir(parents=True, exist_ok=True)
-    row = SubmissionRow(student, score, 17.0, "ok", "ok", [], digest="x")
-    (folder / "grading.json").write_text(json.dumps({k: v for k, v in asdict(row).items() if k != "autograded"}))
 
 
 # -- each LMS's own download, collected as it is --------------------------------------------
@@ -159,7 +151,7 @@ def test_each_lms_download_is_collected_as_downloaded(roster, tmp_path, lms):
         assert "Moodle's onlinetext submission" in ignored["Hugo Smith_777_assignsubmission_onlinetext_/onlinetext.html"]
     if lms == "canvas":
         from autograder.collect import load_records
-        from course.model import Course
+        from coursebase.model import Course
         assert load_records(Course.load(roster), ASSIGNMENT)["ada"]["late"] is True
         assert "marked LATE by Canvas" in report.text()
 
@@ -179,7 +171,7 @@ def test_a_plain_folder_per_student_needs_no_roster(course_root, tmp_path, cli):
     (download / "grades_template.xlsx").write_text("not a notebook")
     result = cli(course_root, "collect", ASSIGNMENT, "--from", str(download))
     assert result.returncode == 1, result.stdout + result.stderr
-    assert sorted(p.name for p in (course_root / "course" / "submitted").iterdir()) == ["carl"]
+    assert sorted(p.name for p in (course_root / "var" / "submitted").iterdir()) == ["carl"]
     assert (_submitted(course_root, "carl") / "helper.py").read_text() == "X = 1\n"
     # Without a roster a flat name cannot say where the id ends (ids may contain "_").
     assert "run `course roster import roster.csv --gradebook-only`" in result.stdout
@@ -193,7 +185,7 @@ def test_other_assignment_unknown_and_ambiguous_are_refused_never_placed(roster,
     _submitted(roster, "ada").mkdir(parents=True)
     graded = _release(ASSIGNMENT, "ada's graded one")
     (_submitted(roster, "ada") / f"{ASSIGNMENT}.ipynb").write_bytes(graded)
-    _mark_graded(roster, "ada")
+    mark_graded(roster, "ada")
     download = _zip(tmp_path / "canvas.zip", {
         "ada_9_9_02_devices.ipynb": _release(OTHER),             # another assignment's notebook
         "jo_ann_1_2_03_autograd.ipynb": _release(ASSIGNMENT),    # jo or jo_ann? both on the roster
@@ -222,13 +214,14 @@ def test_latest_by_lms_time_is_placed_and_graded_work_is_never_replaced_silently
     assert report.placed == {"ada": "Autograd_ada_attempt_2026-11-20-23-00-00_03_autograd.ipynb"}
     assert [r.outcome for r in report.rows if r.student == "ada"].count("older version") == 1
     assert (_submitted(roster, "ada") / f"{ASSIGNMENT}.ipynb").read_bytes() == _release(ASSIGNMENT, "v2")
-    _mark_graded(roster, "ada", 12.0)
+    mark_graded(roster, "ada")
 
     later = _zip(tmp_path / "later.zip", {
         "Autograd_ada_attempt_2026-11-22-08-00-00_03_autograd.ipynb": _release(ASSIGNMENT, "v3")})
     held = _collect(roster, later, lms_timezone=ZoneInfo("UTC"))
     assert held.status == 1 and held.placed == {}
-    assert "graded 12/17: kept that one; `--replace-graded` places this one" in held.not_placed[0].note
+    # which is graded (and no score: the gradebook's alone, never quoted from the state file)
+    assert "in place, which is graded: kept that one; `--replace-graded` places this one" in held.not_placed[0].note
     assert (_submitted(roster, "ada") / f"{ASSIGNMENT}.ipynb").read_bytes() == _release(ASSIGNMENT, "v2")
 
     replaced = _collect(roster, later, lms_timezone=ZoneInfo("UTC"), replace_graded=True)
@@ -260,7 +253,7 @@ def test_a_damaged_zip_entry_is_listed_and_the_rest_placed(roster, tmp_path, cli
     result = cli(roster, "collect", ASSIGNMENT, "--from", str(download))
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
-    assert sorted(p.name for p in (roster / "course" / "submitted").iterdir()) == ["ada", "jo"]
+    assert sorted(p.name for p in (roster / "var" / "submitted").iterdir()) == ["ada", "jo"]
     line = next(line for line in result.stdout.splitlines() if "Hugo Smith_302" in line)
     assert "NOT PLACED" in line and "damaged in the archive" in line
 

@@ -58,12 +58,12 @@ def course_root(tmp_path_factory, postgres_url):  # noqa: F811
 
 def _state(root):
     """Every file the grading writes, with its bytes: what a failed start must not change."""
-    folders = [root / "course" / "autograded", root / "course" / "submitted"]
+    folders = [root / "var" / "autograded", root / "var" / "submitted"]
     return {p: p.read_bytes() for folder in folders if folder.is_dir() for p in folder.rglob("*") if p.is_file()}
 
 
 def test_an_unreachable_scheduler_is_a_clear_error_and_changes_nothing(course_root):
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.distributed import ClusterError, grade_on_dask
 
     before = _state(course_root)
@@ -74,7 +74,7 @@ def test_an_unreachable_scheduler_is_a_clear_error_and_changes_nothing(course_ro
 
 
 def test_a_worker_that_sees_other_solutions_refuses(course_root):
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.distributed import WorkerJob, grade_on_worker
     from autograder.grade import Grader, GradingError
     from autograder.sandbox import Limits
@@ -94,7 +94,7 @@ def test_dask_grades_equal_one_machine_grades(course_root, postgres_url):  # noq
     course: every row must agree, and the gradebook must hold the Dask run's."""
     from nbgrader.api import Gradebook
 
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.distributed import grade_on_dask
     from autograder.grade import Grader
 
@@ -104,7 +104,7 @@ def test_dask_grades_equal_one_machine_grades(course_root, postgres_url):  # noq
     with Gradebook(postgres_url, course.course_id) as gradebook:
         stored = {s.student_id: s.score for s in gradebook.find_assignment(ASSIGNMENT).submissions}
     assert stored == {student: row.score for student, row in rows.items()}
-    assert not (course_root / "course" / "gradebook.db").exists(), "graded into SQLite, not PostgreSQL"
+    assert not (course_root / "var" / "gradebook.db").exists(), "graded into SQLite, not PostgreSQL"
 
     expected = {row.student: row for row in Grader(course, ASSIGNMENT, workers=1, force=True).run()}
     assert sorted(rows) == sorted(expected) == ["full", "garbage", "half", "wrong"]

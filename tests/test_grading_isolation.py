@@ -63,7 +63,7 @@ def _wrong_metadata_notebook(root):
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.grade import Grader
     from autograder.sandbox import Limits
 

@@ -81,7 +81,7 @@ def _submission(root, answers: str):
 
 
 def test_grader_gives_each_right_item_its_share(course):
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.grade import Grader
 
     for student, answers in (("two_right", '{"a": 1, "b": 2, "c": 0}'), ("all_right", '{"a": 1, "b": 2, "c": 3}'),

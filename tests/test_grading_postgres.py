@@ -100,4 +100,4 @@ def test_grades_land_in_postgres_with_parallel_workers(tmp_path, postgres_url):
     with psycopg.connect(plain_url) as connection:
         rows = connection.execute("SELECT student_id, count(*) FROM submitted_assignment GROUP BY student_id").fetchall()
     assert sorted(rows) == [(student, 1) for student in students]
-    assert not (root / "course" / "gradebook.db").exists(), "graded into SQLite instead of PostgreSQL"
+    assert not (root / "var" / "gradebook.db").exists(), "graded into SQLite instead of PostgreSQL"

@@ -75,7 +75,7 @@ def _baseline_bptt(notebook):
 
 @pytest.fixture(scope="module", params=sorted(BATCHES))
 def batch(request, tmp_path_factory):
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.grade import Grader
 
     assignment = request.param

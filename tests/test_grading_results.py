@@ -1,17 +1,21 @@
-"""One record of a grade: what a student's feedback page shows is the gradebook's score.
+"""One record of a grade: what a student's feedback page shows is the gradebook's score, made
+once, by `course grade`.
 
 An instructor who corrects a grade in Formgrader (a manual score on an autograded cell)
 changes the gradebook; `course feedback`, `course export` and `course report` must all show
 that score, not the one `course grade` first wrote beside the submission. A tiny assignment
 is recorded in a real nbgrader gradebook here, one submission's grades are committed the way
 `course grade` commits them, and the manual grade is entered with nbgrader's own API, as
-Formgrader does.
+Formgrader does. The late penalty is decided when the grade is written; feedback, export and
+report only read (the gradebook file is byte for byte the same after them), and the state
+file beside the submission holds no score.
 """
 from __future__ import annotations
 
 import csv
 import re
 import shutil
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -39,14 +43,39 @@ def _cell(source, grade_id, **flags):
     return cell
 
 
+LATE = ('c.CourseDeadlines.due = {"%s": "2026-11-20 23:59 UTC"}\n'
+        'c.PercentPerDay.percent_per_day = {"%s": 25}\n') % (ASSIGNMENT, ASSIGNMENT)
+
+
 @pytest.fixture
 def graded(tmp_path):
     """A course whose one submission `course grade` recorded as 1 of 4 points."""
+    return _graded(tmp_path)
+
+
+@pytest.fixture
+def graded_late(tmp_path):
+    """The same, submitted a day and a minute after the due date (25% per started day)."""
+    return _graded(tmp_path, late="2026-11-22 00:00:00.000000 UTC")
+
+
+def _commit(course, grader, row) -> None:
+    """What `course grade` does with one finished submission."""
+    from autograder.results import GradebookWriter
+
+    writer = GradebookWriter(course, ASSIGNMENT, grader.spec)
+    try:
+        writer.commit(row)
+    finally:
+        writer.close()
+
+
+def _graded(tmp_path, late: str = ""):
     from autograder import autograded_notebook
     from autograder.grade import Grader
     from autograder.judge import TestResult
-    from autograder.results import GradebookWriter, SubmissionRow
-    from course.model import Course
+    from autograder.results import SubmissionRow
+    from coursebase.model import Course
     from course.nbgrader_course import generate_release
 
     root = tmp_path / "course"
@@ -60,8 +89,13 @@ def graded(tmp_path):
     nbformat.write(notebook, str(root / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"))
     (root / "course").mkdir()
     shutil.copy(inject.REPO / "course" / "nbgrader_config.py", root / "course" / "nbgrader_config.py")
+    if late:
+        with open(root / "course" / "nbgrader_config.py", "a") as config:
+            config.write(LATE)
     generate_release([ASSIGNMENT], root)
-    inject.submit(root, ASSIGNMENT, "ada", inject.released(root, ASSIGNMENT))
+    path = inject.submit(root, ASSIGNMENT, "ada", inject.released(root, ASSIGNMENT))
+    if late:
+        (path.parent / "timestamp.txt").write_text(late)
 
     course = Course.load(root)
     grader = Grader(course, ASSIGNMENT)
@@ -69,11 +103,7 @@ def graded(tmp_path):
         TestResult("test_one", 1.0, 1.0, True, "ok"),
         TestResult("test_three", 0.0, 3.0, False, "double(2): expected 4, got 5", "Compare your result")])
     row.autograded, _ = autograded_notebook.build(grader.spec, inject.released(root, ASSIGNMENT))
-    writer = GradebookWriter(course, ASSIGNMENT, grader.spec)
-    try:
-        writer.commit(row)
-    finally:
-        writer.close()
+    _commit(course, grader, row)
     return course
 
 
@@ -103,5 +133,56 @@ def test_a_manual_grade_reaches_the_feedback_page_export_and_report(graded):
     exported = next(csv.DictReader(export_csv(graded, ASSIGNMENT).open()))
     assert (exported["student"], exported["score"]) == ("ada", "3")
     write_report(graded, ASSIGNMENT)
-    questions = next(csv.DictReader((graded.reports_root() / ASSIGNMENT / "questions.csv").open()))
+    questions = next(csv.DictReader((graded.reports_root / ASSIGNMENT / "questions.csv").open()))
     assert (questions["test_three"], questions["score"]) == ("2", "3")
+
+
+def _gradebook_bytes(course) -> bytes:
+    return Path(course.db_url.removeprefix("sqlite:///")).read_bytes()
+
+
+def test_the_penalty_is_made_with_the_grade_and_reading_writes_nothing(graded_late):
+    from autograder.export import export_csv
+    from autograder.feedback import write_feedback, write_lms_bundle
+    from autograder.report import write_report
+
+    course = graded_late
+    with course.open_gradebook() as gradebook:   # before any export: `course grade` decided it
+        submission = gradebook.find_submission(ASSIGNMENT, "ada")
+        assert (submission.score, submission.late_submission_penalty) == (1.0, 0.5)   # two started days at 25%
+    before = _gradebook_bytes(course)
+    [page] = write_feedback(course, ASSIGNMENT, release=False)
+    assert "0.5 / 4 points (after the late penalty; 1 before it)" in page.read_text()
+    exported = next(csv.DictReader(export_csv(course, ASSIGNMENT).open()))
+    assert (exported["score"], exported["raw_score"], exported["late_penalty"]) == ("0.5", "1", "0.5")
+    write_report(course, ASSIGNMENT)
+    write_lms_bundle(course, ASSIGNMENT, "moodle")
+    assert _gradebook_bytes(course) == before, "a reading command wrote to the gradebook"
+
+
+def test_a_changed_due_date_is_refused_until_course_grade_decides_again(graded_late):
+    from autograder.export import export_csv
+    from autograder.grade import Grader
+    from autograder.results import GradebookWriter, StaleGrades
+    from coursebase.model import Course
+
+    config = graded_late.root / "course" / "nbgrader_config.py"
+    config.write_text(config.read_text().replace("2026-11-20 23:59 UTC", "2026-11-21 23:59 UTC"))   # an extension
+    course = Course.load(graded_late.root)
+    with pytest.raises(StaleGrades, match=re.escape(
+            f"the due date of {ASSIGNMENT} in the course's configuration is 2026-11-21 23:59 UTC, but its grades "
+            f"were made with 2026-11-20 23:59 UTC: run `course grade {ASSIGNMENT}`")):
+        export_csv(course, ASSIGNMENT)
+    GradebookWriter(course, ASSIGNMENT, Grader(course, ASSIGNMENT).spec).close()   # what `course grade` opens
+    exported = next(csv.DictReader(export_csv(course, ASSIGNMENT).open()))
+    assert (exported["score"], exported["late_penalty"]) == ("0.75", "0.25")   # one started day now
+
+
+def test_the_state_file_holds_no_score(graded):
+    import json
+
+    saved = json.loads((graded.autograded_root / "ada" / ASSIGNMENT / "grading.json").read_text())
+    assert not {"score", "max_score"} & set(saved)
+    assert all(not {"points"} & set(test) for test in saved["tests"])
+    assert [(t["grade_id"], t["passed"], t["max_points"]) for t in saved["tests"]] == [
+        ("test_one", True, 1.0), ("test_three", False, 3.0)]

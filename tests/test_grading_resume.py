@@ -29,7 +29,7 @@ def _course(root, *args):
 
 
 def _graded(root):
-    return sorted(p.parent.parent.name for p in (root / "course" / "autograded").glob(f"*/{ASSIGNMENT}/grading.json"))
+    return sorted(p.parent.parent.name for p in (root / "var" / "autograded").glob(f"*/{ASSIGNMENT}/grading.json"))
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +62,7 @@ def test_kill_mid_batch_then_resume(course_root):
     assert _graded(course_root) == [f"s{n:02d}" for n in range(STUDENTS)]
     assert f"{STUDENTS} submission(s)" in rerun.stdout
 
-    with sqlite3.connect(course_root / "course" / "gradebook.db") as connection:
+    with sqlite3.connect(course_root / "var" / "gradebook.db") as connection:
         rows = connection.execute("select student_id, count(*) from submitted_assignment "
                                   "group by student_id").fetchall()
         grades = connection.execute("select count(*) from grade").fetchone()[0]
@@ -75,18 +75,18 @@ def test_kill_mid_batch_then_resume(course_root):
                             capture_output=True, text=True, timeout=300)
     assert forced.returncode == 0, forced.stderr
     assert "gradebook write failed" not in forced.stdout
-    with sqlite3.connect(course_root / "course" / "gradebook.db") as connection:
+    with sqlite3.connect(course_root / "var" / "gradebook.db") as connection:
         again_rows = connection.execute("select student_id, count(*) from submitted_assignment "
                                         "group by student_id").fetchall()
         assert connection.execute("select count(*) from grade").fetchone()[0] == grades
     assert sorted(again_rows) == sorted(rows)
 
     # Nothing left to do: a third run changes no score and grades nobody again.
-    before = {p: p.stat().st_mtime_ns for p in (course_root / "course" / "autograded").rglob("grading.json")}
+    before = {p: p.stat().st_mtime_ns for p in (course_root / "var" / "autograded").rglob("grading.json")}
     again = subprocess.run(_course(course_root, "grade", ASSIGNMENT), cwd=REPO,
                            capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
-    after = {p: p.stat().st_mtime_ns for p in (course_root / "course" / "autograded").rglob("grading.json")}
+    after = {p: p.stat().st_mtime_ns for p in (course_root / "var" / "autograded").rglob("grading.json")}
     assert before == after
 
 
@@ -95,7 +95,7 @@ def test_export_report_feedback_after_resume(course_root):
     export = subprocess.run(_course(course_root, "export", ASSIGNMENT), cwd=REPO,
                             capture_output=True, text=True, timeout=120)
     assert export.returncode == 0, export.stderr
-    with open(course_root / "course" / "reports" / ASSIGNMENT / "grades.csv") as handle:
+    with open(course_root / "var" / "reports" / ASSIGNMENT / "grades.csv") as handle:
         rows = list(csv.DictReader(handle))
     assert [r["student"] for r in rows] == [f"s{n:02d}" for n in range(STUDENTS)]
     assert list(rows[0])[:5] == ["student", "score", "max_score", "status", "message"]
@@ -110,7 +110,7 @@ def test_export_report_feedback_after_resume(course_root):
     report = subprocess.run(_course(course_root, "report", ASSIGNMENT), cwd=REPO,
                             capture_output=True, text=True, timeout=120)
     assert report.returncode == 0, report.stderr
-    folder = course_root / "course" / "reports" / ASSIGNMENT
+    folder = course_root / "var" / "reports" / ASSIGNMENT
     assert (folder / "distribution.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert f"{STUDENTS} submission(s)" in report.stdout and "mean" in report.stdout
     with open(folder / "questions.csv") as handle:
@@ -123,7 +123,7 @@ def test_export_report_feedback_after_resume(course_root):
     hidden = [line.strip() for block in source.split("### BEGIN HIDDEN TESTS")[1:]
               for line in block.split("### END HIDDEN TESTS")[0].split("\\n") if len(line.strip()) > 12]
     assert hidden, "the assignment has hidden tests to protect"
-    pages = list((course_root / "course" / "feedback").glob(f"*/{ASSIGNMENT}/{ASSIGNMENT}.html"))
+    pages = list((course_root / "var" / "feedback").glob(f"*/{ASSIGNMENT}/{ASSIGNMENT}.html"))
     assert len(pages) == STUDENTS
     for page in pages:
         text = page.read_text()

@@ -18,7 +18,7 @@ STUDENTS = ("ada", "bob", "cyd")
 
 def _hidden_arguments(root, student: str) -> dict[int, list]:
     """cell -> the hidden arguments drawn for ``student`` (from the kept reference run)."""
-    saved = json.loads((root / "course" / "autograded" / f".reference-{ASSIGNMENT}.json").read_text())
+    saved = json.loads((root / "var" / "autograded" / f".reference-{ASSIGNMENT}.json").read_text())
     found: dict[int, list] = {}
     for message in saved["messages"]:
         if message.get("t") == "call" and message.get("seed") == student:
@@ -28,7 +28,7 @@ def _hidden_arguments(root, student: str) -> dict[int, list]:
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory):
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.grade import Grader
 
     root = inject.make_course(tmp_path_factory.mktemp("own_cases") / "course", ASSIGNMENT)
@@ -59,7 +59,7 @@ def test_a_regrade_draws_the_same_cases_and_gives_the_same_scores(course):
     root = course["root"]
     assert {s: _hidden_arguments(root, s) for s in STUDENTS} == course["drawn"]
     assert {s: r.score for s, r in course["again"].items()} == {s: r.score for s, r in course["first"].items()}
-    secret = root / "course" / "autograded" / ".hidden-cases-secret"
+    secret = root / "var" / "autograded" / ".hidden-cases-secret"
     assert stat.S_IMODE(secret.stat().st_mode) == 0o600
 
 
@@ -90,14 +90,14 @@ def test_the_reveal_policy_comes_from_the_course_configuration(tmp_path, policy,
     from traitlets.config import Config
 
     from autograder.student_seeds import revealed_tests
-    from course.model import Course
+    from coursebase.model import Course
 
     config = Config()
     config.CourseGrading.reveal_hidden = {ASSIGNMENT: policy}
     if due is not None:
         when = datetime.now(timezone.utc) + timedelta(days=due)
         config.CourseDeadlines.due = {ASSIGNMENT: when.strftime("%Y-%m-%d %H:%M") + " UTC"}
-    course = Course(tmp_path, "c", "sqlite://", tmp_path, tmp_path, tmp_path, tmp_path, tmp_path, config=config)
+    course = Course(tmp_path, config)
     assert revealed_tests(course, ASSIGNMENT, ["t1", "t2"]) == frozenset(shown)
     config.CourseGrading.per_student_hidden = False   # shared hidden cases are never shown
     assert revealed_tests(course, ASSIGNMENT, ["t1", "t2"]) == frozenset()

@@ -38,7 +38,7 @@ def _backward_that(notebook, body: str):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.grade import Grader
 
     root = inject.make_course(tmp_path_factory.mktemp("limits") / "course", ASSIGNMENT)
@@ -104,7 +104,7 @@ def test_validate_uses_the_same_limits_and_says_what_it_is_doing(graded, tmp_pat
 
     path = tmp_path / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     path.parent.mkdir()
-    source = graded["root"] / "course" / "submitted" / "loop_in_probe" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    source = graded["root"] / "var" / "submitted" / "loop_in_probe" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     nbformat.write(nbformat.read(str(source), as_version=4), str(path))
     said = io.StringIO()
     with NotebookValidator(root=graded["root"]) as validator:
@@ -124,7 +124,7 @@ def test_limits_are_read_from_the_configuration_and_shipped_to_the_kit():
     from traitlets.config import Config
 
     from autograder.sandbox import Limits
-    from course.model import grading_limits
+    from coursebase.model import grading_limits
     from course.student_kit import limits_settings
 
     config = Config()

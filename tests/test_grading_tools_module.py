@@ -32,7 +32,7 @@ def _fake() -> str:
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.grade import Grader
     from test_grading_trust import _stock_scores
 

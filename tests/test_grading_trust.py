@@ -27,7 +27,7 @@ ON_BLANK = ["reftorch_storage"]
 
 
 def _grade(root: Path, assignment: str) -> dict:
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.grade import Grader
 
     return {row.student: row for row in Grader(Course.load(root), assignment, workers=2).run()}
@@ -44,7 +44,7 @@ def _stock_scores(root: Path, assignment: str) -> dict[str, float]:
                        PATH=str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
     subprocess.run([str(Path(sys.executable).parent / "nbgrader"), "autograde", assignment],
                    cwd=root, env=environment, capture_output=True, text=True, check=True, timeout=600)
-    with sqlite3.connect(root / "course" / "gradebook.db") as connection:
+    with sqlite3.connect(root / "var" / "gradebook.db") as connection:
         rows = connection.execute(
             "select s.student_id, sum(coalesce(g.auto_score, 0)) from submitted_assignment s "
             "join submitted_notebook n on n.assignment_id = s.id join grade g on g.notebook_id = n.id "
@@ -70,7 +70,7 @@ def tensors(tmp_path_factory):
     stock_root = tmp_path_factory.mktemp("trust01_stock") / "course"
     import shutil
     shutil.copytree(root, stock_root)
-    (stock_root / "course" / "submitted" / "honest").rename(stock_root / "honest_not_graded")
+    (stock_root / "var" / "submitted" / "honest").rename(stock_root / "honest_not_graded")
     rows = _grade(root, assignment)
     return {"rows": rows, "stock": _stock_scores(stock_root, assignment),
             "validate": _validate_differences(root, assignment, rows)}

@@ -6,6 +6,7 @@ import os
 import re
 import sys
 import shutil
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -13,7 +14,7 @@ import torch
 
 from autograder.observe import Converter
 from autograder.values import BadObservation, Opaque, rebuild
-from course.model import CONFIG_RELATIVE_PATH, REPO
+from coursebase.paths import CONFIG_RELATIVE_PATH, REPO
 
 
 def _tensor(values, dtype="float32", subclass=None):
@@ -100,12 +101,26 @@ def _instructor_notebook(tmp_path, second_test: str):
     return path
 
 
+def _scratch_course(root: Path):
+    """A course at ``root`` with its folders there, and no gradebook (an in-memory one)."""
+    from traitlets.config import Config
+
+    from coursebase.model import Course
+
+    config = Config()
+    config.CourseDirectory.update(root=str(root), course_id="c", db_url="sqlite://", source_directory="solutions",
+                                  submitted_directory="submitted", autograded_directory="autograded",
+                                  feedback_directory="feedback")
+    config.Exchange.root = str(root / "exchange")
+    return Course(root, config)
+
+
 OLD_FORM_MESSAGE = ("test cell 'test_old' is in the old assert form (it defines no @probe function); "
                     "the grader no longer grades that form")
 
 
 def test_old_assert_form_test_cells_are_refused_naming_the_cell(tmp_path, capsys):
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.grade import Grader, GradingError
     from autograder.plan import load_spec
     from autograder.probes import OldFormTestCell
@@ -115,8 +130,7 @@ def test_old_assert_form_test_cells_are_refused_naming_the_cell(tmp_path, capsys
     path = _instructor_notebook(tmp_path, OLD_FORM_TEST)
     with pytest.raises(OldFormTestCell, match=re.escape(OLD_FORM_MESSAGE)):
         load_spec("a", "a", path)
-    course = Course(tmp_path, "c", "sqlite://", tmp_path / "solutions", tmp_path / "submitted",
-                    tmp_path / "autograded", tmp_path / "feedback", tmp_path / "exchange")
+    course = _scratch_course(tmp_path)
     with pytest.raises(GradingError, match=re.escape("cannot grade a: " + OLD_FORM_MESSAGE)):
         Grader(course, "a")
     assert not (tmp_path / "autograded").exists()  # no seed file, nothing written
@@ -145,12 +159,11 @@ def test_validate_without_the_graders_code_runs_nbgrader_in_a_kernel(tmp_path, m
 
 
 def test_an_assignment_that_forbids_torch_runs_every_probe_without_it(tmp_path):
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.grade import Grader
 
     path = _instructor_notebook(tmp_path, PROBE_TEST.replace("@probe", "@probe(torch=False)"))
-    course = Course(tmp_path, "c", "sqlite://", tmp_path / "solutions", tmp_path / "submitted",
-                    tmp_path / "autograded", tmp_path / "feedback", tmp_path / "exchange")
+    course = _scratch_course(tmp_path)
     assert Grader(course, "a").kinds == [True, False]  # one probe cell allows torch, one does not
     notebook = nbformat.read(str(path), as_version=4)
     notebook.metadata["course"] = {"forbid_torch": True}

@@ -128,7 +128,7 @@ def privacy_targets(hub: CourseHub, inbound: Path) -> dict:
         "solutions/": (str(course / "solutions"), "list"),
         "a solution notebook": (str(course / "solutions" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"),
                                 "read"),
-        "gradebook.db": (str(course / "course" / "gradebook.db"), "read"),
+        "gradebook.db": (str(course / "var" / "gradebook.db"), "read"),
         "course/nbgrader_config.py": (str(course / "course" / "nbgrader_config.py"), "read"),
         "the instructor's home": (str(home), "list"),
         "the instructor's Jupyter runtime": (str(home / ".local" / "share" / "jupyter" / "runtime"),
@@ -388,7 +388,7 @@ def with_the_class(hub: CourseHub, a: str, b: str, inbound: Path, release) -> No
 
 def gradebook_scores(hub: CourseHub) -> dict[str, tuple[float, float]]:
     from nbgrader.api import Gradebook
-    with Gradebook(f"sqlite:///{hub.course}/course/gradebook.db") as gradebook:
+    with Gradebook(f"sqlite:///{hub.course}/var/gradebook.db") as gradebook:
         return {s.student_id: (s.score, s.max_score)
                 for s in gradebook.assignment_submissions(ASSIGNMENT)}
 

@@ -173,7 +173,7 @@ def test_sudo_make_hub_makes_the_venv_as_the_checkouts_owner():
     import subprocess
     if os.geteuid() != 0 or not shutil.which("useradd") or not shutil.which("runuser"):
         pytest.skip("needs root, useradd and runuser (CI runs as root)")
-    repo = Path(__file__).resolve().parent.parent
+    from coursebase.paths import REPO as repo
     owner = "course-hub-owner-test"
     subprocess.run(["userdel", "-r", owner], capture_output=True)
     subprocess.run(["useradd", "--create-home", owner], check=True)

@@ -16,7 +16,7 @@ import pytest
 
 from course import hub_install
 
-REPO = Path(__file__).resolve().parent.parent
+from coursebase.paths import REPO
 
 pytestmark = pytest.mark.root   # (`make test-fast` leaves it out)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from coursebase.paths import REPO
 
 pytestmark = [pytest.mark.root, pytest.mark.database]   # (`make test-fast` leaves it out)
 
@@ -106,8 +106,8 @@ def test_bad_roster_is_refused_whole_and_creates_nothing(course_cli, course_root
     assert "line 5: id 'x;rm -rf /' is not a valid Unix login" in result.stderr
     assert not user_exists(good), "a user was created from a roster that was refused"
     assert not passwords.exists()
-    assert not (course_root / "course" / "gradebook.db").exists()
-    assert not (course_root / "course" / "roster.csv").exists()
+    assert not (course_root / "var" / "gradebook.db").exists()
+    assert not (course_root / "var" / "roster.csv").exists()
 
 
 def test_roster_never_takes_over_an_existing_account(root_user, course_cli, course_root,
@@ -145,7 +145,7 @@ def test_import_creates_private_students_with_passwords_and_names(root_user, cou
     with pytest.raises(pamela.PAMError):
         pamela.authenticate(ada, issued[bob], service="login")
 
-    with Gradebook(f"sqlite:///{course_root}/course/gradebook.db") as gradebook:
+    with Gradebook(f"sqlite:///{course_root}/var/gradebook.db") as gradebook:
         names = {s.id: (s.first_name, s.last_name, s.email) for s in gradebook.students}
     assert names == {ada: ("Ada", "Lovelace", "ada@example.org"), bob: ("Bob", None, None)}
 
@@ -175,7 +175,7 @@ def test_collect_refuses_a_student_not_on_the_roster(course_cli, course_root, tm
     assert "collected 1 submission(s); 1 file(s) NOT PLACED" in result.stdout
     refused = next(line for line in result.stdout.splitlines() if f"eve_{ASSIGNMENT}.ipynb" in line)
     assert "NOT PLACED" in refused and "no roster id" in refused, refused
-    submitted = course_root / "course" / "submitted"
+    submitted = course_root / "var" / "submitted"
     assert sorted(p.name for p in submitted.iterdir()) == ["ada"]
-    kept = list((course_root / "course" / "collected" / ASSIGNMENT).glob(f"*/eve_{ASSIGNMENT}.ipynb"))
+    kept = list((course_root / "var" / "collected" / ASSIGNMENT).glob(f"*/eve_{ASSIGNMENT}.ipynb"))
     assert kept, "the refused submission was lost"

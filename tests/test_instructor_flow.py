@@ -77,8 +77,9 @@ def test_new_assignment_releases_validates_and_grades(term, tmp_path, course):
     assert blank.returncode == 1 and "0 of 2 tests passed" in blank.stdout
 
     # As a fresh clone: the committed release, and no gradebook at all.
-    (term / "course" / "gradebook.db").unlink()
-    (term / "course" / "roster.csv").write_text("id,first_name,last_name,email,lms_id\n"
+    (term / "var" / "gradebook.db").unlink()
+    (term / "var").mkdir(exist_ok=True)
+    (term / "var" / "roster.csv").write_text("id,first_name,last_name,email,lms_id\n"
                                                 "ada,Ada,Lovelace,ada@example.org,123\n"
                                                 "bo,Bo,Li,bo@example.org,456\n"
                                                 "cy,Cy,Young,,789\n")
@@ -112,24 +113,24 @@ def test_new_assignment_releases_validates_and_grades(term, tmp_path, course):
     assert "3 submission(s): 1 ok, 1 ok, errors raised, 1 crashed" in graded.stdout
 
     course("export", NAME, "--root", root)
-    rows = {r["student"]: r for r in csv.DictReader(open(term / "course" / "reports" / NAME / "grades.csv"))}
+    rows = {r["student"]: r for r in csv.DictReader(open(term / "var" / "reports" / NAME / "grades.csv"))}
     assert rows["ada"]["score"] == "10" and rows["ada"]["late_by"] == "" and rows["ada"]["due"] == "2026-11-20 23:59 UTC"
     # bo: 1 day 9 h late, two started days at 25 %: half of 5 points
     assert (rows["bo"]["raw_score"], rows["bo"]["late_penalty"], rows["bo"]["score"]) == ("5", "2.5", "2.5")
     assert rows["bo"]["late_by"] == "1d 9h 01m" and rows["bo"]["submitted"] == "2026-11-22 09:00 UTC"
 
     course("export", NAME, "--root", root, "--format", "canvas", "--column", "Sample (4711)")
-    canvas = list(csv.reader(open(term / "course" / "reports" / NAME / "grades-canvas.csv")))
+    canvas = list(csv.reader(open(term / "var" / "reports" / NAME / "grades-canvas.csv")))
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "Sample (4711)"]
     assert ["Li, Bo", "456", "", "bo", "", "2.5"] in canvas
     course("export", NAME, "--root", root, "--format", "moodle")
-    moodle = list(csv.DictReader(open(term / "course" / "reports" / NAME / "grades-moodle.csv")))
+    moodle = list(csv.DictReader(open(term / "var" / "reports" / NAME / "grades-moodle.csv")))
     bo = next(r for r in moodle if r["Username"] == "bo")
     assert bo["Email address"] == "bo@example.org" and bo[NAME] == "2.5"
     assert bo["Feedback"].startswith("2.5 of 10 points (5 before the late penalty of 2.5: late by 1d 9h 01m)")
 
     course("feedback", NAME, "--root", root)
-    page = (term / "course" / "feedback" / "bo" / NAME / f"{NAME}.html").read_text()
+    page = (term / "var" / "feedback" / "bo" / NAME / f"{NAME}.html").read_text()
     assert "late by 1d 9h 01m: 2.5 point(s) off (25% of the score per started day late" in page
     assert "score after the penalty: 2.5 / 10" in page
-    assert "on time" in (term / "course" / "feedback" / "ada" / NAME / f"{NAME}.html").read_text()
+    assert "on time" in (term / "var" / "feedback" / "ada" / NAME / f"{NAME}.html").read_text()

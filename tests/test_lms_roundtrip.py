@@ -91,7 +91,7 @@ def graded(course_root, tmp_path, cli_run):
     from autograder.grade import Grader
     from autograder.judge import TestResult
     from autograder.results import GradebookWriter, SubmissionRow
-    from course.model import Course
+    from coursebase.model import Course
 
     roster = tmp_path / "roster.csv"
     roster.write_text(ROSTER)
@@ -129,7 +129,7 @@ def _rows(path) -> list[list[str]]:
 # -- the roster over a term -------------------------------------------------------------------
 
 def test_a_smaller_roster_import_merges_and_says_what_changed(course_root, tmp_path, cli_run):
-    from course.roster import read_roster
+    from coursebase.roster import read_roster
 
     full = tmp_path / "full.csv"
     full.write_text("id,first_name,last_name,email,lms_id\n" + "".join(
@@ -144,7 +144,7 @@ def test_a_smaller_roster_import_merges_and_says_what_changed(course_root, tmp_p
     assert "1 added (zed), 2 updated (s1: email '' -> 's1@example.org'; s2: email" in result.stdout
     assert "8 student(s) on the roster but not in this file, kept" in result.stdout
     assert "--remove-missing" in result.stdout
-    saved = {s.id: s for s in read_roster(course_root / "course" / "roster.csv")}
+    saved = {s.id: s for s in read_roster(course_root / "var" / "roster.csv")}
     assert len(saved) == 11 and saved["s7"].lms_id == "1007" and saved["s1"].lms_id == "1001"
     # The Canvas download of the whole class still matches everyone.
     download = make_zip(tmp_path / "canvas.zip", {f"last{n}first{n}_{1000 + n}_{9000 + n}_{ASSIGNMENT}.ipynb":
@@ -153,7 +153,7 @@ def test_a_smaller_roster_import_merges_and_says_what_changed(course_root, tmp_p
     assert collected.returncode == 0 and "collected 10 submission(s)" in collected.stdout, collected.stdout
     # The gradebook kept the LMS ids too (nbgrader's own record of them).
     from nbgrader.api import Gradebook
-    from course.model import Course
+    from coursebase.model import Course
     course = Course.load(course_root)
     with Gradebook(course.db_url, course.course_id) as gradebook:
         assert gradebook.find_student("s7").lms_user_id == "1007"
@@ -161,7 +161,7 @@ def test_a_smaller_roster_import_merges_and_says_what_changed(course_root, tmp_p
     # Removing needs the flag, and says who.
     removed = cli_run(course_root, "roster", "import", str(smaller), "--gradebook-only", "--remove-missing")
     assert "removed 8 student(s) not in this file (s0, s3, s4, s5, s6, s7, s8, s9)" in removed.stdout
-    assert sorted(s.id for s in read_roster(course_root / "course" / "roster.csv")) == ["s1", "s2", "zed"]
+    assert sorted(s.id for s in read_roster(course_root / "var" / "roster.csv")) == ["s1", "s2", "zed"]
 
 
 def test_a_roster_giving_one_lms_id_to_two_students_is_refused(course_root, tmp_path, cli_run):
@@ -182,7 +182,7 @@ def test_an_lms_export_without_some_students_ids_says_so_and_exits_1(graded, cli
     assert result.returncode == 1, result.stdout + result.stderr
     line = result.stderr.strip()
     assert "leaving out 1 graded student(s) (eve): no Canvas user id" in line and len(line.splitlines()) == 1
-    rows = _rows(graded.reports_root() / ASSIGNMENT / "grades-canvas.csv")
+    rows = _rows(graded.reports_root / ASSIGNMENT / "grades-canvas.csv")
     assert [row[1] for row in rows[1:]] == ["123", "555"]
 
 
@@ -193,7 +193,7 @@ def test_moodle_gets_a_feedback_zip_a_worksheet_and_a_grade_csv_with_feedback(gr
     assert result.returncode == 1, result.stdout + result.stderr  # hugo and eve did not come from Moodle
     assert "1 student(s) named as Moodle's download named them" in result.stdout
     assert "2 graded student(s) were not collected from a Moodle download" in result.stderr
-    folder = graded.reports_root() / ASSIGNMENT
+    folder = graded.reports_root / ASSIGNMENT
     with zipfile.ZipFile(folder / "moodle-feedback.zip") as archive:
         names = sorted(archive.namelist())
         page = archive.read(f"Ada Lovelace_301_assignsubmission_file/{ASSIGNMENT}-feedback.html").decode()
@@ -220,7 +220,7 @@ def test_moodle_gets_a_feedback_zip_a_worksheet_and_a_grade_csv_with_feedback(gr
 def test_canvas_gets_a_grade_csv_and_a_re_upload_zip(graded, cli_run):
     result = cli_run(graded.root, "feedback", ASSIGNMENT, "--lms", "canvas")
     assert result.returncode == 1 and "ada, eve" in result.stderr, result.stdout + result.stderr
-    with zipfile.ZipFile(graded.reports_root() / ASSIGNMENT / "canvas-feedback.zip") as archive:
+    with zipfile.ZipFile(graded.reports_root / ASSIGNMENT / "canvas-feedback.zip") as archive:
         names = sorted(archive.namelist())
     assert names == [f"ada/{ASSIGNMENT}-feedback.html", f"eve/{ASSIGNMENT}-feedback.html",
                      f"smithhugo_555_9002_{ASSIGNMENT}-feedback.html"]
@@ -244,7 +244,7 @@ def test_the_late_page_heads_with_the_penalised_score_in_the_course_time_zone(gr
     page = (graded.feedback_root / "eve" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text()
     assert "Due 2026-11-20 17:59 EST; submitted 2026-11-21 04:00 EST" in page
     exported = cli_run(graded.root, "export", ASSIGNMENT)
-    rows = {row[0]: row for row in _rows(graded.reports_root() / ASSIGNMENT / "grades.csv")}
+    rows = {row[0]: row for row in _rows(graded.reports_root / ASSIGNMENT / "grades.csv")}
     assert rows["eve"][7:10] == ["2026-11-20 17:59 EST", "2026-11-21 04:00 EST", "10h 01m"], exported.stderr
 
 
@@ -259,7 +259,7 @@ def test_no_exported_cell_is_a_live_formula(graded, cli_run):
     cli_run(graded.root, "export", ASSIGNMENT)
     cli_run(graded.root, "export", ASSIGNMENT, "--format", "canvas")
     cli_run(graded.root, "export", ASSIGNMENT, "--format", "moodle")
-    folder = graded.reports_root() / ASSIGNMENT
+    folder = graded.reports_root / ASSIGNMENT
     files = ["grades.csv", "grades-canvas.csv", "grades-moodle.csv"]
     cells = [(name, value) for name in files for row in _rows(folder / name) for value in row]
     assert not _live(cells), _live(cells)

@@ -103,7 +103,7 @@ def _grade_and_validate(root: Path, python: Path, as_user: str | None = None) ->
 
     graded = course("grade", ASSIGNMENT, "--root", str(root), "--workers", "1")
     assert graded.returncode == 0, graded.stdout + graded.stderr
-    honest_notebook = root / "course" / "submitted" / "honest" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+    honest_notebook = root / "var" / "submitted" / "honest" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
     validated = course("validate", str(honest_notebook))
     return {"scores": _gradebook_scores(root), "grade_output": graded.stdout + graded.stderr,
             "validate": validated}
@@ -112,7 +112,7 @@ def _grade_and_validate(root: Path, python: Path, as_user: str | None = None) ->
 def _gradebook_scores(root: Path, assignment: str = ASSIGNMENT) -> dict[str, float]:
     from nbgrader.api import Gradebook
 
-    from course.model import Course
+    from coursebase.model import Course
     with Gradebook(Course.load(root).db_url) as gradebook:
         return {s.student.id: s.score for s in gradebook.find_assignment(assignment).submissions}
 
@@ -158,8 +158,8 @@ SCHEDULE = {WEEK_1: "2026-09-07 09:00 Europe/Berlin", WEEK_2: "2026-09-14 09:00 
 ROSTER = [("ada", "Ada", "Lovelace", "301"), ("bo", "Bo", "Li", "302"), ("cy", "Cy", "Young", "303")]
 NEWCOMER = ("dee", "Dee", "Ray", "304")   # joins in week 2
 PARTICIPANT = {"ada": "5101", "bo": "5102", "cy": "5103"}   # Moodle numbers participants per assignment
-STUDENT_DATA = ["course/roster.csv", "course/collected", "course/submitted", "course/autograded",
-                "course/feedback", "course/reports", "course/exchange", "course/gradebook.db"]
+STUDENT_DATA = ["var/roster.csv", "var/collected", "var/submitted", "var/autograded",
+                "var/feedback", "var/reports", "var/exchange", "var/gradebook.db"]
 
 
 @pytest.fixture
@@ -276,7 +276,7 @@ def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student, reque
     request.addfinalizer(lambda: shutil.rmtree(shared, ignore_errors=True))
     shared.chmod(0o755)
     os.chown(shared, user.pw_uid, user.pw_gid)
-    reports = root / "course" / "reports"
+    reports = root / "var" / "reports"
 
     def course(*args, check=True):
         return _as(INSTRUCTOR, [python, "-c", RUN, *args, "--root", root], cwd=root, check=check)
@@ -294,7 +294,7 @@ def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student, reque
         return mine(path)
 
     def saved_roster() -> dict:
-        return {row["id"]: row for row in _csv_rows(root / "course" / "roster.csv")}
+        return {row["id"]: row for row in _csv_rows(root / "var" / "roster.csv")}
 
     def grade(assignment: str) -> subprocess.CompletedProcess:
         graded = course("grade", assignment)   # the default number of workers: this machine's cores
@@ -350,7 +350,7 @@ def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student, reque
     maximum_1 = sum(points for _, points in inject.test_points(root, WEEK_1))
     scores = _gradebook_scores(root, WEEK_1)
     assert scores["ada"] == maximum_1 and 0 < scores["bo"] < maximum_1 and scores["cy"] == 0, scores
-    assert (root / "course" / "gradebook.db").stat().st_uid == user.pw_uid   # the grader ran as the instructor
+    assert (root / "var" / "gradebook.db").stat().st_uid == user.pw_uid   # the grader ran as the instructor
     course("export", WEEK_1, "--format", "moodle")
     grades = {row["Username"]: row for row in _csv_rows(reports / WEEK_1 / "grades-moodle.csv")}
     assert {name: float(row[WEEK_1]) for name, row in grades.items()} == {
@@ -361,7 +361,7 @@ def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student, reque
 
     sent = course("feedback", WEEK_1, "--lms", "moodle")   # everyone came from Moodle: exit 0
     assert "3 student(s) named as Moodle's download named them" in sent.stdout, sent.stdout
-    assert sorted(p.name for p in (root / "course" / "feedback").iterdir()) == ["ada", "bo", "cy"]
+    assert sorted(p.name for p in (root / "var" / "feedback").iterdir()) == ["ada", "bo", "cy"]
     with zipfile.ZipFile(reports / WEEK_1 / "moodle-feedback.zip") as archive:
         pages = {name: archive.read(name).decode() for name in archive.namelist()}
     assert sorted(pages) == sorted(f"{_moodle_folder(s)}/{WEEK_1}-feedback.html" for s in ("ada", "bo", "cy"))
@@ -505,7 +505,7 @@ def test_two_weeks_of_a_term_as_a_non_root_instructor(instructor, student, reque
     assert f"<h1>{WEEK_2}: {penalised:g} / {maximum_2:g} points (after the late penalty; {maximum_2:g} " \
            "before it)</h1>" in page, page
     assert f"Due {due:%Y-%m-%d %H:%M %Z}; submitted" in page and "UTC" not in page, page
-    assert page == (root / "course" / "feedback" / "cy" / WEEK_2 / f"{WEEK_2}.html").read_text()
+    assert page == (root / "var" / "feedback" / "cy" / WEEK_2 / f"{WEEK_2}.html").read_text()
 
     nothing_of_students_in_git()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from course.model import REPO
+from coursebase.paths import REPO
 
 ROW = re.compile(r"^\| \d+ \| `(?P<path>reftorch/[\w/]+\.py)` \| (?P<lines>\d+) \|", re.M)
 

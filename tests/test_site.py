@@ -28,7 +28,7 @@ from course.student_kit import audit_files, secret_lines
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(600)]
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from coursebase.paths import REPO as REPO_ROOT
 LESSONS = sorted((REPO_ROOT / "lessons").glob("[0-9]*.ipynb"))
 RELEASES = sorted(p for p in (REPO_ROOT / "assignments").glob("*/*.ipynb") if p.stem == p.parent.name)
 

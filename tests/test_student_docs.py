@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from course.model import REPO   # the instructor's repository (and so not a test the kit ships)
+from coursebase.paths import REPO   # the instructor's repository (and so not a test the kit ships)
 
 
 def _section(text: str, heading: str) -> str:

@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,7 +27,7 @@ import pytest
 from course import student_kit
 from course.lessons import lesson_paths
 
-REPO = Path(__file__).resolve().parent.parent
+from coursebase.paths import REPO
 
 
 @pytest.fixture(scope="module")
@@ -229,6 +230,9 @@ def _failure_excerpt(log: str) -> str:
 
 
 KIT_STUDENT = "course-kit-student-test"
+# What the fresh clone's `make test` runs besides every lesson: reftorch's package test (the
+# rest is the course's own suite, on the same files, and is collected there).
+KIT_TESTS_RUN = ("tests/test_engine_package.py",)
 # The student's pip cache, kept between runs (a fresh machine starts it empty, as root's is).
 STUDENT_PIP_CACHE = Path("/var/cache/reftorch-course-tests/pip")
 
@@ -238,13 +242,18 @@ def kit_student():
     """A student's Unix account with a 0700 home (removed afterwards)."""
     if os.geteuid() != 0 or not shutil.which("useradd"):
         pytest.skip("creating a user needs root and useradd (CI runs as root)")
+    # torch.compile's cache outlives the account (/tmp/torchinductor_<user>): an earlier account of
+    # this name, with another uid, left it unwritable and lesson 09b's compile failed on its lock
+    inductor_cache = Path(tempfile.gettempdir()) / f"torchinductor_{KIT_STUDENT}"
     subprocess.run(["userdel", "-r", KIT_STUDENT], capture_output=True)
+    shutil.rmtree(inductor_cache, ignore_errors=True)
     subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", KIT_STUDENT], check=True)
     home = Path(pwd.getpwnam(KIT_STUDENT).pw_dir)
     home.chmod(0o700)
     yield home
     subprocess.run(["pkill", "-KILL", "-u", KIT_STUDENT], capture_output=True)
     subprocess.run(["userdel", "-r", KIT_STUDENT], capture_output=True)
+    shutil.rmtree(inductor_cache, ignore_errors=True)
 
 
 def _package_sources() -> dict[str, str]:
@@ -259,13 +268,69 @@ def _package_sources() -> dict[str, str]:
     return sources
 
 
+def _lock_pins(lock: Path) -> dict[str, str]:
+    pins = {}
+    for line in lock.read_text().splitlines():
+        name, _, version = line.split(";")[0].strip().partition("==")
+        if version and not name.startswith("#"):
+            pins[re.sub(r"[-_.]+", "-", name).lower()] = version.strip()
+    return pins
+
+
+def seed_venv(venv: Path, lock: Path, python: str, owner) -> list[str]:
+    """Put into the new ``venv`` (made by ``python -m venv``) every distribution of this
+    environment (the instructor's .venv) that ``lock`` pins at the same version: its files
+    hard-linked (read-only for the student, never changed: pip finds them satisfied, and only
+    unlinks what it replaces), its scripts copied with their first line pointing at ``venv``.
+    What this environment lacks, or holds at another version, pip installs as a student's
+    `make` would. Returns the distributions reused."""
+    import importlib.metadata
+    import sysconfig
+
+    ours = Path(sysconfig.get_paths()["purelib"])
+    prefix = Path(sys.prefix)
+    theirs = next((venv / "lib").glob("python3.*/site-packages"))
+    pins = _lock_pins(lock)
+    reused = []
+    for dist in importlib.metadata.distributions(path=[str(ours)]):
+        name = re.sub(r"[-_.]+", "-", dist.metadata["Name"]).lower()
+        if pins.get(name) != dist.version or name in ("pip", "setuptools"):
+            continue
+        for entry in dist.files or []:
+            source = (ours / entry).resolve()
+            if not source.is_file() or not source.is_relative_to(prefix):
+                continue
+            inside = source.relative_to(ours) if source.is_relative_to(ours) else None
+            target = theirs / inside if inside is not None else venv / source.relative_to(prefix)
+            for folder in reversed([target.parent, *target.parent.parents]):
+                if not folder.exists():
+                    folder.mkdir()
+                    os.chown(folder, owner.pw_uid, owner.pw_gid)
+            if target.exists():
+                continue
+            if inside is None and source.parent == prefix / "bin":   # a console script: our Python's path in it
+                text = source.read_bytes()
+                if text.startswith(b"#!"):
+                    text = b"#!" + str(venv / "bin" / "python").encode() + text[text.index(b"\n"):]
+                target.write_bytes(text)
+                target.chmod(0o755)
+                os.chown(target, owner.pw_uid, owner.pw_gid)
+            else:
+                os.link(source, target)
+        reused.append(name)
+    return reused
+
+
 @pytest.mark.slow
 def test_make_test_passes_in_a_fresh_clone_of_the_kit(kit, kit_student):
     """A student's Unix account (not root) clones the kit repository into a private folder
-    whose path has spaces, and runs its `make test` there with Debian 12's own python3.11
-    (3.11.2, where the system has it): a new .venv from that Python's lock (torch first),
-    reftorch's tests, every lesson under nbval. Then the student's terminal check: `course
-    validate` on an unanswered assignment names the missing answers."""
+    whose path has spaces, and runs its `make venv` and `make test` there with Debian 12's own
+    python3.11 (3.11.2, where the system has it): the .venv from that Python's lock (torch
+    first), then every lesson under nbval and reftorch's package test, with every shipped test
+    collected (all of them run in the course's own suite, on the same files). Then the
+    student's terminal check: `course validate` on an unanswered assignment names the missing
+    answers. The .venv reuses this environment's distributions that the kit's lock pins at
+    the same version (seed_venv; REUSE_VENV=0 installs everything, as a first `make` does)."""
     account = pwd.getpwnam(KIT_STUDENT)
     python = next((str(p) for p in (Path("/usr/bin/python3.11"), Path(f"/usr/bin/python3.{sys.version_info.minor}"))
                    if p.exists()), "python3")
@@ -289,18 +354,28 @@ def test_make_test_passes_in_a_fresh_clone_of_the_kit(kit, kit_student):
     clone = private / "reftorch student"   # the kit is a git repository: a clone of its commit
     assert run(["git", "clone", "-q", str(origin), str(clone)], kit_student, capture_output=True).returncode == 0
     assert not (clone / ".venv").exists()
+    minor = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    if os.environ.get("REUSE_VENV", "1") == "1" and f"{sys.version_info[0]}.{sys.version_info[1]}" == minor:
+        assert run([python, "-m", "venv", str(clone / ".venv")], clone, capture_output=True).returncode == 0
+        reused = seed_venv(clone / ".venv", clone / "locks" / f"python{minor}.lock", python, account)
+        print(f"reused {len(reused)} distributions of the course's environment")
     # Two steps, so a slow machine shows where the time went; the limits only stop a hang.
     outputs = {}
-    for target in ("venv", "test"):
+    for target, options in (("venv", []), ("test", [f"TESTS=lessons {' '.join(KIT_TESTS_RUN)}"])):
         log = kit_student / f"make-{target}.log"
         started = time.monotonic()
         with open(log, "w") as handle:
-            result = run(["make", target, f"PYTHON={python}"], clone, stdout=handle,
+            result = run(["make", target, f"PYTHON={python}", *options], clone, stdout=handle,
                          stderr=subprocess.STDOUT, timeout=1500)
         outputs[target] = log.read_text()
         print(f"make {target}: {time.monotonic() - started:.0f} s")
         assert result.returncode == 0, f"make {target} failed:\n" + _failure_excerpt(outputs[target])
     assert " passed" in outputs["test"] and " failed" not in outputs["test"]
+    assert outputs["test"].count("lessons/") >= len(list((clone / "lessons").glob("*.ipynb")))
+    collected = run([str(clone / ".venv" / "bin" / "python"), "-m", "pytest", "--collect-only", "-q", "tests"],
+                    clone, capture_output=True, text=True, timeout=600)
+    assert collected.returncode == 0, collected.stdout[-3000:] + collected.stderr[-2000:]   # every shipped test imports
     version = run([str(clone / ".venv" / "bin" / "python"), "-c", "import sys, torch; print(sys.version.split()[0], "
                    "torch.version.cuda)"], clone, capture_output=True, text=True).stdout.split()
     assert version[1] == "None", version   # the CPU build of torch
@@ -339,7 +414,7 @@ def test_the_kits_validate_gives_the_graders_verdict_without_a_sandbox(kit, tmp_
     Validate), says it did not sandbox them, and leaves nothing behind."""
     from attacks import inject
 
-    from course.model import Course
+    from coursebase.model import Course
     from autograder.grade import Grader
 
     assignment = "02_devices"   # graded with and without torch

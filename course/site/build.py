@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from course.model import REPO
+from coursebase.paths import REPO
 
 DEFAULT_OUT = REPO / "build" / "site"
 SITE_SOURCES = Path("docs") / "site"

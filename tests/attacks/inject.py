@@ -17,7 +17,7 @@ from pathlib import Path
 
 import nbformat
 
-REPO = Path(__file__).resolve().parents[2]
+from coursebase.paths import REPO
 ATTACKS = Path(__file__).resolve().parent
 
 
@@ -137,7 +137,7 @@ def tests_before(notebook: nbformat.NotebookNode, marker: str) -> list[str]:
 
 def submit(root: Path, assignment: str, student: str, notebook=None, raw: bytes | None = None,
            files: dict[str, bytes] | None = None) -> Path:
-    folder = root / "course" / "submitted" / student / assignment
+    folder = root / "var" / "submitted" / student / assignment
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{assignment}.ipynb"
     if raw is not None:

@@ -38,7 +38,7 @@ def _compare(rows, root, assignment, limits, students, found) -> None:
     with NotebookValidator(limits, root=root) as validator:
         for student in students:
             row = rows[student]
-            path = root / "course" / "submitted" / student / assignment / f"{assignment}.ipynb"
+            path = root / "var" / "submitted" / student / assignment / f"{assignment}.ipynb"
             try:
                 seen = validator.validate(path)
             except ValidationError as error:

@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from coursebase.paths import REPO as REPO_ROOT
 
 
 def course_files(repo: Path = REPO_ROOT) -> list[str]:

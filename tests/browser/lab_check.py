@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from coursebase.paths import REPO as REPO_ROOT
 VENV_BIN = Path(sys.executable).parent
 SERVER_EXTENSIONS = (
     "nbgrader.server_extensions.assignment_list",
@@ -55,7 +55,7 @@ def problems() -> list[str]:
     app.config_file_paths.append(jupyter_config_path())
     app.load_config_file()
     exchange = app.config.Exchange.get("root")
-    expected = str(REPO_ROOT / "course" / "exchange")
+    expected = str(REPO_ROOT / "var" / "exchange")
     if exchange != expected:
         found.append(f"nbgrader sees Exchange.root={exchange!r}, expected {expected!r} "
                      "(is course/ on JUPYTER_CONFIG_PATH?)")

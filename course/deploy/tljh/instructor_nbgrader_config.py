@@ -14,11 +14,14 @@ c.CourseDirectory.root = root
 c.CourseDirectory.course_id = "reftorch-course"
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "assignments"
-c.CourseDirectory.submitted_directory = os.path.join("course", "submitted")
-c.CourseDirectory.autograded_directory = os.path.join("course", "autograded")
-c.CourseDirectory.feedback_directory = os.path.join("course", "feedback")
+# everything a term writes stays in var/, the one git-ignored folder (coursebase/paths.py)
+c.CourseDirectory.submitted_directory = os.path.join("var", "submitted")
+c.CourseDirectory.autograded_directory = os.path.join("var", "autograded")
+c.CourseDirectory.feedback_directory = os.path.join("var", "feedback")
+c.CourseDirectory.solution_directory = os.path.join("var", "solution")
+c.CourseDirectory.source_with_tests_directory = os.path.join("var", "source_with_tests")
 c.CourseDirectory.db_url = os.environ.get(
-    "COURSE_DB_URL", "sqlite:///" + os.path.join(root, "course", "gradebook.db"))
+    "COURSE_DB_URL", "sqlite:///" + os.path.join(root, "var", "gradebook.db"))
 c.Exchange.root = "/srv/nbgrader/exchange"
 # TLJH's Unix accounts are jupyter-<name>, nbgrader's student ids <name>: `course collect`
 # places an exchange submission only when that account wrote it.

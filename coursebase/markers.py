@@ -21,7 +21,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from course.model import REPO, load_config
+from .model import Course
 
 SOLUTION, HIDDEN = "solution", "hidden tests"
 
@@ -98,10 +98,10 @@ def _regions(source: str, begin: str, end: str) -> list[tuple[bool, bool]]:
 
 
 @functools.cache
-def _markers_at(root: Path) -> Markers:
-    return Markers.of(load_config(root))
+def _markers_at(root: Path | None) -> Markers:
+    return Markers.of(Course.load(root).config)
 
 
 def course_markers(root: Path | str | None = None) -> Markers:
     """The markers of the course at ``root`` (default: this repository), read once."""
-    return _markers_at(Path(root or REPO).resolve())
+    return _markers_at(Path(root).resolve() if root else None)

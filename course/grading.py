@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 
-from course.cli import positive_int, positive_number
+from course.arguments import positive_int, positive_number
 
 
 class Refused(Exception):
@@ -21,11 +21,13 @@ class Refused(Exception):
 
 
 def _course(args):
-    from course.model import Course, CourseError
+    from coursebase.model import Course, CourseError, NoCourse
     try:
         return Course.load(getattr(args, "root", None), getattr(args, "db_url", None))
-    except CourseError as error:
+    except NoCourse as error:
         raise Refused(f"{error}; give the course folder with --root") from None
+    except CourseError as error:
+        raise Refused(str(error)) from None
 
 
 def _known_assignment(course, assignment: str) -> None:
@@ -63,14 +65,15 @@ def _explain(error: Exception) -> tuple[str, int] | None:
     from nbgrader.api import MissingEntry
     from sqlalchemy.exc import SQLAlchemyError
 
-    from course.roster import RosterError
+    from coursebase.roster import RosterError
 
-    from .collect import CollectError
-    from .export import ExportIncomplete, NothingGraded
-    from .grade import GradingError
-    from .late import DeadlineError
+    from autograder.collect import CollectError
+    from autograder.export import ExportIncomplete, NothingGraded
+    from autograder.grade import GradingError
+    from autograder.late import DeadlineError
+    from autograder.results import StaleGrades
 
-    if isinstance(error, (NothingGraded, CollectError, ExportIncomplete)):
+    if isinstance(error, (NothingGraded, CollectError, ExportIncomplete, StaleGrades)):
         return str(error), 1
     if isinstance(error, RosterError):
         return error.one_line(), 1
@@ -94,7 +97,7 @@ def _submitted(course, assignment: str) -> list[str]:
 
 
 def _grade(args) -> int:
-    from .sandbox import Limits, bwrap_available, close_early, launch_early
+    from autograder.sandbox import Limits, bwrap_available, close_early, launch_early
 
     course = _course(args)
     _known_assignment(course, args.assignment)
@@ -108,8 +111,8 @@ def _grade(args) -> int:
     if args.student:
         missing = sorted(set(args.student) - set(submitted))
         if missing:
-            from course.roster import roster_ids
-            roster = roster_ids(course.root) or set()
+            from coursebase.roster import roster_ids
+            roster = roster_ids(course) or set()
             why = [f"{s!r}" + (" (not on the roster)" if roster and s not in roster else "") for s in missing]
             raise Refused(f"no submission of {args.assignment} from {', '.join(why)}; "
                           f"submitted: {', '.join(submitted[:10])}{' ...' if len(submitted) > 10 else ''}")
@@ -124,13 +127,13 @@ def _grade(args) -> int:
             launch_early(limits, max(1, min(args.workers or os.cpu_count() or 1, len(args.student or submitted))))
         from course.release import ensure_in_gradebook
 
-        from .grade import Grader
-        from .summary import print_summary
+        from autograder.grade import Grader
+        from autograder.summary import print_summary
         recorded = ensure_in_gradebook(course, args.assignment)
         if recorded:
             print(recorded, file=sys.stderr)
         if on_dask:
-            from .distributed import grade_on_dask
+            from autograder.distributed import grade_on_dask
             rows = grade_on_dask(course, args.assignment, args.dask, args.dask_local,
                                  limits=limits, force=args.force, students=args.student)
         else:
@@ -142,8 +145,6 @@ def _grade(args) -> int:
         raise Refused(str(error), 1) from None
     finally:
         close_early()
-    from .late import apply_late_penalties
-    apply_late_penalties(course, args.assignment)
     print_summary(rows, sys.stdout)
     return 0
 
@@ -155,7 +156,7 @@ def cmd_grade(args) -> int:
 # -- export, feedback, report ---------------------------------------------------------------
 
 def _export(args) -> int:
-    from .export import export_csv
+    from autograder.export import export_csv
     course = _course(args)
     _known_assignment(course, args.assignment)
     path = export_csv(course, args.assignment, args.output, args.format, args.column or "")
@@ -168,8 +169,8 @@ def cmd_export(args) -> int:
 
 
 def _feedback(args) -> int:
-    from .export import check_graded, nothing_graded
-    from .feedback import write_feedback
+    from autograder.export import check_graded, nothing_graded
+    from autograder.feedback import write_feedback
     course = _course(args)
     _known_assignment(course, args.assignment)
     check_graded(course, args.assignment)
@@ -178,7 +179,7 @@ def _feedback(args) -> int:
         raise nothing_graded(args.assignment)
     print(f"wrote feedback for {len(paths)} submission(s) under {course.feedback_root}")
     if args.lms:
-        from .feedback import LMS_NAMES, write_lms_bundle
+        from autograder.feedback import LMS_NAMES, write_lms_bundle
         bundle = write_lms_bundle(course, args.assignment, args.lms)
         lms = LMS_NAMES[args.lms]
         how = {"canvas": "Canvas: Grades > the assignment's menu > Re-Upload Submissions (each page is attached "
@@ -199,8 +200,8 @@ def cmd_feedback(args) -> int:
 
 
 def _report(args) -> int:
-    from .export import check_graded
-    from .report import write_report
+    from autograder.export import check_graded
+    from autograder.report import write_report
     course = _course(args)
     _known_assignment(course, args.assignment)
     check_graded(course, args.assignment)
@@ -217,7 +218,7 @@ def cmd_report(args) -> int:
 def _collect(args) -> int:
     from pathlib import Path
 
-    from .collect import collect, parse_timezone
+    from autograder.collect import collect, parse_timezone
     course = _course(args)
     _known_assignment(course, args.assignment)
     if args.source and not Path(args.source).exists():
@@ -241,15 +242,16 @@ def register(subparsers) -> None:
 
     collect = subparsers.add_parser(
         "collect", help="collect submissions from the exchange, or an LMS download (folder or zip)",
-        description="Place each student's latest submission in course/submitted/. From an LMS download "
-                    "(Canvas, Moodle, Blackboard, Brightspace, or a folder per student) files are matched "
+        description="Place each student's latest submission in var/submitted/. From an LMS download "
+                    "(named as each LMS in autograder/lms_names.py names them, or a folder per student; "
+                    "the report names the LMSs it reads) files are matched "
                     "against the roster; anything that cannot be placed for certain is listed, never "
                     "placed, and the exit status is 1.")
     common(collect)
     collect.add_argument("--from", dest="source", metavar="DOWNLOAD",
                          help="a folder or .zip downloaded from an LMS (default: nbgrader's exchange)")
     collect.add_argument("--timezone", metavar="ZONE", help="the LMS's time zone for the times in its file "
-                         "names (Blackboard, Brightspace), e.g. Europe/Berlin (default: this machine's)")
+                         "names (where its naming has them), e.g. Europe/Berlin (default: this machine's)")
     collect.add_argument("--replace-graded", action="store_true",
                          help="place a newer file even where a graded submission is in place")
     collect.set_defaults(func=cmd_collect)
@@ -279,7 +281,7 @@ def register(subparsers) -> None:
     feedback.add_argument("--lms", choices=("canvas", "moodle"), help="also bundle the pages for the LMS the "
                           "submissions were collected from: canvas-feedback.zip (Re-Upload Submissions), or "
                           "moodle-feedback.zip (Upload multiple feedback files in a zip) and "
-                          "moodle-grading-worksheet.csv, in course/reports/<a>/")
+                          "moodle-grading-worksheet.csv, in var/reports/<a>/")
     feedback.set_defaults(func=cmd_feedback)
 
     export = subparsers.add_parser("export", help="grades as CSV: for the course, or for Canvas or Moodle to import")
@@ -289,7 +291,7 @@ def register(subparsers) -> None:
                              "their gradebook import formats")
     export.add_argument("--column", help="the grade column's header for canvas/moodle, e.g. the Canvas "
                         "assignment's \"Autograd (1234)\" (default: the assignment id)")
-    export.add_argument("--output", "-o", help="CSV path (default: course/reports/<a>/grades[-FORMAT].csv)")
+    export.add_argument("--output", "-o", help="CSV path (default: var/reports/<a>/grades[-FORMAT].csv)")
     export.set_defaults(func=cmd_export)
 
     report = subparsers.add_parser("report", help="CSV, score distribution per question (PNG), summary")
