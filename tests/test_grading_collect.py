@@ -17,7 +17,7 @@ import nbformat
 import pytest
 
 from attacks import inject
-from lms_support import mark_graded
+from lms_support import cli_run, mark_graded  # noqa: F401 - cli_run is a fixture
 
 ASSIGNMENT = "03_autograd"
 OTHER = "02_devices"
@@ -30,21 +30,6 @@ aiden,Aiden,Rodriguez,,640693
 bo-7,Bo,Li,,
 """
 BERLIN = ZoneInfo("Europe/Berlin")
-
-
-@pytest.fixture
-def cli(capfd):
-    """`course ... --root ROOT` in this process; returns (exit status, stdout, stderr)."""
-    from types import SimpleNamespace
-
-    from course.cli import main
-
-    def run(root, *args):
-        capfd.readouterr()
-        code = main([*args, "--root", str(root)])
-        out, err = capfd.readouterr()
-        return SimpleNamespace(returncode=code, stdout=out, stderr=err)
-    return run
 
 
 def _release(assignment: str, marker: str = "") -> bytes:
@@ -162,14 +147,14 @@ def _owner(name: str, student: str) -> bool:
     return any(hint.lower() in name.lower() for hint in hints[student])
 
 
-def test_a_plain_folder_per_student_needs_no_roster(course_root, tmp_path, cli):
+def test_a_plain_folder_per_student_needs_no_roster(course_root, tmp_path, cli_run):
     download = tmp_path / "download"
     (download / "carl").mkdir(parents=True)
     (download / "carl" / f"{ASSIGNMENT}.ipynb").write_bytes(_release(ASSIGNMENT))
     (download / "carl" / "helper.py").write_text("X = 1\n")
     (download / f"dana_551_{ASSIGNMENT}.ipynb").write_bytes(_release(ASSIGNMENT))
     (download / "grades_template.xlsx").write_text("not a notebook")
-    result = cli(course_root, "collect", ASSIGNMENT, "--from", str(download))
+    result = cli_run(course_root, "collect", ASSIGNMENT, "--from", str(download))
     assert result.returncode == 1, result.stdout + result.stderr
     assert sorted(p.name for p in (course_root / "var" / "submitted").iterdir()) == ["carl"]
     assert (_submitted(course_root, "carl") / "helper.py").read_text() == "X = 1\n"
@@ -238,7 +223,7 @@ def test_latest_by_lms_time_is_placed_and_graded_work_is_never_replaced_silently
     assert _collect(roster, later, lms_timezone=ZoneInfo("UTC")).rows[0].outcome == "unchanged"
 
 
-def test_a_damaged_zip_entry_is_listed_and_the_rest_placed(roster, tmp_path, cli):
+def test_a_damaged_zip_entry_is_listed_and_the_rest_placed(roster, tmp_path, cli_run):
     download = _zip(tmp_path / "moodle.zip", {
         "Ada Lovelace_301_assignsubmission_file/03_autograd.ipynb": _release(ASSIGNMENT, "ada"),
         "Hugo Smith_302_assignsubmission_file/03_autograd.ipynb": _release(ASSIGNMENT, "hugo"),
@@ -250,7 +235,7 @@ def test_a_damaged_zip_entry_is_listed_and_the_rest_placed(roster, tmp_path, cli
     data = bytearray(download.read_bytes())
     data[start + 40: start + 48] = b"\xff" * 8  # a transfer error inside hugo's notebook
     download.write_bytes(bytes(data))
-    result = cli(roster, "collect", ASSIGNMENT, "--from", str(download))
+    result = cli_run(roster, "collect", ASSIGNMENT, "--from", str(download))
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     assert sorted(p.name for p in (roster / "var" / "submitted").iterdir()) == ["ada", "jo"]
