@@ -169,24 +169,29 @@ def assert_same_bits(ours, theirs):
                              f"reftorch {x[first]!r}, torch {y[first]!r}")
 
 
-def assert_close_values(mine, theirs, name=""):
-    a, b = to_numpy(mine), to_numpy(theirs)
+def assert_close_values(mine, theirs, name="", tolerance=None):
+    """Values equal (floats within ``tolerance``: by default the dtype's TOLERANCE); tensors of
+    either library or NumPy arrays."""
+    a, b = (np.asarray(x) if isinstance(x, np.ndarray) else to_numpy(x) for x in (mine, theirs))
     assert a.shape == b.shape, f"{name}: shape {a.shape} != torch {b.shape}"
     kind = b.dtype.name
-    if kind in TOLERANCE:
-        np.testing.assert_allclose(a, b, equal_nan=True, err_msg=name, **TOLERANCE[kind])
+    if kind in TOLERANCE or (tolerance is not None and b.dtype.kind in "fc"):
+        np.testing.assert_allclose(a, b, equal_nan=True, err_msg=name, **(tolerance or TOLERANCE[kind]))
     else:
         np.testing.assert_array_equal(a, b, err_msg=name)
 
 
-def assert_same_tensor(mine, theirs, *, geometry=False, name=""):
+def assert_same_tensor(mine, theirs, *, geometry=False, name="", tolerance=None):
     """Same shape, dtype and values; with ``geometry`` also strides, offset and view-ness."""
     assert isinstance(mine, reftorch.Tensor), f"{name}: got {type(mine).__name__}, not a reftorch Tensor"
     assert tuple(mine.shape) == tuple(theirs.shape), f"{name}: shape {tuple(mine.shape)} != torch {tuple(theirs.shape)}"
     assert dtype_name(mine) == dtype_name(theirs), f"{name}: dtype {mine.dtype} != torch {theirs.dtype}"
     assert str(mine.device).split(":")[0] == str(theirs.device).split(":")[0] or str(mine.device).startswith("sim")
     assert mine.requires_grad == theirs.requires_grad, f"{name}: requires_grad differs"
-    assert_close_values(mine, theirs, name)
+    if theirs.dtype is torch.bfloat16:   # NumPy has no bfloat16: the bits themselves
+        assert_same_bits(mine, theirs)
+    else:
+        assert_close_values(mine, theirs, name, tolerance)
     if geometry:
         assert mine.stride() == theirs.stride(), f"{name}: stride {mine.stride()} != torch {theirs.stride()}"
         assert mine.storage_offset() == theirs.storage_offset(), f"{name}: storage_offset differs"
@@ -194,15 +199,29 @@ def assert_same_tensor(mine, theirs, *, geometry=False, name=""):
         assert mine._is_view() == theirs._is_view(), f"{name}: _is_view {mine._is_view()} != torch {theirs._is_view()}"
 
 
-def assert_same(mine, theirs, *, geometry=False, name="result"):
-    """Compare results that may be tensors, numbers, bools, or tuples/lists of them."""
+def assert_same(mine, theirs, *, geometry=False, name="result", tolerance=None):
+    """The one comparison of what reftorch gave (``mine``) with what torch gave: tensors
+    (shape, dtype, values within the dtype's tolerance or ``tolerance``, and with ``geometry``
+    strides, offset and view-ness), NumPy arrays, numbers, bools, strings, torch's dtypes,
+    sizes and devices, and sequences and dicts of them (a state dict's keys in order, and
+    its ``_metadata``)."""
     if isinstance(theirs, torch.Tensor):
-        assert_same_tensor(mine, theirs, geometry=geometry, name=name)
+        assert_same_tensor(mine, theirs, geometry=geometry, name=name, tolerance=tolerance)
+    elif isinstance(theirs, np.ndarray):
+        assert_close_values(mine, theirs, name, tolerance)
+    elif isinstance(theirs, dict):
+        assert type(mine).__name__ == type(theirs).__name__, f"{name}: {type(mine).__name__} != torch {type(theirs).__name__}"
+        assert list(mine) == list(theirs), f"{name}: keys {list(mine)} != torch {list(theirs)}"
+        for key in theirs:
+            assert_same(mine[key], theirs[key], geometry=geometry, name=f"{name}[{key!r}]", tolerance=tolerance)
+        assert getattr(mine, "_metadata", None) == getattr(theirs, "_metadata", None), f"{name}._metadata"
+    elif isinstance(theirs, (torch.dtype, torch.Size, torch.device)):
+        assert repr(mine) == repr(theirs), f"{name}: {mine!r} != torch {theirs!r}"
     elif isinstance(theirs, (tuple, list)):
         assert isinstance(mine, (tuple, list)), f"{name}: {type(mine).__name__} is not a sequence"
         assert len(mine) == len(theirs), f"{name}: length {len(mine)} != torch {len(theirs)}"
         for i, (m, t) in enumerate(zip(mine, theirs)):
-            assert_same(m, t, geometry=geometry, name=f"{name}[{i}]")
+            assert_same(m, t, geometry=geometry, name=f"{name}[{i}]", tolerance=tolerance)
     elif isinstance(theirs, float):  # a Python float out of .item() of a float32 or float64 result
         assert isinstance(mine, float) and math.isclose(mine, theirs, **_FLOAT_TOLERANCE) or (
             math.isnan(theirs) and math.isnan(mine)), f"{name}: {mine!r} != torch {theirs!r}"
@@ -210,9 +229,11 @@ def assert_same(mine, theirs, *, geometry=False, name="result"):
         assert type(mine) is type(theirs) and mine == theirs, f"{name}: {mine!r} != torch {theirs!r}"
 
 
-def run_both(program, *inputs):
-    """``program(lib, *inputs_for_lib)`` on torch and reftorch; returns (torch, reftorch) results
-    or, when torch raises, checks reftorch raises the same class and returns the two errors."""
+def run_both(program, *inputs, may_raise=()):
+    """``program(lib, *inputs_for_lib)`` on torch and reftorch; returns (torch, reftorch) results.
+    When torch raises, reftorch must raise the same class, and the test must expect it:
+    ``may_raise`` names the error classes the program may raise on some inputs (then None is
+    returned); both raising anything else fails, since nothing was compared."""
     results, errors = [], []
     for lib in LIBS:
         try:
@@ -229,16 +250,33 @@ def run_both(program, *inputs):
             f"reftorch raised {type(ref_error).__name__}: {ref_error}; torch raised "
             f"{type(torch_error).__name__}: {torch_error}"
         )
+        assert isinstance(torch_error, may_raise), (
+            f"both raised {type(torch_error).__name__} ({torch_error}), so nothing was compared; where that "
+            "error is expected on some inputs, say so: may_raise=" + type(torch_error).__name__)
         return None
     return tuple(results)
 
 
-def same_program(program, *inputs, geometry=False):
-    """Run on both and assert the same results (or the same exception class)."""
-    results = run_both(program, *inputs)
+def same_program(program, *inputs, geometry=False, may_raise=()):
+    """Run on both and assert the same results; both raising the same class passes only when
+    the test expects that class (``may_raise``, see run_both)."""
+    results = run_both(program, *inputs, may_raise=may_raise)
     if results is not None:
         theirs, mine = results
         assert_same(mine, theirs, geometry=geometry)
+    return results
+
+
+def same_outcome(program, *inputs, geometry=False):
+    """For a program meant to fail on some inputs (a generated shape that does not broadcast, a
+    dtype an op refuses): both give the same results, or both raise the same class with the
+    same words (same_error). Returns the (torch, reftorch) results, or None when both raised."""
+    results = run_both(program, *inputs, may_raise=Exception)
+    if results is None:
+        same_error(lambda lib: program(lib, *inputs))
+        return None
+    theirs, mine = results
+    assert_same(mine, theirs, geometry=geometry)
     return results
 
 
@@ -318,22 +356,36 @@ def run_program(source: str, lib, *, namespace=None):
 
 
 # -- errors and whole outcomes ------------------------------------------------------------
-def same_error(program, *, prefix=False):
-    """``program(lib)`` raises in torch; reftorch raises the same class with the same words
-    (with ``prefix``: reftorch's message starts with torch's first line)."""
-    import pytest
+def torch_text(error) -> str:
+    """What a student reads of torch's message: some end with the C++ stack ("Exception raised
+    from ..."), which is left out."""
+    return str(error).split("\nException raised from")[0]
+
+
+def same_error(program, *, prefix=False, name=""):
+    """``program(lib)`` raises in torch; reftorch raises the same class (or, for torch's own
+    classes such as LinAlgError, one of that name) with the same words (with ``prefix``:
+    reftorch's message starts with torch's first line). Warnings are not errors here."""
     caught = []
     for lib in LIBS:
-        with pytest.raises(Exception) as info:
-            program(lib)
-        caught.append(info.value)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                program(lib)
+        except Exception as error:  # noqa: BLE001  (compared below)
+            caught.append(error)
+        else:
+            caught.append(None)
     theirs, mine = caught
-    assert type(mine) is type(theirs), (
-        f"reftorch raised {type(mine).__name__}: {mine}; torch {type(theirs).__name__}: {theirs}")
+    assert theirs is not None, f"{name}: torch did not raise (the case is wrong)"
+    assert mine is not None, f"{name}: reftorch did not raise; torch raised {type(theirs).__name__}: {theirs}"
+    assert type(mine) is type(theirs) or (type(theirs).__module__.split(".")[0] == "torch"
+                                          and type(mine).__name__ == type(theirs).__name__), (
+        f"{name}: reftorch raised {type(mine).__name__}: {mine}; torch {type(theirs).__name__}: {theirs}")
     if prefix:
-        assert str(mine).startswith(str(theirs).split("\n")[0]), f"\n reftorch: {mine}\n torch:    {theirs}"
+        assert str(mine).startswith(torch_text(theirs).split("\n")[0]), f"{name}\n reftorch: {mine}\n torch:    {theirs}"
     else:
-        assert str(mine) == str(theirs), f"\n reftorch: {mine}\n torch:    {theirs}"
+        assert str(mine) == torch_text(theirs), f"{name}\n reftorch: {mine}\n torch:    {torch_text(theirs)}"
 
 
 def same_warnings(program):

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import reftorch
 from engine_support import (
     ENGINE, LIBS, assert_close_values, assert_same, build, capabilities_this_cpu_allows, dtype_name, layouts,
-    make_array, node_chain, seeds, shapes,
+    make_array, node_chain, same_error, seeds, shapes,
 )
 
 
@@ -35,21 +35,6 @@ def _raised(program, lib):
     except Exception as error:  # noqa: BLE001  (compared by the caller)
         return error
     return None
-
-
-def _torch_text(error) -> str:
-    # torch appends a C++ stack to some messages ("Exception raised from ..."); the message
-    # a student reads and searches for is the part before it
-    return str(error).split("\nException raised from")[0]
-
-
-def assert_same_error(program, name=""):
-    theirs, mine = (_raised(program, lib) for lib in LIBS)
-    assert theirs is not None, f"{name}: torch did not raise (the case is wrong)"
-    assert mine is not None, f"{name}: reftorch did not raise; torch raised {type(theirs).__name__}: {theirs}"
-    assert type(mine).__name__ == type(theirs).__name__, (
-        f"{name}: reftorch raised {type(mine).__name__}: {mine}\n torch raised {type(theirs).__name__}: {theirs}")
-    assert str(mine) == _torch_text(theirs), f"{name}:\n reftorch: {mine}\n torch:    {_torch_text(theirs)}"
 
 
 # ======================================================================================
@@ -263,7 +248,7 @@ ERRORS = {
 
 @pytest.mark.parametrize("case", sorted(ERRORS))
 def test_errors_match_torch_word_for_word(case):
-    assert_same_error(ERRORS[case], case)
+    same_error(ERRORS[case], name=case)
 
 
 def test_grad_on_another_device_is_refused_with_torchs_words():
@@ -463,7 +448,7 @@ def _both_or_same_error(program):
     """Run on both; if torch raises, reftorch must raise the same class and words."""
     theirs_error = _raised(program, torch)
     if theirs_error is not None:
-        assert_same_error(program)
+        same_error(program)
         return None
     return program(torch), program(reftorch)
 
@@ -546,7 +531,7 @@ def test_as_strided_gradients_of_gradients_match(size, stride, offset, transpose
 
 
 def test_as_strided_graph_is_freed_after_backward():
-    assert_same_error(_backward_twice(lambda lib, x: (x.as_strided((2,), (1,), 1) ** 2).sum()))
+    same_error(_backward_twice(lambda lib, x: (x.as_strided((2,), (1,), 1) ** 2).sum()))
 
 
 # ======================================================================================

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import reftorch
 from engine_support import (
     ENGINE, LIBS, assert_close_values, assert_same, build, float_names, layouts, make_array, node_chain,
-    same_error, same_program, same_warnings, seeds, shapes,
+    same_error, same_outcome, same_program, same_warnings, seeds, shapes,
 )
 
 
@@ -110,7 +110,9 @@ def test_out_writes_into_the_given_tensor(call, out_shape, out_dtype):
         out = lib.full(out_shape, -1.0, dtype=getattr(lib, out_dtype))
         result = call(lib, out)
         return result is out, out, out._version > 0 if lib is reftorch else True
-    if same_program(program) is not None:  # (where both refuse, the class was compared)
+    # where both refuse, the class is compared (words differ for matmul and mm into a tensor of
+    # another dtype: torch names addmv, or "out type"; reftorch says "out tensor to have dtype")
+    if same_program(program, may_raise=(RuntimeError, TypeError)) is not None:
         same_warnings(lambda lib: call(lib, lib.full(out_shape, -1.0, dtype=getattr(lib, out_dtype))))
 
 
@@ -355,7 +357,9 @@ def test_full_backward_hooks_see_and_replace_gradients():
         layer = lib.nn.Linear(3, 2)
         calls = []
         layer.register_full_backward_pre_hook(lambda m, go: calls.append(("pre", go)))
-        layer.register_full_backward_hook(lambda m, gi, go: calls.append(("full", gi, go)) or (gi[0] * 10,))
+        # the second call's input needs no gradient: its grad_input is (None,), kept as it is
+        layer.register_full_backward_hook(
+            lambda m, gi, go: calls.append(("full", gi, go)) or (gi[0] * 10 if gi[0] is not None else None,))
         x = lib.ones(4, 3, requires_grad=True)
         y = layer(x)
         y.sum().backward()
@@ -441,7 +445,8 @@ def test_lr_schedules_give_torchs_rates(name, options, optimizer):
         for _ in range(12):
             opt.step()
             schedule.step()
-            rates.append((schedule.get_last_lr(), opt.param_groups[0].get("momentum", opt.param_groups[0]["betas"])))
+            group = opt.param_groups[0]
+            rates.append((schedule.get_last_lr(), group["momentum"] if "momentum" in group else group["betas"]))
         return rates, schedule.last_epoch, sorted(k for k in schedule.state_dict() if not k.startswith("_"))
     same_program(program)
 

@@ -12,19 +12,6 @@ from engine_support import LIBS, assert_same, same_error
 TOL = dict(rtol=1e-5, atol=2e-6)
 
 
-def _close(mine, theirs):
-    import numpy as np
-    import torch
-    if isinstance(theirs, (tuple, list)):
-        assert len(mine) == len(theirs)
-        for m, t in zip(mine, theirs):
-            _close(m, t)
-        return
-    assert isinstance(theirs, torch.Tensor)
-    assert tuple(mine.shape) == tuple(theirs.shape) and str(mine.dtype) == str(theirs.dtype)
-    np.testing.assert_allclose(np.asarray(mine.detach()._np), theirs.detach().numpy(), **TOL)
-
-
 def _state(h):
     return h[0] if isinstance(h, tuple) else h
 
@@ -48,9 +35,9 @@ def test_recurrent_layers_match_torch(cls, kwargs):
         return (out, h, [p.grad for p in layer.parameters()], names, repr(layer), dict(layer.state_dict()),
                 [[tuple(w.shape) for w in ws] for ws in layer.all_weights])
     theirs, mine = (program(lib) for lib in LIBS)
-    _close(mine[0], theirs[0])
-    _close(mine[1], theirs[1])
-    _close(mine[2], theirs[2])
+    assert_same(mine[0], theirs[0], tolerance=TOL)
+    assert_same(mine[1], theirs[1], tolerance=TOL)
+    assert_same(mine[2], theirs[2], tolerance=TOL)
     assert mine[3:5] == theirs[3:5] and mine[6] == theirs[6]
     assert list(mine[5]) == list(theirs[5])
     for key in theirs[5]:  # initial weights: torch's numbers for the seed
@@ -67,7 +54,7 @@ def test_unbatched_input_and_given_initial_state(cls):
         out, h = layer(lib.randn(6, 3), state)
         return out, h, type(out.grad_fn).__name__
     theirs, mine = (program(lib) for lib in LIBS)
-    _close(mine[:2], theirs[:2])
+    assert_same(mine[:2], theirs[:2], tolerance=TOL)
     assert mine[2] == theirs[2] == "SqueezeBackward1"
 
 
@@ -87,7 +74,7 @@ def test_cells_match_torch_step_by_step(cls):
         names = [type(_state(state).grad_fn).__name__, type(_state(single).grad_fn).__name__]
         return outputs, [p.grad for p in cell.parameters()], single, repr(cell), names
     theirs, mine = (program(lib) for lib in LIBS)
-    _close(mine[:3], theirs[:3])
+    assert_same(mine[:3], theirs[:3], tolerance=TOL)
     assert mine[3:] == theirs[3:]
 
 
@@ -109,7 +96,7 @@ def test_packed_sequences_through_a_layer(cls, bidirectional):
     theirs, mine = (program(lib) for lib in LIBS)
     for i in (1, 2, 3, 6):
         assert_same(mine[i], theirs[i])
-    _close([mine[0], mine[4], mine[5], mine[7], mine[8]], [theirs[0], theirs[4], theirs[5], theirs[7], theirs[8]])
+    assert_same([mine[0], mine[4], mine[5], mine[7], mine[8]], [theirs[0], theirs[4], theirs[5], theirs[7], theirs[8]], tolerance=TOL)
     assert mine[9] == theirs[9] == "PackedSequence"
 
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import reftorch
-from engine_support import LIBS, assert_same, assert_same_bits, same_error
+from engine_support import LIBS, assert_same, same_error
 
 
 def _model(lib):
@@ -49,29 +49,6 @@ def _checkpoints(lib):
     }
 
 
-def _compare(mine, theirs, name="loaded"):
-    """Structure, types and tensors (dtype, values, geometry) equal; lib-specific types by name."""
-    if isinstance(theirs, torch.Tensor) and theirs.dtype is torch.bfloat16:  # NumPy has no bfloat16
-        assert_same_bits(mine, theirs)
-        assert (mine.stride(), mine.storage_offset()) == (theirs.stride(), theirs.storage_offset()), name
-    elif isinstance(theirs, torch.Tensor):
-        assert_same(mine, theirs, geometry=True, name=name)
-    elif isinstance(theirs, dict):
-        assert type(mine).__name__ == type(theirs).__name__, name
-        assert list(mine) == list(theirs), name
-        for key in theirs:
-            _compare(mine[key], theirs[key], f"{name}[{key!r}]")
-        assert getattr(mine, "_metadata", None) == getattr(theirs, "_metadata", None), f"{name}._metadata"
-    elif isinstance(theirs, (list, tuple)) and not isinstance(theirs, torch.Size):
-        assert type(mine) is type(theirs) and len(mine) == len(theirs), name
-        for i, (m, t) in enumerate(zip(mine, theirs)):
-            _compare(m, t, f"{name}[{i}]")
-    elif isinstance(theirs, (torch.dtype, torch.Size, torch.device)):
-        assert repr(mine) == repr(theirs), name
-    else:
-        assert_same(mine, theirs, name=name)
-
-
 def _saved(lib, obj, **kwargs) -> bytes:
     buffer = io.BytesIO()
     lib.save(obj, buffer, **kwargs)
@@ -83,9 +60,9 @@ def test_a_file_torch_writes_loads_on_reftorch_and_the_reverse(what):
     theirs, mine = _checkpoints(torch)[what], _checkpoints(reftorch)[what]
     torch_file, reftorch_file = _saved(torch, theirs), _saved(reftorch, mine)
     expected = torch.load(io.BytesIO(torch_file))
-    _compare(reftorch.load(io.BytesIO(torch_file)), expected, "torch's file on reftorch")
-    _compare(reftorch.load(io.BytesIO(reftorch_file)), torch.load(io.BytesIO(reftorch_file)), "reftorch's file")
-    _compare(reftorch.load(io.BytesIO(reftorch_file)), expected, "reftorch's file against torch's")
+    assert_same(reftorch.load(io.BytesIO(torch_file)), expected, geometry=True, name="torch's file on reftorch")
+    assert_same(reftorch.load(io.BytesIO(reftorch_file)), torch.load(io.BytesIO(reftorch_file)), geometry=True, name="reftorch's file")
+    assert_same(reftorch.load(io.BytesIO(reftorch_file)), expected, geometry=True, name="reftorch's file against torch's")
 
 
 @pytest.mark.parametrize("writer", LIBS, ids=["written by torch", "written by reftorch"])

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import reftorch
 from engine_support import (
     DTYPE_NAMES, ENGINE, LIBS, assert_same, dtype_name, dtype_names, float_names, layouts,
-    make_array, pair, same_program, seeds, shapes,
+    make_array, pair, same_outcome, same_program, seeds, shapes,
 )
 
 
@@ -24,7 +24,7 @@ def dt(lib, name):
 @given(shape=shapes(0, 3, 0, 4), name=dtype_names, fill=st.integers(-3, 3))
 def test_constant_creation_matches(shape, name, fill):
     same_program(lambda lib: lib.zeros(shape, dtype=dt(lib, name)))
-    same_program(lambda lib: lib.ones(*shape, dtype=dt(lib, name)))
+    same_outcome(lambda lib: lib.ones(*shape, dtype=dt(lib, name)))
     same_program(lambda lib: lib.full(shape, fill))
     same_program(lambda lib: lib.full(shape, float(fill)))
     same_program(lambda lib: lib.full(shape, fill, dtype=dt(lib, name)))
@@ -92,7 +92,26 @@ def test_manual_seed_reproduces_random_numbers(seed, shape):
 @given(data=st.recursive(st.integers(-5, 5) | st.floats(-5, 5, allow_nan=False) | st.booleans(),
                          lambda inner: st.lists(inner, min_size=1, max_size=3), max_leaves=8))
 def test_tensor_from_python_data_infers_dtype(data):
-    same_program(lambda lib: lib.tensor(data))
+    same_outcome(lambda lib: lib.tensor(data))
+
+
+# Data students pass that torch refuses or reads in its own way: its three passes (sizes along
+# the first elements, the dtype of every element, then the values) each have their own error.
+class Opaque:   # an object that is no number (repr without an address: the same test id in every worker)
+    def __repr__(self):
+        return "Opaque()"
+
+
+ODD_DATA = [[0, [0.0]], [True, [1]], [[0.0], 0], [0, []], [[], 0], [[], []], [1, "a"], ["a"], "ab",
+            [1, None], [None], [[None], [1, 2]], [1, Opaque()], [np.int64(2), np.float32(1.5)], range(3), [range(2), range(2)],
+            [[1, 2], [3]], [np.float32(1.5), 1], [True, 2.0]]
+
+
+@pytest.mark.parametrize("data", ODD_DATA, ids=repr)
+def test_tensor_from_odd_python_data(data):
+    same_outcome(lambda lib: lib.tensor(data))
+    for dtype in ("float64", "int64", "bool"):
+        same_outcome(lambda lib: lib.tensor(data, dtype=getattr(lib, dtype)))
 
 
 @ENGINE
@@ -246,7 +265,7 @@ def test_integer_reductions_keep_torch_dtypes(shape, seed, name):
     for program in (lambda lib: lib.tensor(x).sum(), lambda lib: lib.tensor(x).sum(0),
                     lambda lib: lib.tensor(x).prod(), lambda lib: lib.tensor(x).argmax(),
                     lambda lib: lib.tensor(x).mean()):
-        same_program(program)
+        same_outcome(program)
 
 
 # -- matrix products -------------------------------------------------------------------
@@ -297,7 +316,7 @@ def test_joining_and_repeating_match(shape, seed, name, layout, count, dim_choic
     same_program(lambda lib: lib.cat(inputs(lib), dim - len(shape)))
     same_program(lambda lib: lib.stack(inputs(lib), dim))
     same_program(lambda lib: lib.stack(inputs(lib), -1))
-    same_program(lambda lib: inputs(lib)[0].repeat(*reps))  # fewer repeats than dims raises in both
+    same_outcome(lambda lib: inputs(lib)[0].repeat(*reps))  # fewer repeats than dims raises in both
     same_program(lambda lib: lib.tile(inputs(lib)[0], tuple(reps)))
     same_program(lambda lib: lib.ravel(inputs(lib)[0]))
     same_program(lambda lib: lib.equal(inputs(lib)[0], inputs(lib)[-1]))
@@ -349,8 +368,8 @@ def test_inplace_ops_write_through_views_and_bump_version(op, shape, seed, name,
        name=st.sampled_from(["int64", "float32", "bool"]))
 def test_inplace_type_rules_match(shape, seed, other, name):
     x, y = make_array(seed, shape, name), make_array(seed + 1, shape, other)
-    same_program(lambda lib: lib.tensor(x).add_(lib.tensor(y)))
-    same_program(lambda lib: lib.tensor(x).mul_(2.5))
+    same_outcome(lambda lib: lib.tensor(x).add_(lib.tensor(y)))
+    same_outcome(lambda lib: lib.tensor(x).mul_(2.5))   # an integer tensor refuses a float in place
     same_program(lambda lib: lib.tensor(x).copy_(lib.tensor(y)))
 
 

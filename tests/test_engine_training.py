@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import reftorch
-from engine_support import ENGINE, LIBS, UNIT_ROUNDOFF, sum_bound
+from engine_support import ENGINE, LIBS, UNIT_ROUNDOFF, assert_same, sum_bound
 
 # Batch statistics and the weight/bias gradients are sums over the M <= 24 values of a channel (N x L),
 # which torch and reftorch add in other orders, both in double. Inputs are normal(2, 3) draws (|x| <= 14
@@ -103,21 +103,12 @@ def run_batches(lib, options, shape, seed, dtype_name="float64", num_batches=3):
     return seen
 
 
-def assert_same(torch_seen, ref_seen, tolerance):
-    assert torch_seen.keys() == ref_seen.keys()
-    for key, expected in torch_seen.items():
-        if isinstance(expected, np.ndarray):
-            np.testing.assert_allclose(ref_seen[key], expected, err_msg=key, **tolerance)
-        else:
-            assert ref_seen[key] == expected, key
-
-
 @pytest.mark.parametrize("options", OPTIONS, ids=str)
 @pytest.mark.parametrize("shape", [(5, 3), (4, 3, 6)], ids=["NC", "NCL"])
 def test_batchnorm1d_train_then_eval_matches_torch_in_float64(options, shape):
     torch_seen, ref_seen = both(lambda lib: run_batches(lib, options, shape, seed=1))
     assert torch_seen["grad_fn"] == "NativeBatchNormBackward0"
-    assert_same(torch_seen, ref_seen, TIGHT)
+    assert_same(ref_seen, torch_seen, tolerance=TIGHT)
 
 
 @given(seed=st.integers(0, 2**32 - 1), shape=st.sampled_from([(2, 1), (3, 4), (2, 2, 1), (3, 2, 5)]),
@@ -125,7 +116,7 @@ def test_batchnorm1d_train_then_eval_matches_torch_in_float64(options, shape):
 @ENGINE
 def test_batchnorm1d_matches_torch_for_generated_batches(seed, shape, momentum):
     torch_seen, ref_seen = both(lambda lib: run_batches(lib, dict(momentum=momentum), shape, seed, num_batches=2))
-    assert_same(torch_seen, ref_seen, TIGHT)
+    assert_same(ref_seen, torch_seen, tolerance=TIGHT)
 
 
 def test_batchnorm1d_float32_matches_torch_closely():
@@ -133,7 +124,7 @@ def test_batchnorm1d_float32_matches_torch_closely():
     # float32 sums over M = 48 values per channel with |x| <= 14: sum_bound(float32, 48, 48·14) ≈ 3.8e-3
     # for a channel's sum, 8e-5 for its mean (1/48); times invstd (about 1/3) and weight (<= 2) the
     # outputs may be 5e-5 apart; the gradient sums Σ g·x̂ (|g x̂| <= 16) differ by at most 4.3e-3
-    assert_same(torch_seen, ref_seen, dict(rtol=0, atol=sum_bound("float32", 48, 48 * 16)))
+    assert_same(ref_seen, torch_seen, tolerance=dict(rtol=0, atol=sum_bound("float32", 48, 48 * 16)))
 
 
 def test_running_var_moves_towards_the_unbiased_variance_and_normalising_uses_the_biased_one():

@@ -146,60 +146,85 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     return _finish(_wrap(kernel("copy", d)(values) if d.type != "cpu" else values, d), requires_grad)
 
 
-def _check_rectangular(data):
-    """Nested lists must be rectangular (the first element sets the shape); torch's errors."""
+# what torch reads as nested data (a Python sequence; a str is refused as a dtype instead)
+_SEQUENCES = (list, tuple, range)
+
+
+def _sizes_of(data):
+    """torch's compute_sizes: the shape read along the first elements (an empty list ends it;
+    a str there is a sequence to torch, one that never ends)."""
     shape, first = [], data
-    while isinstance(first, (list, tuple)):
+    while isinstance(first, _SEQUENCES):
         shape.append(len(first))
         if not first:
             break
         first = first[0]
-    _check_against(data, shape, 0)
+    if shape and isinstance(first, str):
+        raise ValueError(f"too many dimensions '{type(first).__name__}'")
+    return shape
 
 
-def _check_against(data, shape, dim):
+def _check_rectangular(data, shape, dtype):
+    """Nested lists must be rectangular (the first elements set ``shape``), checked as torch
+    stores them: its errors, a list where ``dtype`` wants a number worded as Python's unpacking
+    of a float or an int words it. Nothing is stored, so nothing checked, when a size is 0."""
+    if 0 not in shape:
+        _check_against(data, shape, 0, dtype.is_floating_point)
+
+
+def _check_against(data, shape, dim, floating):
     if dim == len(shape):
-        if isinstance(data, (list, tuple)):
-            raise TypeError(f"'{type(data).__name__}' object cannot be interpreted as an integer")
+        _check_number(data, floating)
         return
-    if not isinstance(data, (list, tuple)):
+    if not isinstance(data, _SEQUENCES):
         raise TypeError("not a sequence")
     if len(data) != shape[dim]:
         raise ValueError(f"expected sequence of length {shape[dim]} at dim {dim} (got {len(data)})")
     for item in data:
-        _check_against(item, shape, dim + 1)
+        _check_against(item, shape, dim + 1, floating)
+
+
+def _check_number(value, floating):
+    """torch stores an element as Python unpacks a float (anything with __float__ or __index__)
+    or, for integer and bool dtypes, an int (a float, or anything with __index__), and its
+    errors are those of that unpacking."""
+    if isinstance(value, (Tensor, np.ndarray)):
+        return
+    kind = type(value)
+    if floating and (hasattr(kind, "__float__") or hasattr(kind, "__index__")):
+        return
+    if not floating and (isinstance(value, builtins.float) or hasattr(kind, "__index__")):
+        return
+    # CPython names a built-in or C type by its tp_name (numpy.float32), a Python class by its name
+    name = kind.__name__ if kind.__module__ == "builtins" or kind.__flags__ & (1 << 9) else f"{kind.__module__}.{kind.__name__}"
+    raise TypeError(f"must be real number, not {name}" if floating else f"'{name}' object cannot be interpreted as an integer")
 
 
 def _infer_dtype(data):
-    """The dtype torch.tensor picks for nested Python data."""
-    _check_rectangular(data)
-    flat, pending = [], [data]
-    while pending:  # every number in the nested lists (NumPy's asarray would unpack tensors)
-        item = pending.pop()
-        if isinstance(item, (list, tuple)):
-            pending.extend(item)
-        elif isinstance(item, np.ndarray):
-            flat.extend(item.reshape(-1))
-        else:
-            flat.append(item)
-    if not flat:  # no numbers at all: torch.tensor([]) is a float tensor
+    """The dtype torch.tensor picks for nested Python data (torch's infer_scalar_type): each
+    element has one (a tensor or NumPy value its own, a Python float the default dtype, an int
+    int64, a bool bool, an empty list the default dtype), and the result promotes them all."""
+    if isinstance(data, _SEQUENCES):
+        if not data:
+            return dtypes.get_default_dtype()
+        result = None
+        for item in data:
+            kind = _infer_dtype(item)
+            result = kind if result is None else dtypes.promote_types(result, kind)
+        return result
+    if isinstance(data, Tensor):
+        return data.dtype
+    if isinstance(data, (np.ndarray, np.generic)):
+        return dtypes.from_numpy_dtype(data.dtype)
+    if isinstance(data, builtins.bool):
+        return dtypes.bool
+    if isinstance(data, builtins.int):
+        return dtypes.int64
+    if isinstance(data, (builtins.float, builtins.complex)):
         return dtypes.get_default_dtype()
-    # each element has a dtype (a tensor or NumPy number its own, a Python float the default
-    # dtype, an int int64, a bool bool), and the result is the promotion of them all
-    result = None
-    for v in flat:
-        if isinstance(v, Tensor):
-            kind = v.dtype
-        elif isinstance(v, np.generic):
-            kind = dtypes.from_numpy_dtype(v.dtype)
-        elif isinstance(v, builtins.bool):
-            kind = dtypes.bool
-        elif isinstance(v, builtins.int):
-            kind = dtypes.int64
-        else:
-            kind = dtypes.get_default_dtype()
-        result = kind if result is None else dtypes.promote_types(result, kind)
-    return result
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False):
@@ -220,9 +245,14 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
             return _finish(_copy_keeping_layout(from_numpy(data), dtype or source_dtype), requires_grad)
         values = np.ascontiguousarray(dtypes.cast(data, dtype or source_dtype))
     else:
-        if dtype is not None:
-            _check_rectangular(data)
-        values = dtypes.cast(_unwrap_scalars(data), dtype or _infer_dtype(data))
+        # torch's order: the sizes, the dtype, then the values, each with its own errors
+        if isinstance(data, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+        shape = _sizes_of(data)
+        dtype = dtype or _infer_dtype(data)
+        _check_rectangular(data, shape, dtype)
+        values = (np.empty(shape, dtype.numpy) if 0 in shape
+                  else dtypes.cast(_unwrap_scalars(data), dtype))
     out = _wrap(kernel("copy", d)(values) if d.type != "cpu" else values, d)
     return _finish(out, requires_grad)
 
@@ -241,7 +271,7 @@ def _unwrap_scalars(data):
         if data.numel() != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return data.item()
-    if isinstance(data, (list, tuple)):
+    if isinstance(data, _SEQUENCES):
         return [_unwrap_scalars(v) for v in data]
     return data
 
