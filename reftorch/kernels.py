@@ -425,17 +425,30 @@ def argmin(a, dim, keepdim):
     return np.asarray(np.argmin(a, axis=dim, keepdims=keepdim)).astype(np.int64, copy=False)
 
 
+def _stable_order(a, dim, descending):
+    """The indices that sort ``a`` along ``dim`` as torch's CPU sort does: stable (the first of
+    equal values first), NaN above every number (last ascending, first descending)."""
+    if not descending:
+        return np.argsort(a, axis=dim, kind="stable")   # NumPy puts NaN last too
+    if a.dtype.kind in "biu":   # ~ reverses the order of integers and bools, with no overflow
+        return np.argsort(~a, axis=dim, kind="stable")
+    # NaN first, then the numbers from the largest (lexsort: last key first, and stable)
+    return np.lexsort((-a, ~np.isnan(a)), axis=dim)
+
+
 @cpu_kernel("topk")
 def topk(a, k, dim, largest):
-    # a stable sort keeps the first of equal values first, as torch does on CPU
-    order = np.argsort(-a if largest else a, axis=dim, kind="stable")
-    indices = np.take(order, np.arange(k), axis=dim)
+    if a.ndim == 0:   # torch gives the number itself, at index 0 (for k = 0 too)
+        return a.copy(), np.zeros((), np.int64)
+    indices = np.take(_stable_order(a, dim, largest), np.arange(k), axis=dim)
     return np.take_along_axis(a, indices, axis=dim), indices.astype(np.int64)
 
 
 @cpu_kernel("sort")
 def sort(a, dim, descending):
-    order = np.argsort(-a if descending else a, axis=dim, kind="stable")
+    if a.ndim == 0:   # a number is sorted: itself, at index 0
+        return a.copy(), np.zeros((), np.int64)
+    order = _stable_order(a, dim, descending)
     return np.take_along_axis(a, order, axis=dim), order.astype(np.int64)
 
 

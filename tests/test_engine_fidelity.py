@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 import reftorch
 from engine_support import (
     ENGINE, LIBS, assert_close_values, assert_same, build, capabilities_this_cpu_allows, dtype_name, layouts,
-    make_array, node_chain, same_error, seeds, shapes,
+    make_array, node_chain, same_error, same_outcome, seeds, shapes,
 )
 
 
@@ -351,6 +351,38 @@ def test_allowed_programs_give_torchs_result(case):
         warnings.simplefilter("ignore")
         theirs, mine = (ALLOWED[case](lib) for lib in LIBS)
     assert_same(mine, theirs, geometry=False, name=case)
+
+
+# Student snippets where reftorch gave an answer and torch another (issue 29's silently wrong):
+# an empty float list joined to integers, chunks of an empty dim, NaN in a descending sort or a
+# top-k (torch ranks NaN above every number), integers "close" to floats.
+NAN, INF = float("nan"), float("inf")
+SILENTLY_WRONG = {
+    "cat_empty_then_ints": lambda lib: lib.cat([lib.tensor([]), lib.tensor([1, 2])]),
+    "cat_ints_then_empty": lambda lib: lib.cat([lib.tensor([1, 2], dtype=lib.int32), lib.tensor([])]),
+    "chunk_of_empty_dim": lambda lib: lib.zeros(0, 3).chunk(2),
+    "chunk_of_empty_dim_1": lambda lib: lib.zeros(2, 0).chunk(3, dim=1),
+    "chunk_into_zero": lambda lib: lib.zeros(4).chunk(0),
+    "sort_nan_descending": lambda lib: lib.sort(lib.tensor([1.0, INF, NAN, 2.0, NAN, -INF]), descending=True),
+    "sort_nan_ascending": lambda lib: lib.sort(lib.tensor([1.0, INF, NAN, 2.0, NAN, -INF])),
+    "sort_nan_by_column": lambda lib: lib.sort(lib.tensor([[1.0, NAN], [3.0, 2.0]]), dim=0, descending=True),
+    "sort_uint8_descending": lambda lib: lib.sort(lib.tensor([0, 3, 0, 255], dtype=lib.uint8), descending=True),
+    "sort_bool_descending": lambda lib: lib.sort(lib.tensor([True, False, True]), descending=True),
+    "sort_int64_extremes": lambda lib: lib.sort(lib.tensor([-2**63, 5, 2**63 - 1]), descending=True),
+    "sort_a_number": lambda lib: lib.sort(lib.tensor(1.5), descending=True),
+    "argsort_nan_descending": lambda lib: lib.argsort(lib.tensor([1.0, NAN, 3.0]), descending=True),
+    "topk_nan_largest": lambda lib: lib.topk(lib.tensor([1.0, NAN, 3.0]), 2),
+    "topk_nan_smallest": lambda lib: lib.topk(lib.tensor([1.0, NAN, 3.0]), 3, largest=False),
+    "topk_nan_float16": lambda lib: lib.topk(lib.tensor([1.0, NAN, 3.0], dtype=lib.float16), 2),
+    "topk_of_a_number": lambda lib: lib.topk(lib.tensor(1.5), 0),
+    "allclose_int_float": lambda lib: lib.allclose(lib.tensor([1]), lib.tensor([1.0])),
+    "isclose_float_double": lambda lib: lib.isclose(lib.tensor([1.0]), lib.tensor([1.0], dtype=lib.float64)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SILENTLY_WRONG))
+def test_once_silently_wrong_programs_give_torchs_outcome(case):
+    same_outcome(SILENTLY_WRONG[case])
 
 
 def test_index_put_into_expanded_tensor_warns_as_torch_does():

@@ -26,7 +26,8 @@ def cat(tensors, dim=0):
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be concatenated")
     used = _used(tensors)
     d = _wrap_dim(dim, used[0].dim())
-    rt = dtypes.result_type(*used) if len(used) > 1 else used[0].dtype
+    # the result's dtype promotes every input, also the empty 1-D ones the shape checks skip
+    rt = dtypes.result_type(*tensors) if len(tensors) > 1 else tensors[0].dtype
     dev = _devices(*used)
     first = used[0]
     for i, t in enumerate(used[1:], 1):

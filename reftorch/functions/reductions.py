@@ -215,6 +215,8 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if input.dtype is not other.dtype:   # no promotion here: an int64 is never "close" to a float
+        raise RuntimeError(f"{dtypes._scalar_type_name(input.dtype)} did not match {dtypes._scalar_type_name(other.dtype)}")
     broadcast_shapes(input._shape, other._shape)  # (torch's message when they do not broadcast)
     return _wrap(np.isclose(input._np, other._np, rtol=rtol, atol=atol, equal_nan=equal_nan), input._device)
 

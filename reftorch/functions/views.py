@@ -422,8 +422,12 @@ def split(input, split_size_or_sections, dim=0):
 
 
 def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     size = input._shape[_wrap_dim(dim, input.dim())]
-    return ops._split_tensor(input, builtins.max(1, -(-size // chunks)), dim)
+    if size == 0:   # torch: `chunks` empty pieces (a split by 0 would give one)
+        return ops.split_with_sizes(input, [0] * chunks, dim)
+    return ops._split_tensor(input, -(-size // chunks), dim)
 
 
 def unbind(input, dim=0):
