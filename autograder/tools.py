@@ -145,14 +145,7 @@ def check(what, probe_function, *args, expect=_NOTHING, close=False, rtol=1e-4, 
                   expect is not _NOTHING, {"close": close, "rtol": rtol, "atol": atol, "agree": agree, "partial": partial})
         return
     try:
-        try:
-            got = probe_function(*args)
-        except TestFailure:
-            raise
-        except NotImplementedError:
-            raise TestFailure(f"{what}: not answered yet (your code raised NotImplementedError)") from None
-        except Exception as error:
-            raise TestFailure(f"{what}: your code raised {type(error).__name__}: {error}") from None
+        got = _run_answer(what, probe_function, args)
         if expect is not _NOTHING:
             reason = mismatch(got, expect, close, rtol, atol, agree)
             if reason:
@@ -168,6 +161,19 @@ def check(what, probe_function, *args, expect=_NOTHING, close=False, rtol=1e-4, 
 
 
 _partial_cases = []
+
+
+def _run_answer(what, probe_function, args):
+    """What the probe returns from your code; your code's own error as a failure of `what`
+    (NotImplementedError, the blank answer's, as "not answered yet")."""
+    try:
+        return probe_function(*args)
+    except TestFailure:
+        raise
+    except NotImplementedError:
+        raise TestFailure(f"{what}: not answered yet (your code raised NotImplementedError)") from None
+    except Exception as error:
+        raise TestFailure(f"{what}: your code raised {type(error).__name__}: {error}") from None
 
 
 def credit(points):
@@ -266,14 +272,7 @@ def check_code(what, probe_function, *args, only=None, forbid=(), forbid_classes
         _recorder(what, probe_function, args, None, False,
                   {"close": False, "rtol": 0.0, "atol": 0.0, "agree": None, "partial": False, "code": rule})
         return
-    try:
-        got = probe_function(*args)
-    except TestFailure:
-        raise
-    except NotImplementedError:
-        raise TestFailure(f"{what}: not answered yet (your code raised NotImplementedError)") from None
-    except Exception as error:
-        raise TestFailure(f"{what}: your code raised {type(error).__name__}: {error}") from None
+    got = _run_answer(what, probe_function, args)
     reason = _kernel_code_check(got, rule)
     if reason:
         raise TestFailure(f"{what}: {reason}")
