@@ -400,3 +400,51 @@ def same_warnings(program):
                      for w in caught])
     assert said[1] == said[0], f"\n reftorch: {said[1]}\n torch:    {said[0]}"
     return said[0]
+
+
+# -- helpers several engine test files share ------------------------------------------------
+def grads_and_chain(program, *arrays, layout="contiguous"):
+    """``program(lib, *tensors)`` on leaves built from ``arrays``; compares the output, the
+    grad_fn chain and the leaves' gradients (upstream gradient fixed) with torch's."""
+    results = []
+    for lib in LIBS:
+        built = [build(lib, a, layout, requires_grad=a.dtype.kind == "f") for a in arrays]
+        out = program(lib, *[t for _, t in built])
+        upstream = np.random.default_rng(5).uniform(-1, 1, size=tuple(out.shape)).astype(arrays[0].dtype)
+        out.backward(lib.tensor(upstream))
+        results.append((out, node_chain(out.grad_fn), [leaf.grad for leaf, _ in built if leaf.requires_grad]))
+    (t_out, t_chain, t_grads), (r_out, r_chain, r_grads) = results
+    assert_same(r_out.detach(), t_out.detach(), name="out")
+    assert r_chain == t_chain, f"\n reftorch: {r_chain}\n torch:    {t_chain}"
+    for i, (mine, theirs) in enumerate(zip(r_grads, t_grads)):
+        assert_close_values(mine, theirs, f"grad {i}")
+
+
+def raised(program, lib):
+    """The exception ``program(lib)`` raises (None if it returns)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            program(lib)
+    except Exception as error:  # noqa: BLE001  (compared by the caller)
+        return error
+    return None
+
+
+def backward_twice(make):
+    """A program that calls backward twice on ``make(lib, x)`` (torch frees the graph after the first)."""
+    def program(lib):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = make(lib, x)
+        y.backward()
+        y.backward()
+    return program
+
+
+def both_or_same_error(program):
+    """Run on both; if torch raises, reftorch must raise the same class and words."""
+    theirs_error = raised(program, torch)
+    if theirs_error is not None:
+        same_error(program)
+        return None
+    return program(torch), program(reftorch)

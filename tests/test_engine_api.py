@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 import reftorch
 from engine_support import (
-    ENGINE, LIBS, assert_close_values, assert_same, build, dtype_names, float_names, layouts,
-    make_array, node_chain, same_error, same_program, seeds, shapes,
+    ENGINE, LIBS, assert_close_values, assert_same, build, dtype_names, float_names, layouts, make_array,
+    node_chain, same_error, same_program, same_warnings, seeds, shapes,
 )
 
 
@@ -627,3 +627,45 @@ def test_tensor_format_matches_torch(case):
              "1d_spec": lib.tensor([1.0, 2.0])}[case]
         return f"{t:.1f}" if case.endswith("spec") else f"{t}"
     same_outcome(program)
+
+
+# -- gradient hooks: post-accumulate-grad and full backward hooks --------------------------
+def test_post_accumulate_grad_hooks_run_after_the_grad_is_stored():
+    def program(lib):
+        p = lib.nn.Parameter(lib.tensor([1.0, 2.0]))
+        seen = []
+        handle = p.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.clone()))
+        (p * 3).sum().backward()
+        (p * p).sum().backward()
+        lib.autograd.grad((p * 2).sum(), p)  # no .grad stored: no call
+        handle.remove()
+        (p * 1).sum().backward()
+        return seen, p.grad
+    same_program(program)
+    same_error(lambda lib: (lib.ones(2, requires_grad=True) * 2).register_post_accumulate_grad_hook(print))
+    same_error(lambda lib: lib.ones(2).register_post_accumulate_grad_hook(print))
+
+
+def test_full_backward_hooks_see_and_replace_gradients():
+    def program(lib):
+        lib.manual_seed(0)
+        layer = lib.nn.Linear(3, 2)
+        calls = []
+        layer.register_full_backward_pre_hook(lambda m, go: calls.append(("pre", go)))
+        # the second call's input needs no gradient: its grad_input is (None,), kept as it is
+        layer.register_full_backward_hook(
+            lambda m, gi, go: calls.append(("full", gi, go)) or (gi[0] * 10 if gi[0] is not None else None,))
+        x = lib.ones(4, 3, requires_grad=True)
+        y = layer(x)
+        y.sum().backward()
+        z = layer(lib.ones(4, 3))
+        z.sum().backward()
+        return calls, x.grad, type(y.grad_fn).__name__, layer.weight.grad
+    same_program(program)
+    same_warnings(lambda lib: _backward_without_input_grads(lib))
+
+
+def _backward_without_input_grads(lib):
+    layer = lib.nn.Linear(2, 2)
+    layer.register_full_backward_hook(lambda m, gi, go: None)
+    layer(lib.ones(1, 2)).sum().backward()

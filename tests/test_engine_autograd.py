@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import reftorch
 from engine_support import (
-    ENGINE, LIBS, assert_close_values, build, float_names, layouts, make_array, node_chain, seeds,
+    ENGINE, LIBS, assert_close_values, build, float_names, layouts, make_array, node_chain, same_error, seeds,
     shapes,
 )
 
@@ -353,3 +353,13 @@ def test_backward_through_a_ten_thousand_op_chain():
         y.sum().backward()
         results.append(x.grad)
     assert_close_values(results[1], results[0])
+
+
+# -- saved tensors after backward ----------------------------------------------------------
+def test_a_saved_tensor_read_after_backward_raises_torchs_error():
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * x
+        y.sum().backward()
+        return y.grad_fn._saved_self
+    same_error(program)

@@ -18,7 +18,9 @@ from hypothesis import strategies as st
 
 import reftorch
 import reftorch.func
-from engine_support import ENGINE, LIBS, assert_close_values, make_array, seeds
+from engine_support import (
+    ENGINE, LIBS, assert_close_values, make_array, same_error, same_program, same_warnings, seeds,
+)
 
 
 def checkpoint_module(lib):
@@ -463,3 +465,90 @@ def test_transform_errors_read_like_torch(call):
             call(lib)
         errors.append((info.type, str(info.value).replace("reftorch", "torch")))
     assert errors[0] == errors[1]
+
+
+# -- saved-tensor hooks see the tensors themselves -----------------------------------------
+def test_saved_tensor_hooks_receive_the_tensors_themselves():
+    # the pack hook sees x for x * y's saved input, y itself for exp's saved output
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        seen = []
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: seen.append(t) or t, lambda t: t):
+            y = x.exp()
+            z = x * y
+            w = x.pow(2)
+            r = y.relu()
+        (z.sum() + w.sum() + r.sum()).backward()
+        return [s is x for s in seen], [s is y for s in seen], [s is r for s in seen], x.grad
+    same_program(program)
+
+
+# -- checkpoint_sequential -----------------------------------------------------------------
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_checkpoint_sequential_gives_the_plain_gradients(use_reentrant):
+    def program(lib):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(*[lib.nn.Sequential(lib.nn.Linear(4, 4), lib.nn.Tanh()) for _ in range(4)])
+        x = lib.randn(3, 4, requires_grad=True)
+        out = lib.utils.checkpoint.checkpoint_sequential(model, 2, x, use_reentrant=use_reentrant)
+        out.sum().backward()
+        plain_grad = x.grad.clone()
+        x.grad = None
+        model(x).sum().backward()
+        return out, plain_grad, x.grad, model[0][0].weight.grad
+    same_program(program)
+    same_warnings(lambda lib: lib.utils.checkpoint.checkpoint_sequential(
+        [lib.nn.Tanh(), lib.nn.Tanh()], 2, lib.ones(2, requires_grad=True)))
+    same_error(lambda lib: lib.utils.checkpoint.checkpoint_sequential([lib.nn.Tanh()], 1, lib.ones(1), True, foo=1))
+
+
+# -- func.grad, vmap's randomness and keywords, vjp with tuple outputs ---------------------
+def test_func_grad_keeps_the_graph_of_a_tensor_the_function_closes_over():
+    def program(lib):
+        w = lib.tensor(2.0, requires_grad=True)
+        x = lib.tensor([1.0, 2.0])
+        g = lib.func.grad(lambda x: (w * x ** 3).sum())(x)
+        outer = (g * g).sum()
+        outer.backward()
+        return g, g.grad_fn is not None, w.grad
+    same_program(program)
+
+
+def test_func_grad_returns_aux_and_value_detached_from_its_own_inputs():
+    def program(lib):
+        x = lib.tensor([1.0, -2.0])
+        grad, aux = lib.func.grad(lambda x: ((x ** 2).sum(), x * 3), has_aux=True)(x)
+        x_grad = x.clone().requires_grad_()
+        grad2, aux2 = lib.func.grad(lambda x: ((x ** 2).sum(), x * 3), has_aux=True)(x_grad)
+        grad3, value = lib.func.grad_and_value(lambda x: (x.exp()).sum())(x)
+        return (grad, aux, aux.requires_grad, grad2.requires_grad, aux2.requires_grad, value,
+                value.requires_grad)
+    same_program(program)
+
+
+def test_vmap_random_operations_follow_the_randomness_mode():
+    def program(lib):
+        lib.manual_seed(0)
+        same = lib.func.vmap(lambda x: x + lib.rand(2), randomness="same")(lib.zeros(3, 2))
+        after_same = lib.rand(1)
+        lib.manual_seed(0)
+        different = lib.func.vmap(lambda x: x + lib.rand(2), randomness="different")(lib.zeros(3, 2))
+        return same, after_same, different
+    same_program(program)
+    same_error(lambda lib: lib.func.vmap(lambda x: x + lib.rand(2))(lib.zeros(3, 2)))
+    same_error(lambda lib: lib.func.vmap(lambda x: lib.nn.functional.dropout(x))(lib.ones(3, 2)))
+    same_error(lambda lib: lib.func.vmap(lambda x: x, randomness="sometimes")(lib.ones(3, 2)))
+
+
+def test_vmap_passes_keyword_arguments_unmapped_and_refuses_item():
+    same_program(lambda lib: lib.func.vmap(lambda x, scale=1.0: x * scale)(lib.ones(3, 2), scale=2.5))
+    same_error(lambda lib: lib.func.vmap(lambda x: x.sum().item())(lib.ones(3, 2)))
+
+
+def test_vjp_of_a_function_with_tuple_outputs():
+    def program(lib):
+        x = lib.tensor([1.0, 2.0])
+        out, vjp_fn = lib.func.vjp(lambda x: (x * 2, x.sin().sum()), x)
+        return out, vjp_fn((lib.ones(2), lib.tensor(1.0)))
+    same_program(program)
+    same_error(lambda lib: lib.func.vjp(lambda x: (x * 2, x.sum()), lib.ones(2))[1](lib.ones(2)))

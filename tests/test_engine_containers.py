@@ -76,3 +76,15 @@ def test_moduledict_keeps_a_plain_dicts_order():
         return list(md.keys()), [type(m).__name__ for m in md.values()]
     same_program(program)
 
+
+# -- deleting from Sequential --------------------------------------------------------------
+def test_deleting_from_sequential_numbers_the_rest_again():
+    def program(lib):
+        nn = lib.nn
+        seq = nn.Sequential(nn.ReLU(), nn.Tanh(), nn.Sigmoid(), nn.Identity())
+        del seq[0]
+        first = [name for name, _ in seq.named_children()]
+        del seq[-1]
+        del seq[0:1]
+        return first, [name for name, _ in seq.named_children()], type(seq[0]).__name__, repr(seq)
+    same_program(program)

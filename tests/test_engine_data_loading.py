@@ -107,3 +107,22 @@ def test_changing_what_decides_the_batches_after_init_raises(attribute):
         loader.num_workers = 0  # other attributes may change
         setattr(loader, attribute, 1)
     same_error(program)
+
+
+# -- ConcatDataset and the samplers' options -----------------------------------------------
+def test_concat_dataset_and_the_samplers_options():
+    def program(lib):
+        lib.manual_seed(3)
+        data = lib.utils.data
+        ds = data.TensorDataset(lib.arange(10))
+        both = data.ConcatDataset([ds, data.TensorDataset(lib.arange(5) * 10)])
+        return (len(both), [both[i][0] for i in (0, 9, 10, 14, -1, -15)], both.cumulative_sizes,
+                list(data.RandomSampler(ds, replacement=True, num_samples=40)),
+                list(data.RandomSampler(ds, num_samples=13)), list(data.SubsetRandomSampler([3, 5, 7, 9])),
+                [b[0] for b in data.DataLoader(ds + ds, batch_size=4, shuffle=True, num_workers=2)],
+                [b[0] for b in data.DataLoader(ds, batch_sampler=data.BatchSampler(data.SequentialSampler(ds), 3, False))])
+    same_program(program)
+    same_error(lambda lib: lib.utils.data.ConcatDataset([lib.utils.data.TensorDataset(lib.arange(3))])[-4])
+    same_error(lambda lib: lib.utils.data.RandomSampler(range(3), num_samples=0))
+    same_error(lambda lib: lib.utils.data.RandomSampler(range(3), replacement=1))
+    same_error(lambda lib: lib.utils.data.DataLoader(range(3), batch_size=2, batch_sampler=[[0]]))

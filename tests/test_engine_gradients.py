@@ -212,3 +212,16 @@ def test_gradients_keep_each_inputs_dtype(shape, seed, dtype_pair):
     for r, t in zip(grads[1], grads[0]):
         assert str(r.dtype) == str(t.dtype)
         assert_close_values(r, t)
+
+
+# -- node names of common ops --------------------------------------------------------------
+def test_node_names_of_common_ops_match():
+    def names(lib):
+        x = lib.ones(2, 2, requires_grad=True)
+        outs = [x * 2, x + 1, x.sum(), x.mean(), x.t(), x.view(4), x.exp(), x.relu(), x @ x, x[0],
+                x.clone(), x.to(lib.float64), x.sigmoid(), x.tanh(), lib.softmax(x, 1), x.max(),
+                x.unsqueeze(0), x.expand(3, 2, 2), x / 2, x - 1, -x, x ** 2, x.abs(), x.sqrt(),
+                lib.cat([x, x]), lib.stack([x, x]), x.var(), x.norm(), x.clamp(0, 1), x % 2,
+                x.as_strided((2,), (1,)), lib.div(x, 2, rounding_mode="floor"), x[lib.tensor([0])]]
+        return [o.grad_fn.name() for o in outs]
+    assert names(reftorch) == names(torch)

@@ -6,12 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import reftorch
 from engine_support import (
-    ENGINE, LIBS, assert_close_values, float_names, make_array, node_chain, run_both, seeds, shapes,
+    ENGINE, LIBS, assert_close_values, assert_same, float_names, make_array, node_chain, raised, run_both,
+    same_outcome, seeds, shapes,
 )
 
 def _saved_input_program(kind):
@@ -159,3 +160,56 @@ def test_detached_then_modified_saved_tensor_is_caught():
             y.sum().backward()
         errors.append(str(caught.value))
     assert errors[1] == errors[0]
+
+
+# -- in-place ops on overlapping and expanded views ----------------------------------------
+GEOMETRIES = [((3, 2), (1, 1), 0), ((4, 4), (2, 1), 0), ((5, 3), (1, 2), 1), ((3, 3), (0, 1), 0),
+              ((2, 3, 2), (2, 1, 1), 0)]
+
+
+@pytest.mark.parametrize("geometry", GEOMETRIES)
+@pytest.mark.parametrize("op", ["add_", "mul_", "sub_", "div_", "copy_", "exp_", "neg_", "iadd", "clamp_"])
+def test_in_place_op_on_overlapping_windows_writes_element_after_element(geometry, op):
+    size, stride, offset = geometry
+
+    def program(lib):
+        x = lib.arange(1.0, 15.0) / 7
+        view = x.as_strided(size, stride, offset)
+        other = lib.arange(float(np.prod(size))).reshape(size) / 3
+        if op == "copy_":
+            view.copy_(other)
+        elif op == "iadd":
+            view += 0.5
+        elif op in ("exp_", "neg_"):
+            getattr(view, op)()
+        elif op == "clamp_":
+            view.clamp_(0.2, 0.9)
+        else:
+            getattr(view, op)(other + 1)
+        return x
+    same_outcome(program)
+
+
+@ENGINE
+@given(shape=shapes(1, 3, max_side=3), expand_dim=st.integers(0, 2), seed=seeds,
+       op=st.sampled_from(["add_", "mul_", "sub_", "div_", "copy_", "exp_", "neg_", "fill_", "zero_",
+                           "clamp_", "pow_"]))
+def test_in_place_ops_on_expanded_tensors_raise_where_torch_does(shape, expand_dim, seed, op):
+    """Any in-place op, any tensor with a dim expanded from 1: the same refusal or result."""
+    assume(expand_dim < len(shape))
+    array = make_array(seed, shape, "float32", away_from_zero=True)
+    small = list(shape)
+    small[expand_dim] = 1
+
+    def program(lib):
+        x = lib.tensor(array).clone()[tuple(slice(0, n) for n in small)].expand(*shape)
+        args = {"copy_": (lib.ones(shape),), "fill_": (2.0,), "clamp_": (0.0, 1.0), "pow_": (2,),
+                "exp_": (), "neg_": (), "zero_": ()}.get(op, (3.0,))
+        getattr(x, op)(*args)
+        return x
+    theirs_error, mine_error = raised(program, torch), raised(program, reftorch)
+    assert (theirs_error is None) == (mine_error is None), f"torch: {theirs_error!r}, reftorch: {mine_error!r}"
+    if theirs_error is not None:
+        assert str(mine_error) == str(theirs_error)
+    else:
+        assert_same(program(reftorch), program(torch), name=op)

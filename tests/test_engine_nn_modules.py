@@ -187,3 +187,22 @@ def test_a_lazy_model_loads_a_state_dict_before_its_first_call():
         return keys, before, same, type(clone.hidden).__name__, clone.hidden.in_features
     theirs, mine = (program(lib) for lib in LIBS)
     assert mine == theirs
+
+
+# -- dtype conversion of a whole module ----------------------------------------------------
+@pytest.mark.parametrize("conversion", ["half", "bfloat16", "double", "float"])
+def test_module_half_and_bfloat16_convert_floating_tensors_only(conversion):
+    def program(lib):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.BatchNorm1d(2))
+        model[0].weight.grad = lib.ones(2, 3)
+        getattr(model, conversion)()
+        return ([str(p.dtype) for p in model.parameters()], [str(b.dtype) for b in model.buffers()],
+                str(model[0].weight.grad.dtype))
+    same_program(program)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "bool", "uint8"])
+def test_module_to_an_integer_dtype_is_refused(dtype):
+    same_error(lambda lib: lib.nn.Linear(2, 2).to(getattr(lib, dtype)))
+    same_error(lambda lib: lib.nn.Linear(2, 2).to("cpu", getattr(lib, dtype)))

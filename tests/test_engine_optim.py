@@ -7,7 +7,7 @@ import copy
 import pytest
 import torch
 
-from engine_support import LIBS, assert_same, same_error, same_warnings
+from engine_support import LIBS, assert_same, same_error, same_program, same_warnings
 
 # name -> keyword sets that switch each branch of its update on
 OPTIMIZERS = {
@@ -188,3 +188,93 @@ def test_scheduler_errors_are_torchs(case):
             s.StepLR(optimizer, step_size=2, verbose=True)
     same_error(program)
 
+
+# -- AdamW, closures, param groups ---------------------------------------------------------
+def test_adamw_decays_the_weights_themselves():
+    def program(lib):
+        lib.manual_seed(0)
+        model = lib.nn.Linear(3, 2)
+        optimizer = lib.optim.AdamW(model.parameters(), lr=0.1, weight_decay=0.5, amsgrad=True)
+        for _ in range(3):
+            optimizer.zero_grad()
+            model(lib.randn(4, 3)).pow(2).sum().backward()
+            optimizer.step()
+        state = optimizer.state_dict()
+        return model.weight, model.bias, repr(optimizer), sorted(state["param_groups"][0])
+    same_program(program)
+
+
+def test_optimizer_step_runs_its_closure_with_grad_mode_on():
+    def program(lib):
+        w = lib.nn.Parameter(lib.tensor([1.0, -2.0]))
+        results = []
+        for optimizer in (lib.optim.SGD([w], lr=0.1, momentum=0.9), lib.optim.Adam([w], lr=0.1),
+                          lib.optim.AdamW([w], lr=0.1)):
+            def closure():
+                optimizer.zero_grad()
+                loss = (w ** 2).sum()
+                loss.backward()
+                return loss
+            results.append((optimizer.step(closure), w.detach().clone()))
+        return results
+    same_program(program)
+
+
+def test_add_param_group_refuses_a_parameter_already_in_a_group():
+    def program(lib):
+        w = lib.nn.Parameter(lib.ones(2))
+        lib.optim.SGD([w], lr=0.1).add_param_group({"params": [w]})
+    same_error(program)
+    same_warnings(lambda lib: lib.optim.SGD([lib.nn.Parameter(lib.ones(1))] * 2, lr=0.1))
+
+
+# -- schedules stepped with SGD and Adam ---------------------------------------------------
+SCHEDULES_WITH_OPTIONS = [("StepLR", dict(step_size=3, gamma=0.5)), ("ExponentialLR", dict(gamma=0.9)),
+             ("CosineAnnealingLR", dict(T_max=4, eta_min=0.01)), ("LambdaLR", dict(lr_lambda=lambda e: 1 / (e + 1))),
+             ("OneCycleLR", dict(max_lr=0.5, total_steps=12)),
+             ("OneCycleLR", dict(max_lr=[0.5], epochs=3, steps_per_epoch=4, anneal_strategy="linear", three_phase=True))]
+
+
+@pytest.mark.parametrize("name,options", SCHEDULES_WITH_OPTIONS, ids=[f"{n}{i}" for i, (n, _) in enumerate(SCHEDULES_WITH_OPTIONS)])
+@pytest.mark.parametrize("optimizer", ["SGD", "Adam"])
+def test_lr_schedules_give_torchs_rates(name, options, optimizer):
+    def program(lib):
+        p = lib.nn.Parameter(lib.ones(2))
+        opt = lib.optim.SGD([p], lr=0.1, momentum=0.9) if optimizer == "SGD" else lib.optim.Adam([p], lr=0.1)
+        schedule = getattr(lib.optim.lr_scheduler, name)(opt, **options)
+        rates = [schedule.get_last_lr()]
+        for _ in range(12):
+            opt.step()
+            schedule.step()
+            group = opt.param_groups[0]
+            rates.append((schedule.get_last_lr(), group["momentum"] if "momentum" in group else group["betas"]))
+        return rates, schedule.last_epoch, sorted(k for k in schedule.state_dict() if not k.startswith("_"))
+    same_program(program)
+
+
+def test_lr_schedule_warns_when_stepped_before_the_optimizer():
+    same_warnings(lambda lib: lib.optim.lr_scheduler.StepLR(
+        lib.optim.SGD([lib.nn.Parameter(lib.ones(1))], lr=0.1), 2).step())
+    same_error(lambda lib: lib.optim.lr_scheduler.OneCycleLR(lib.optim.SGD([lib.nn.Parameter(lib.ones(1))], lr=0.1), 1.0))
+    same_error(lambda lib: lib.optim.lr_scheduler.StepLR(object(), 2))
+
+
+# -- gradient clipping ---------------------------------------------------------------------
+@pytest.mark.parametrize("norm_type", [2.0, 1, float("inf")])
+def test_clip_grad_norm_and_value(norm_type):
+    def program(lib):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Linear(4, 3), lib.nn.Linear(3, 1))
+        model(lib.randn(5, 4)).pow(2).sum().backward()
+        total = lib.nn.utils.clip_grad_norm_(model.parameters(), 0.5, norm_type=norm_type)
+        grads = [p.grad.clone() for p in model.parameters()]
+        lib.nn.utils.clip_grad_value_(model.parameters(), 0.01)
+        return total, grads, [p.grad for p in model.parameters()], lib.nn.utils.clip_grad_norm_([], 1.0)
+    same_program(program)
+    same_error(lambda lib: _non_finite_clip(lib))
+
+
+def _non_finite_clip(lib):
+    p = lib.nn.Parameter(lib.ones(2))
+    p.grad = lib.tensor([float("inf"), 1.0])
+    lib.nn.utils.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import reftorch
-from engine_support import ENGINE, assert_same_bits, capabilities_this_cpu_allows
+from engine_support import ENGINE, assert_same_bits, capabilities_this_cpu_allows, same_error, same_program
 
 LIBS = (torch, reftorch)
 FLOATS = ("float32", "float64", "float16", "bfloat16")
@@ -279,3 +279,19 @@ def test_normal_fill_with_a_tiny_scale_matches_torch(std):
         lib.manual_seed(0)
         results.append(lib.empty(16, dtype=lib.float64).normal_(0.0, std))
     assert_same_bits(*results)
+
+
+# -- initialisers draw torch's numbers -----------------------------------------------------
+@pytest.mark.parametrize("init,args", [("kaiming_uniform_", {}), ("kaiming_normal_", {}),
+                                       ("kaiming_normal_", dict(mode="fan_out", nonlinearity="relu")),
+                                       ("kaiming_uniform_", dict(a=0.2, nonlinearity="leaky_relu")),
+                                       ("xavier_uniform_", dict(gain=2.0)), ("xavier_normal_", {})])
+def test_initialisers_draw_torchs_numbers(init, args):
+    def program(lib):
+        lib.manual_seed(1)
+        return getattr(lib.nn.init, init)(lib.empty(20, 8), **args), getattr(lib.nn.init, init)(lib.empty(3, 4, 2, 2), **args)
+    same_program(program)
+    same_error(lambda lib: lib.nn.init.kaiming_normal_(lib.empty(3), mode="fan_in"))
+    same_error(lambda lib: lib.nn.init.kaiming_normal_(lib.empty(3, 3), mode="fan_avg"))
+    same_error(lambda lib: lib.nn.init.calculate_gain("swish"))
+    same_program(lambda lib: [lib.nn.init.calculate_gain(n) for n in ("selu", "conv2d", "tanh", "relu", "leaky_relu")])

@@ -2,6 +2,11 @@
 matrix products, joining. Every test runs one program on both libraries and compares."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -10,8 +15,9 @@ from hypothesis import strategies as st
 
 import reftorch
 from engine_support import (
-    DTYPE_NAMES, ENGINE, LIBS, assert_same, dtype_name, dtype_names, float_names, layouts,
-    make_array, pair, same_outcome, same_program, seeds, shapes,
+    DTYPE_NAMES, ENGINE, LIBS, assert_close_values, assert_same, both_or_same_error, build,
+    capabilities_this_cpu_allows, dtype_name, dtype_names, float_names, grads_and_chain, layouts, make_array,
+    pair, same_error, same_outcome, same_program, same_warnings, seeds, shapes,
 )
 
 
@@ -410,3 +416,324 @@ def test_views_know_their_base_and_data_pointer(shape, seed, layout):
                 leaf.untyped_storage(), "nbytes") else None,
         ))
     assert facts[1] == facts[0]
+
+
+# -- out=: results written into a given tensor ---------------------------------------------
+@pytest.mark.parametrize("call", [
+    lambda lib, o: lib.add(lib.ones(3), 1, out=o), lambda lib, o: lib.mul(lib.ones(3), lib.arange(3.0), out=o),
+    lambda lib, o: lib.matmul(lib.ones(3, 2), lib.ones(2), out=o), lambda lib, o: lib.sum(lib.ones(2, 3), 0, out=o),
+    lambda lib, o: lib.cat([lib.ones(1), lib.zeros(2)], out=o), lambda lib, o: lib.exp(lib.zeros(3), out=o),
+    lambda lib, o: lib.arange(3, out=o), lambda lib, o: lib.zeros(3, out=o),
+    lambda lib, o: lib.where(lib.tensor([True, False, True]), lib.ones(3), lib.zeros(3), out=o),
+    lambda lib, o: lib.mm(lib.ones(3, 2), lib.ones(2, 1), out=o), lambda lib, o: lib.mean(lib.ones(2, 3), 0, out=o),
+    lambda lib, o: lib.stack([lib.ones(1), lib.zeros(1), lib.ones(1)], out=o),
+    lambda lib, o: lib.full((3,), 1.5, out=o), lambda lib, o: lib.eq(lib.ones(3), 1, out=o),
+    lambda lib, o: lib.linspace(0, 1, 3, out=o), lambda lib, o: lib.arange(3.5, out=o),
+])
+@pytest.mark.parametrize("out_shape,out_dtype", [((3,), "float32"), ((3,), "float64"), ((2,), "float32"),
+                                                 ((0,), "float32"), ((3,), "int64")])
+def test_out_writes_into_the_given_tensor(call, out_shape, out_dtype):
+    def program(lib):
+        out = lib.full(out_shape, -1.0, dtype=getattr(lib, out_dtype))
+        result = call(lib, out)
+        return result is out, out, out._version > 0 if lib is reftorch else True
+    # where both refuse, the class is compared (words differ for matmul and mm into a tensor of
+    # another dtype: torch names addmv, or "out type"; reftorch says "out tensor to have dtype")
+    if same_program(program, may_raise=(RuntimeError, TypeError)) is not None:
+        same_warnings(lambda lib: call(lib, lib.full(out_shape, -1.0, dtype=getattr(lib, out_dtype))))
+
+
+def test_out_refuses_what_needs_a_graph():
+    same_error(lambda lib: lib.add(lib.ones(3, requires_grad=True), 1, out=lib.empty(3)))
+    same_error(lambda lib: lib.add(lib.ones(3), 1, out=lib.empty(3, requires_grad=True)))
+    same_program(lambda lib: _no_grad_out(lib))
+
+
+def _no_grad_out(lib):
+    with lib.no_grad():
+        return lib.add(lib.ones(3, requires_grad=True), 1, out=lib.empty(3))
+
+
+# -- element-wise functions: logs, trigonometry, rounding, isinf and friends ------------------
+@pytest.mark.parametrize("op", ["log1p", "expm1", "log2", "log10", "rsqrt", "tan", "atan", "asin", "acos",
+                                "sinh", "cosh", "erf", "round", "trunc", "frac"])
+def test_log_trig_and_rounding_functions_with_their_gradients(op):
+    array = np.array([[0.1, 0.5, -0.3], [0.9, 0.25, -0.75]], dtype="float64")
+    if op in ("log2", "log10", "rsqrt"):
+        array = np.abs(array)
+    grads_and_chain(lambda lib, x: getattr(lib, op)(x), array)
+    grads_and_chain(lambda lib, x: getattr(x, op)(), array.astype("float32"))
+
+
+@pytest.mark.parametrize("op", ["isinf", "isfinite", "isnan", "isposinf", "isneginf"])
+def test_isinf_and_friends(op):
+    same_program(lambda lib: (getattr(lib, op)(lib.tensor([1.0, float("inf"), float("-inf"), float("nan")])),
+                              getattr(lib.tensor([1, 2]), op)()))
+
+
+# -- NumPy scalars, maximum/minimum and NumPy's wide unsigned types ------------------------
+NUMPY_SCALARS = [np.float64(1.5), np.float32(-2.25), np.float16(0.5), np.int64(3), np.int32(-2), np.bool_(True)]
+
+
+@ENGINE
+@given(shape=shapes(0, 2), seed=seeds, dtype=st.sampled_from(["float32", "float64", "int64", "int32", "bool"]),
+       scalar=st.sampled_from(NUMPY_SCALARS), op=st.sampled_from(["add", "mul", "sub", "truediv", "gt", "pow"]),
+       first=st.booleans())
+def test_a_numpy_scalar_operand_counts_as_a_python_number(shape, seed, dtype, scalar, op, first):
+    # torch.ones(2) + np.float64(1.0) is float32: the NumPy scalar takes no part in the dtype
+    # (torch reads an np.bool_ as a float), and np.pi * t is a tensor, not a NumPy array
+    import operator
+    array = make_array(seed, shape, dtype, 1, 3)
+
+    def program(lib):
+        t = lib.tensor(array)
+        fn = getattr(operator, op)
+        return (fn(t, scalar), getattr(lib, op if op != "truediv" else "div")(t, scalar)) if first \
+            else fn(scalar, t)
+    same_program(program, may_raise=RuntimeError)   # bool - bool: reftorch's words differ from torch's
+
+
+def test_maximum_takes_tensors_only():
+    same_error(lambda lib: lib.maximum(lib.ones(2), np.float64(1.0)))
+    same_error(lambda lib: lib.minimum(lib.ones(2), 2))
+
+
+@pytest.mark.parametrize("np_dtype", ["uint16", "uint32", "uint64"])
+def test_from_numpy_takes_the_wide_unsigned_types(np_dtype):
+    def program(lib):
+        t = lib.from_numpy(np.arange(4, dtype=np_dtype))
+        return t, str(t.dtype), repr(t), t.to(lib.float32), t * 2, t.sum(), t.view(2, 2), t.tolist()
+    same_program(program)
+    same_error(lambda lib: lib.from_numpy(np.arange(4, dtype=np_dtype)) + 1)
+    same_error(lambda lib: lib.promote_types(getattr(lib, np_dtype), lib.int32))
+
+
+# -- dtype limits: finfo and iinfo ---------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_finfo(dtype):
+    same_program(lambda lib: (repr(lib.finfo(getattr(lib, dtype))), lib.finfo(getattr(lib, dtype)).eps,
+                              lib.finfo(getattr(lib, dtype)).max, lib.finfo(getattr(lib, dtype)).tiny,
+                              lib.finfo(getattr(lib, dtype)).bits, lib.finfo(getattr(lib, dtype)).dtype))
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64", "uint8"])
+def test_iinfo(dtype):
+    same_program(lambda lib: (repr(lib.iinfo(getattr(lib, dtype))), lib.iinfo(getattr(lib, dtype)).min,
+                              lib.iinfo(getattr(lib, dtype)).max, lib.iinfo(getattr(lib, dtype)).bits))
+
+
+def test_finfo_and_iinfo_refuse_the_other_kind():
+    same_program(lambda lib: repr(lib.finfo()))
+    same_error(lambda lib: lib.finfo(lib.int32))
+    same_error(lambda lib: lib.iinfo(lib.float32))
+    same_error(lambda lib: lib.iinfo(lib.bool))
+
+
+# -- einsum and triangles ------------------------------------------------------------------
+EQUATIONS = [("ij,jk->ik", [(3, 4), (4, 2)]), ("ij,kj->ik", [(3, 4), (2, 4)]), ("bij,bjk->bik", [(2, 3, 4), (2, 4, 2)]),
+             ("i,i->", [(4,), (4,)]), ("i,j->ij", [(3,), (2,)]), ("ij->ji", [(3, 4)]), ("ij->", [(3, 4)]),
+             ("ii->i", [(3, 3)]), ("ii", [(3, 3)]), ("...j,j->...", [(2, 3, 4), (4,)]),
+             ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]), ("bi,bj->bij", [(2, 3), (2, 4)]), ("ij,ij->i", [(3, 4), (3, 4)])]
+
+
+@pytest.mark.parametrize("equation,shapes_", EQUATIONS)
+def test_einsum_values_and_gradients(equation, shapes_):
+    arrays = [make_array(i, s, "float64") for i, s in enumerate(shapes_)]
+    results = []
+    for lib in LIBS:
+        leaves = [lib.tensor(a, requires_grad=True) for a in arrays]
+        out = lib.einsum(equation, *leaves)
+        out.backward(lib.ones_like(out))
+        results.append((out, [leaf.grad for leaf in leaves]))
+    (t_out, t_grads), (r_out, r_grads) = results
+    assert_same(r_out.detach(), t_out.detach())
+    for mine, theirs in zip(r_grads, t_grads):
+        assert_close_values(mine, theirs)
+    same_error(lambda lib: lib.einsum("ij,jk->ik", lib.ones(2, 3)))
+
+
+@ENGINE
+@given(shape=shapes(2, 3, 1, 5), seed=seeds, name=float_names, layout=layouts, diagonal=st.integers(-3, 3),
+       lower=st.booleans())
+def test_tril_and_triu(shape, seed, name, layout, diagonal, lower):
+    grads_and_chain(lambda lib, x: (x.tril if lower else x.triu)(diagonal), make_array(seed, shape, name), layout=layout)
+
+
+def test_tril_needs_a_matrix():
+    same_error(lambda lib: lib.ones(3).tril())
+
+
+# -- edge cases of cat, chunk, sort, topk and isclose --------------------------------------
+# Student snippets where reftorch gave an answer and torch another (issue 29's silently wrong):
+# an empty float list joined to integers, chunks of an empty dim, NaN in a descending sort or a
+# top-k (torch ranks NaN above every number), integers "close" to floats.
+NAN, INF = float("nan"), float("inf")
+
+
+SORT_AND_JOIN_EDGE_CASES = {
+    "cat_empty_then_ints": lambda lib: lib.cat([lib.tensor([]), lib.tensor([1, 2])]),
+    "cat_ints_then_empty": lambda lib: lib.cat([lib.tensor([1, 2], dtype=lib.int32), lib.tensor([])]),
+    "chunk_of_empty_dim": lambda lib: lib.zeros(0, 3).chunk(2),
+    "chunk_of_empty_dim_1": lambda lib: lib.zeros(2, 0).chunk(3, dim=1),
+    "chunk_into_zero": lambda lib: lib.zeros(4).chunk(0),
+    "sort_nan_descending": lambda lib: lib.sort(lib.tensor([1.0, INF, NAN, 2.0, NAN, -INF]), descending=True),
+    "sort_nan_ascending": lambda lib: lib.sort(lib.tensor([1.0, INF, NAN, 2.0, NAN, -INF])),
+    "sort_nan_by_column": lambda lib: lib.sort(lib.tensor([[1.0, NAN], [3.0, 2.0]]), dim=0, descending=True),
+    "sort_uint8_descending": lambda lib: lib.sort(lib.tensor([0, 3, 0, 255], dtype=lib.uint8), descending=True),
+    "sort_bool_descending": lambda lib: lib.sort(lib.tensor([True, False, True]), descending=True),
+    "sort_int64_extremes": lambda lib: lib.sort(lib.tensor([-2**63, 5, 2**63 - 1]), descending=True),
+    "sort_a_number": lambda lib: lib.sort(lib.tensor(1.5), descending=True),
+    "argsort_nan_descending": lambda lib: lib.argsort(lib.tensor([1.0, NAN, 3.0]), descending=True),
+    "topk_nan_largest": lambda lib: lib.topk(lib.tensor([1.0, NAN, 3.0]), 2),
+    "topk_nan_smallest": lambda lib: lib.topk(lib.tensor([1.0, NAN, 3.0]), 3, largest=False),
+    "topk_nan_float16": lambda lib: lib.topk(lib.tensor([1.0, NAN, 3.0], dtype=lib.float16), 2),
+    "topk_of_a_number": lambda lib: lib.topk(lib.tensor(1.5), 0),
+    "allclose_int_float": lambda lib: lib.allclose(lib.tensor([1]), lib.tensor([1.0])),
+    "isclose_float_double": lambda lib: lib.isclose(lib.tensor([1.0]), lib.tensor([1.0], dtype=lib.float64)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SORT_AND_JOIN_EDGE_CASES))
+def test_edge_cases_of_cat_chunk_sort_topk_and_isclose_give_torchs_outcome(case):
+    same_outcome(SORT_AND_JOIN_EDGE_CASES[case])
+
+
+# -- division with rounding_mode, //, % and their dtypes -----------------------------------
+DIVISION_DTYPES = ("int32", "int64", "float32", "float64")
+
+
+@ENGINE
+@given(shape=shapes(0, 2), seed=seeds, a_dtype=st.sampled_from(DIVISION_DTYPES),
+       b_dtype=st.sampled_from(DIVISION_DTYPES + ("int", "float")),
+       mode=st.sampled_from([None, "trunc", "floor"]), layout=layouts)
+def test_div_rounding_modes_match(shape, seed, a_dtype, b_dtype, mode, layout):
+    """Values and result dtype of div(a, b, rounding_mode=...), tensor or number divisor."""
+    a = make_array(seed, shape, a_dtype, low=-9, high=9)
+    if b_dtype == "int":
+        b_value = int(np.random.default_rng(seed).integers(1, 4)) * (-1) ** (seed % 2)
+    elif b_dtype == "float":
+        b_value = 1.5 * (-1) ** (seed % 2)
+    else:
+        b_value = make_array(seed + 1, shape, b_dtype, low=-4, high=4, away_from_zero=True)
+
+    def program(lib):
+        _, x = build(lib, a, layout)
+        y = lib.tensor(b_value) if isinstance(b_value, np.ndarray) else b_value
+        return lib.div(x, y, rounding_mode=mode), x.div(y, rounding_mode=mode)
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert_same(mine, theirs, name=f"div {a_dtype}/{b_dtype} {mode}")
+
+
+@ENGINE
+@given(shape=shapes(1, 2), seed=seeds, a_dtype=st.sampled_from(DIVISION_DTYPES),
+       b_dtype=st.sampled_from(DIVISION_DTYPES), mode=st.sampled_from([None, "trunc", "floor"]),
+       op=st.sampled_from(["div_", "floordiv", "ifloordiv", "remainder", "itruediv"]))
+def test_in_place_and_operator_division_match(shape, seed, a_dtype, b_dtype, mode, op):
+    """div_ with a rounding mode, //, //=, % and /=: the same values, dtypes, or refusal."""
+    a = make_array(seed, shape, a_dtype, low=-9, high=9)
+    b = make_array(seed + 1, shape, b_dtype, low=-4, high=4, away_from_zero=True)
+
+    def program(lib):
+        x, y = lib.tensor(a), lib.tensor(b)
+        if op == "div_":
+            return x.div_(y, rounding_mode=mode)
+        if op == "floordiv":
+            return x // y
+        if op == "ifloordiv":
+            x //= y
+            return x
+        if op == "itruediv":
+            x /= y
+            return x
+        return x % y
+    results = both_or_same_error(program)
+    if results:
+        assert_same(results[1], results[0], name=op)
+
+
+def test_rounded_division_records_divbackward2_with_zero_gradients():
+    def program(lib):
+        x = lib.tensor([-7.0, 7.5, 5.0], requires_grad=True)
+        y = lib.tensor([2.0, -2.0, 3.0], requires_grad=True)
+        outs = [lib.div(x, y, rounding_mode="trunc"), x.div(2, rounding_mode="floor")]
+        sum(o.sum() for o in outs).backward()
+        return [o.grad_fn.name() for o in outs], outs[0], outs[1], x.grad, y.grad
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert_same(mine, theirs)
+
+
+def test_floor_divide_with_grad_records_torchs_not_implemented_node():
+    def program(lib):
+        x = lib.tensor([1.5, -2.5], requires_grad=True)
+        node = (x // 2).grad_fn
+        return node.name(), type(node).__name__, repr(node).split(" object")[0], len(node.next_functions)
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert mine == theirs
+
+
+@pytest.mark.parametrize("other_requires_grad", [False, True])
+def test_remainder_gradients_and_node_names_match(other_requires_grad):
+    def program(lib):
+        x = lib.tensor([5.0, -7.0, 2.5], requires_grad=True)
+        y = lib.tensor([2.0, 3.0, -1.5], requires_grad=other_requires_grad)
+        by_tensor, by_number = x % y, x % 2
+        (by_tensor.sum() + by_number.sum()).backward()
+        return by_tensor.grad_fn.name(), by_number.grad_fn.name(), by_tensor, x.grad, y.grad
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert_same(mine, theirs)
+
+
+def test_in_place_floor_division_and_remainder_keep_the_tensor():
+    def program(lib):
+        x = lib.tensor([7, -7], dtype=lib.int32)
+        same = x
+        x //= 2
+        first = x.clone()
+        x %= 3
+        return first, x, x is same, x.dtype
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert_same(mine[:3], theirs[:3])
+    assert dtype_name(mine[0]) == dtype_name(theirs[0])
+
+
+# -- float32 functions give torch's bits, on every CPU build -------------------------------
+FLOAT32_FUNCTIONS = {  # name: inputs where the function is finite and not trivially exact
+    "exp": (-80, 80), "log": (1e-3, 80), "tanh": (-10, 10), "sin": (-10, 10), "cos": (-10, 10),
+    "log1p": (1e-3, 80), "expm1": (-10, 10), "log2": (1e-3, 80), "log10": (1e-3, 80), "tan": (-1, 1),
+    "atan": (-80, 80), "asin": (-1, 1), "acos": (-1, 1), "sinh": (-10, 10), "cosh": (-10, 10),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FLOAT32_FUNCTIONS))
+def test_float32_functions_give_torchs_bits_almost_always(name):
+    """Printed values are torch's (d2l's `torch.exp(x)` printed 162754.7812 for torch's
+    162754.7969): on 20,000 fixed float32 inputs at least 90% of reftorch's results are torch's
+    bits exactly (70% for sinh and cosh; NumPy's own float32 exp reaches 61%) and none is more
+    than 2 ulp away."""
+    low, high = FLOAT32_FUNCTIONS[name]
+    values = np.random.default_rng(7).uniform(low, high, 20_000).astype(np.float32)
+    # torch's own first call of acos in a process sometimes takes another, less exact path
+    # (2 of 25 fresh processes matched NumPy's float64 acos on 46% of values, not 91%): warm it
+    getattr(torch, name)(torch.from_numpy(values))
+    expected = getattr(torch, name)(torch.from_numpy(values)).numpy()
+    got = getattr(reftorch, name)(reftorch.from_numpy(values)).numpy()
+    same = np.mean(got == expected)
+    ulps = np.abs(got.view(np.int32).astype(np.int64) - expected.view(np.int32).astype(np.int64))
+    # torch's default (not vectorised) CPU build takes glibc's float sinhf and coshf, which are
+    # not correctly rounded: 75% and 78% of their values are the float64 result rounded once.
+    # torch's float32 tan is within 1 ulp but not correctly rounded either, and which of its
+    # results round the other way depends on the CPU: 91% here on an Intel AVX-512 machine,
+    # 82% on an AMD EPYC one, in every build ATEN_CPU_CAPABILITY picks
+    least = {"sinh": 0.7, "cosh": 0.7, "tan": 0.8}.get(name, 0.9)
+    assert same >= least and ulps.max() <= 2, (name, same, ulps.max())
+
+
+@pytest.mark.parametrize("capability", capabilities_this_cpu_allows())
+def test_float32_functions_hold_on_every_cpu_build_torch_can_run_here(capability):
+    """The check above on each build ATEN_CPU_CAPABILITY can ask for (the default build takes
+    glibc's scalar functions, the AVX2 and AVX-512 builds SLEEF's vectorised ones)."""
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                           f"{__file__}::test_float32_functions_give_torchs_bits_almost_always"],
+                          env=dict(os.environ, ATEN_CPU_CAPABILITY=capability), cwd=Path(__file__).parent.parent,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and f"{len(FLOAT32_FUNCTIONS)} passed" in done.stdout, done.stdout[-3000:]

@@ -4,14 +4,16 @@ base), on contiguous and non-contiguous inputs; advanced indexing and masked ass
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import reftorch
 from engine_support import (
-    ENGINE, LIBS, assert_same, build, dtype_names, layouts, make_array, node_chain, run_both,
-    same_outcome, same_program, seeds, shapes,
+    ENGINE, LIBS, assert_same, backward_twice, both_or_same_error, build, dtype_names, float_names,
+    grads_and_chain, layouts, make_array, node_chain, run_both, same_error, same_outcome, same_program,
+    same_warnings, seeds, shapes,
 )
 
 
@@ -397,3 +399,202 @@ def test_sim_device_computes_what_torch_computes_on_cpu(program, n, m, seed):
         assert r.device.type == "sim"
     assert_same(tuple(t.cpu() for t in mine) if isinstance(mine, tuple) else mine.cpu(), theirs)
     assert reftorch.sim.memory_allocated() > 0
+
+
+# -- indexing ops: scatter, gather, index_select, index_add, masked_select -----------------
+def _index(seed, shape, dim, size):
+    return np.random.default_rng(seed).integers(0, size, size=shape)
+
+
+@ENGINE
+@given(seed=seeds, name=float_names, dim=st.integers(0, 1), op=st.sampled_from(
+    ["scatter_src", "scatter_value", "scatter_add", "sum", "prod", "mean", "amax", "amin"]),
+    include_self=st.booleans())
+def test_scatter_family_values_and_gradients(seed, name, dim, op, include_self):
+    x = make_array(seed, (3, 4), name)
+    src = make_array(seed + 1, (2, 3), name, 0.5, 2.0)
+    index = _index(seed, (2, 3), dim, x.shape[dim])
+
+    def program(lib, x, src):
+        i = lib.tensor(index)
+        if op == "scatter_src":
+            return x.scatter(dim, i, src)
+        if op == "scatter_value":
+            return x.scatter(dim, i, 2.5) * src.sum()
+        if op == "scatter_add":
+            return lib.scatter_add(x, dim, i, src)
+        return x.scatter_reduce(dim, i, src, op, include_self=include_self)
+    grads_and_chain(program, x, src)
+
+
+def test_scatter_in_place_forms_and_reduce_argument():
+    def program(lib):
+        x = lib.zeros(3, 4)
+        x.scatter_(1, lib.tensor([[0, 1], [2, 3]]), lib.ones(2, 2) * 2)
+        x.scatter_add_(0, lib.tensor([[0, 0, 0, 0]]), lib.ones(1, 4))
+        y = lib.zeros(3, 4).scatter(1, lib.tensor([[0, 0], [2, 3]]), lib.ones(2, 2), reduce="add")
+        z = lib.zeros(3).scatter_reduce(0, lib.tensor([0, 0, 2]), lib.tensor([1.0, 5.0, 2.0]), reduce="amax")
+        return x, y, z
+    same_program(program)
+    same_warnings(lambda lib: lib.zeros(3, 4).scatter(1, lib.tensor([[0]]), lib.ones(1, 1), reduce="add"))
+    for bad in (lambda lib: lib.zeros(3).scatter(0, lib.tensor([5]), 1.0),
+                lambda lib: lib.zeros(3).scatter(0, lib.tensor([0]), lib.tensor([1])),
+                lambda lib: lib.zeros(3).scatter(0, lib.tensor([[0]]), 1.0),
+                lambda lib: lib.zeros(2, 3).scatter(1, lib.tensor([[0, 1]]), lib.ones(1, 1)),
+                lambda lib: lib.zeros(3).scatter(0, lib.tensor([0]), lib.ones(1), reduce="foo"),
+                lambda lib: lib.zeros(3).scatter_reduce(0, lib.tensor([0]), lib.ones(1), "foo")):
+        same_error(bad)
+
+
+@ENGINE
+@given(seed=seeds, name=float_names, layout=layouts, dim=st.integers(0, 1), count=st.integers(1, 5))
+def test_index_select_index_add_masked_select(seed, name, layout, dim, count):
+    x = make_array(seed, (3, 4), name)
+    index = np.random.default_rng(seed).integers(0, x.shape[dim], size=count)
+    grads_and_chain(lambda lib, x: x.index_select(dim, lib.tensor(index)), x, layout=layout)
+    grads_and_chain(lambda lib, x: x.masked_select(x > 0), x, layout=layout)
+    source_shape = (count, 4) if dim == 0 else (3, count)
+    source = make_array(seed + 2, source_shape, name)
+    grads_and_chain(lambda lib, x, s: x.index_add(dim, lib.tensor(index), s, alpha=2), x, source)
+
+
+def test_index_add_in_place_index_fill_and_their_errors():
+    def program(lib):
+        x = lib.zeros(3, 4)
+        x.index_add_(0, lib.tensor([0, 0]), lib.ones(2, 4))
+        return x, x.index_fill(1, lib.tensor([0, 2]), -1.0), lib.arange(12.0).view(3, 4).index_select(1, lib.tensor([3, 0]))
+    same_program(program)
+    for bad in (lambda lib: lib.zeros(3, 4).index_add_(0, lib.tensor([5]), lib.ones(1, 4)),
+                lambda lib: lib.zeros(3, 4).index_add_(0, lib.tensor([0]), lib.ones(2, 4)),
+                lambda lib: lib.zeros(3, 4).index_add_(0, lib.tensor([0]), lib.ones(1, 4, dtype=lib.float64)),
+                lambda lib: lib.zeros(3, 4).index_add_(0, lib.tensor([0, 0]), lib.ones(2, 3)),
+                lambda lib: lib.arange(12.0).view(3, 4).index_select(1, lib.tensor([[0]])),
+                lambda lib: lib.arange(12.0).view(3, 4).index_select(1, lib.tensor([7])),
+                lambda lib: lib.arange(12.0).view(3, 4).index_select(0, lib.tensor([7])),
+                lambda lib: lib.arange(12.0).view(3, 4).masked_select(lib.arange(4))):
+        same_error(bad)
+
+
+def test_gather_reads_only_the_corner_its_index_covers():
+    same_program(lambda lib: lib.arange(6).view(2, 3).gather(1, lib.tensor([[0, 1, 2, 0]])))
+
+
+# -- indexing and indexed assignment: torch's errors ---------------------------------------
+@pytest.mark.parametrize("values,target", [("int64", "float32"), ("float64", "float32"), ("float32", "int64"),
+                                           ("float32", "float64"), ("int32", "int64")])
+def test_index_put_refuses_a_source_of_another_dtype(values, target):
+    same_error(lambda lib: lib.zeros(3, dtype=getattr(lib, target)).index_put_(
+        (lib.tensor([0]),), lib.ones(1, dtype=getattr(lib, values))))
+    same_error(lambda lib: lib.zeros(3, dtype=getattr(lib, target)).__setitem__(
+        lib.tensor([0, 2]), lib.ones(2, dtype=getattr(lib, values))))
+
+
+@pytest.mark.parametrize("case", [
+    lambda lib: lib.arange(3).gather(0, lib.tensor([5])),
+    lambda lib: lib.arange(3).gather(0, lib.tensor([-1])),
+    lambda lib: lib.arange(6).view(2, 3).gather(1, lib.tensor([[0], [3]])),
+    lambda lib: lib.arange(6).view(2, 3).gather(1, lib.tensor([[0], [1], [2]])),
+    lambda lib: lib.arange(6).view(2, 3).gather(1, lib.tensor([0])),
+    lambda lib: lib.arange(6.0).view(2, 3).gather(1, lib.tensor([[0.0]])),
+    lambda lib: lib.zeros(3).__setitem__(lib.tensor([True, False, True]), lib.tensor([1.0, 2.0, 3.0])),
+    lambda lib: lib.zeros(3).__setitem__(lib.zeros(3) == 0, lib.tensor([1.0, 2.0])),
+    lambda lib: lib.zeros(3).__setitem__(lib.tensor([5]), 1.0),
+    lambda lib: lib.zeros(2, 2).__setitem__((0, 0), "a"),
+    lambda lib: lib.zeros(2, 2).__setitem__(0, "a"),
+    lambda lib: lib.zeros(2, 2).__setitem__((0, 0), None),
+    lambda lib: lib.zeros(2, 2).__setitem__(0, [1, 2]),
+], ids=["gather_high", "gather_negative", "gather_2d", "gather_too_big", "gather_dims", "gather_float",
+        "mask_count", "mask_count_2", "index_high", "assign_str", "assign_str_row", "assign_none", "assign_list"])
+def test_indexing_errors_are_torchs_not_numpys(case):
+    same_error(case)
+
+
+# -- as_strided records AsStridedBackward0 -------------------------------------------------
+@ENGINE
+@given(data=st.data(), seed=seeds, base_layout=st.sampled_from(["plain", "view", "transposed", "expanded"]))
+def test_as_strided_gradients_match(data, seed, base_layout):
+    """Any in-bounds geometry, overlapping or not, over a leaf, a view or an expanded view."""
+    storage_size = 12
+    ndim = data.draw(st.integers(1, 3), label="ndim")
+    size = tuple(data.draw(st.lists(st.integers(1, 3), min_size=ndim, max_size=ndim), label="size"))
+    stride = tuple(data.draw(st.lists(st.integers(0, 4), min_size=ndim, max_size=ndim), label="stride"))
+    span = sum((n - 1) * s for n, s in zip(size, stride))
+    assume(span < storage_size)
+    offset = data.draw(st.integers(0, storage_size - 1 - span), label="offset")
+    weights = make_array(seed, size, "float64")
+
+    def program(lib):
+        leaf = lib.tensor(make_array(seed + 1, (storage_size,), "float64"), requires_grad=True)
+        base = {"plain": lambda: leaf,
+                "view": lambda: (leaf * 1)[2:],
+                "transposed": lambda: (leaf * 1).view(3, 4).t(),
+                "expanded": lambda: (leaf * 1)[:4].view(4, 1).expand(4, 3)}[base_layout]()
+        out = base.as_strided(size, stride, offset)
+        (out * lib.tensor(weights)).sum().backward()
+        return out, out.grad_fn.name(), out._is_view(), leaf.grad
+    results = both_or_same_error(program)
+    if results:
+        assert_same(results[1], results[0], geometry=True, name="as_strided")
+
+
+@pytest.mark.parametrize("size, stride, offset, transposed", [
+    ((2,), (2,), 1, False), ((3, 3), (1, 1), 0, False), ((2, 2), (4, 1), 0, True)])
+def test_as_strided_gradients_of_gradients_match(size, stride, offset, transposed):
+    def program(lib):
+        a = lib.arange(8.0, requires_grad=True)
+        base = (a * 1).view(2, 4).t() if transposed else a
+        y = base.as_strided(size, stride, offset)
+        (g,) = lib.autograd.grad((y ** 3).sum(), a, create_graph=True)
+        (g * lib.arange(8.0)).sum().backward()
+        return g, a.grad
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert_same(mine, theirs)
+    assert mine[0].grad_fn.name() == theirs[0].grad_fn.name()
+
+
+def test_as_strided_graph_is_freed_after_backward():
+    same_error(backward_twice(lambda lib, x: (x.as_strided((2,), (1,), 1) ** 2).sum()))
+
+
+# -- printing: print options, parameters, graph nodes --------------------------------------
+@pytest.mark.parametrize("options", [dict(precision=2), dict(sci_mode=False), dict(sci_mode=True),
+                                     dict(threshold=5, edgeitems=1), dict(linewidth=30), dict(profile="short"),
+                                     dict(profile="full"), dict(precision=6, sci_mode=False)])
+def test_set_printoptions(options):
+    def program(lib):
+        lib.set_printoptions(**options)
+        try:
+            return [repr(t) for t in (lib.tensor([1.123456789, 2000.5, 3e-5]), lib.arange(20.0),
+                                      lib.arange(12).view(3, 4), lib.tensor([0.5, 1.5]))]
+        finally:
+            lib.set_printoptions(profile="default")
+    same_program(program)
+
+
+PRINTED = {
+    "str_parameter": lambda lib: str(lib.nn.Parameter(lib.ones(2))),
+    "repr_parameter": lambda lib: repr(lib.nn.Parameter(lib.arange(6.0).view(2, 3))),
+    "print_parameter_0d": lambda lib: str(lib.nn.Parameter(lib.tensor(1.5))),
+    "print_parameter_float64": lambda lib: str(lib.nn.Parameter(lib.tensor([1.5], dtype=lib.float64))),
+    "print_parameter_frozen": lambda lib: str(lib.nn.Parameter(lib.ones(2), requires_grad=False)),
+    "format_parameter": lambda lib: f"{lib.nn.Parameter(lib.ones(2))}",
+    "print_list_of_parameters": lambda lib: str([lib.nn.Parameter(lib.ones(1))]),
+    "accumulate_grad_name": lambda lib: (lib.ones(2, requires_grad=True) * 2).grad_fn.next_functions[0][0].name(),
+    "accumulate_grad_class": lambda lib: type((lib.ones(2, requires_grad=True) * 2).grad_fn.next_functions[0][0]).__name__,
+    "accumulate_grad_repr": lambda lib: repr((lib.ones(2, requires_grad=True) * 2).grad_fn.next_functions[0][0]).split(" object")[0],
+    "copy_slices_name": lambda lib: _copy_slices(lib).name(),
+    "copy_slices_repr": lambda lib: repr(_copy_slices(lib)).split(" object")[0],
+    "empty_tensor": lambda lib: repr(lib.tensor([])),
+}
+
+
+def _copy_slices(lib):
+    y = lib.ones(2, requires_grad=True) * 1
+    y[0].mul_(2)
+    return y.grad_fn
+
+
+@pytest.mark.parametrize("case", sorted(PRINTED))
+def test_printed_text_matches(case):
+    theirs, mine = (PRINTED[case](lib) for lib in LIBS)
+    assert mine == theirs
