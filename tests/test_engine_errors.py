@@ -1,5 +1,6 @@
 """Error parity: a program that torch refuses, reftorch refuses with the same exception class
-and the same message (a student who searches the message finds torch's answers)."""
+and the same message (a student who searches the message finds torch's answers); the same
+warnings; and the converse: what torch allows, reftorch allows, with torch's result."""
 from __future__ import annotations
 
 import warnings
@@ -357,7 +358,7 @@ REFUSED = {
     "sgd_weight_decay": lambda lib: lib.optim.SGD([lib.ones(2, requires_grad=True)], lr=0.1, weight_decay=-1),
     "adam_eps": lambda lib: lib.optim.Adam([lib.ones(2, requires_grad=True)], eps=-1),
     "adam_weight_decay": lambda lib: lib.optim.Adam([lib.ones(2, requires_grad=True)], weight_decay=-1),
-    # found while probing: element-wise ops on dtypes torch refuses
+    # element-wise ops on dtypes torch refuses
     "int_negative_power": lambda lib: lib.tensor([2]) ** -1,
     "int_negative_power_": lambda lib: lib.tensor([2]).pow_(-1),
     "neg_bool": lambda lib: -lib.tensor([True]),
@@ -376,7 +377,7 @@ REFUSED = {
     "norm_long": lambda lib: lib.tensor([3, 4]).norm(),
     "var_int": lambda lib: lib.tensor([3, 4], dtype=lib.int32).var(),
     "std_bool": lambda lib: lib.tensor([True]).std(),
-    # found while probing: shapes and sizes
+    # sizes: a 0-dim tensor in cat, narrow, select, negative sizes, -1 beside a 0
     "cat_0d": lambda lib: lib.cat([lib.ones(2), lib.tensor(2.0)]),
     "narrow_negative_length": lambda lib: lib.ones(3).narrow(0, 1, -1),
     "narrow_start": lambda lib: lib.ones(3).narrow(0, -4, 1),

@@ -1,6 +1,6 @@
 """In-place safety against torch: saved-tensor versions, leaf and view-of-leaf errors,
 gradients through writes into views (CopySlices) and masked/indexed assignment
-(IndexPutBackward0), and clone versus detach."""
+(IndexPutBackward0), clone versus detach, and in-place ops on overlapping or expanded views."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,7 @@
 """reftorch's tensor core against torch: creation, NumPy, promotion, arithmetic, reductions,
-matrix products, joining. Every test runs one program on both libraries and compares."""
+matrix products, joining; out=, finfo/iinfo, einsum and triangles, sorting's edge cases, division
+with its rounding modes, and float32 functions to torch's bits on every CPU build. Every test
+runs one program on both libraries and compares."""
 from __future__ import annotations
 
 import os

@@ -1,6 +1,8 @@
 """Views and indexing against torch: the same geometry (shape, strides, storage offset,
 contiguity, view-ness) and the same storage sharing (a write through the view reaches the
-base), on contiguous and non-contiguous inputs; advanced indexing and masked assignment."""
+base), on contiguous and non-contiguous inputs; advanced indexing and masked assignment; the
+indexing ops (scatter, gather, index_select, index_add) and their errors; as_strided's gradients;
+what prints (repr, print options, parameters, graph nodes)."""
 from __future__ import annotations
 
 import numpy as np
