@@ -67,20 +67,18 @@ lab-check: $(STAMP) $(LAB_SETTINGS)/overrides.json
 
 # Three runs: the test suite (one file per worker: with pytest 9.2, xdist_group marks are not
 # applied, and every group here lives in one file), then every lesson re-executed and compared with its stored
-# outputs (nbval, in one process: kernels started at the same instant by two workers can race
-# for the same TCP port and one never answers), twice: with the CPU kernels torch picks for this
-# machine, and with its default (no AVX) kernels, which any x86 CPU can run and which sum and
-# round differently, so a stored output that depends on the CPU fails on every machine.
+# outputs (nbval), twice: with the CPU kernels torch picks for this machine, and with its default
+# (no AVX) kernels, which any x86 CPU can run and which sum and round differently, so a stored
+# output that depends on the CPU fails on every machine. The two lesson runs go side by side,
+# each in a network namespace of its own where the system allows it (tests/lesson_runs.py).
 # Last, the checkout must be as the suite found it (`git status --ignored`, caches aside):
 # tests and benchmarks write to temporary folders only.
-NBVAL := --nbval --nbval-current-env --nbval-sanitize-with lessons/nbval_sanitize.cfg
 CHECKOUT_RECORD := $(VENV)/checkout-before-test
 
 test: $(STAMP) sysdeps hub-proxy
 	$(PY) -m tests.checkout_state save $(CHECKOUT_RECORD)
 	$(PY) -m pytest -n 2 --dist loadfile --durations=15 tests
-	$(PY) -m pytest -p no:xdist $(NBVAL) lessons
-	ATEN_CPU_CAPABILITY=default $(PY) -m pytest -p no:xdist $(NBVAL) lessons
+	$(PY) -m tests.lesson_runs
 	$(PY) -m tests.checkout_state check $(CHECKOUT_RECORD)
 
 # For daily work (under 3 minutes on 2 cores): every test that needs no root, no sandbox, no

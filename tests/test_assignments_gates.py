@@ -1,9 +1,11 @@
 """CI gates for the graded assignments: the tests must test the student.
 
 Per assignment, in a temporary course (a copy of solutions/ and course/nbgrader_config.py):
-nbgrader generates the release, then autogrades three submissions in one run -- the blank
-release, the release with every answer written (the solution's code), and the same with one
-answer left blank -- and writes feedback for all three.
+nbgrader generates the release, then the course's own grader (`course grade`'s, in its
+sandboxes: what grades the students) grades four submissions in one batch -- the blank
+release, the release with every answer written (the solution's code), the same with one
+answer left blank, and the answers with torch's global settings changed -- and writes their
+feedback. `course validate` then judges the same notebooks.
 
   gate 1  the solution runs clean: no cell of its autograded notebook raised (the source's
           answers and every test, hidden ones included: the source notebook, as gate 3 runs it)
@@ -12,6 +14,8 @@ answer left blank -- and writes feedback for all three.
   gate 4  no solution code or hidden-test text in the release or in feedback
   gate 5  the committed release equals what nbgrader generates now
   partial the half-done submission scores strictly between 0 and the maximum
+  habits  the answers with torch's settings changed keep full marks, and Validate gives every
+          one of these notebooks the grader's verdict, message for message
 
 COURSE_GATES_ROOT=<a copy of the repository> runs the gates on that copy instead (how the
 gates were shown to fail on broken inputs).
@@ -25,6 +29,7 @@ import re
 import shutil
 from pathlib import Path
 
+import nbformat
 import pytest
 from sqlalchemy.exc import SAWarning
 
@@ -35,7 +40,8 @@ from coursebase.model import MIN_POINTS
 from coursebase.paths import CONFIG_RELATIVE_PATH, REPO
 
 # nbgrader's gradebook queries warn about its own session handling; not ours to fix.
-pytestmark = [pytest.mark.filterwarnings("ignore", category=SAWarning), pytest.mark.database]
+pytestmark = [pytest.mark.filterwarnings("ignore", category=SAWarning), pytest.mark.database,
+              pytest.mark.sandbox, pytest.mark.slow]
 
 ROOT = Path(os.environ.get("COURSE_GATES_ROOT") or REPO).resolve()
 ASSIGNMENTS = nbgrader_course.assignment_ids(ROOT)
@@ -102,15 +108,24 @@ class Graded:
         self.fresh_release = course / "assignments" / assignment
         self.notebook_name = f"{assignment}.ipynb"
         self.partial_blank = partial_blank_cell(json.loads(self.source.read_text()))
-        self.students = ("blank", "full", "partial") if self.partial_blank else ("blank", "full")
+        self.students = ("blank", "full", "settings") + (("partial",) if self.partial_blank else ())
         done = course / "graded.json"
         if not done.exists():
-            self._grade()
-            done.write_text(json.dumps({"assignment": assignment}))
+            done.write_text(json.dumps({"assignment": assignment, **self._grade()}))
+        saved = json.loads(done.read_text())
+        # per student: the grader's status and message, and per test (grade_id, passed, message)
+        self.rows = saved["rows"]
+        # what Validate said differently from grading (student, grading's, Validate's)
+        self.judgement = saved["judgement"]
         self.scores = nbgrader_course.scores(assignment, course)
         self.max_points = nbgrader_course.max_points(assignment, course)
 
-    def _grade(self) -> None:
+    def _grade(self) -> dict:
+        from attacks import inject, same_judgement
+        from autograder.feedback import write_feedback
+        from autograder.grade import Grader
+        from coursebase.model import Course
+
         course, assignment = self.course, self.assignment
         shutil.rmtree(course, ignore_errors=True)  # a run interrupted half-way starts over
         shutil.copytree(ROOT / "solutions" / assignment, course / "solutions" / assignment)
@@ -122,15 +137,20 @@ class Graded:
         submissions = {"blank": release, "full": _answered(release, solution)}
         if self.partial_blank:
             submissions["partial"] = _answered(release, solution, leave_blank=self.partial_blank)
+        # an honest habit: default dtype, print options, seed and threads changed up front
+        source, place = inject.attack_source("honest_torch_settings")
+        submissions["settings"] = inject.insert(nbformat.from_dict(submissions["full"]), source, place)
         for student, notebook in submissions.items():
             folder = _mkdir(course / "var" / "submitted" / student / assignment)
             (folder / self.notebook_name).write_text(json.dumps(notebook))
-        nbgrader_course.autograde(assignment, course)  # all three students in one nbgrader run
-        nbgrader_course.generate_feedback(assignment, course)
-
-    def autograded(self, student: str) -> dict:
-        path = self.course / "var" / "autograded" / student / self.assignment / self.notebook_name
-        return json.loads(path.read_text())
+        model = Course.load(course)
+        rows = {row.student: row for row in Grader(model, assignment, workers=2).run()}
+        write_feedback(model, assignment, release=False)
+        differences = same_judgement.differences(rows, course, assignment, workers=1)
+        return {"rows": {student: {"status": row.status, "message": row.message,
+                                   "tests": [[t.grade_id, t.passed, t.message] for t in row.tests]}
+                         for student, row in rows.items()},
+                "judgement": [[str(part) for part in difference] for difference in differences]}
 
     def feedback_files(self, student: str) -> list[Path]:
         return sorted((self.course / "var" / "feedback" / student / self.assignment).glob("*.html"))
@@ -162,22 +182,14 @@ def _points(scores: dict[str, float]) -> float:
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_gate1_the_solution_runs_without_an_error(assignment, graded):
-    """What running the source notebook shows (it was a separate nbval run of it): the full
-    submission holds its answers, and nbgrader's autograde restored its tests, hidden ones
-    included; no cell raised, but those tagged ``raises-exception`` (as nbval allows)."""
-    raised = [(cell["metadata"].get("nbgrader", {}).get("grade_id") or f"cell {index}", output.get("ename"))
-              for index, cell in enumerate(graded.autograded("full")["cells"]) if cell["cell_type"] == "code"
-              and "raises-exception" not in cell["metadata"].get("tags", [])
-              for output in cell.get("outputs", []) if output["output_type"] == "error"]
-    assert graded.autograded("full")["cells"], "no autograded notebook"
-    assert not raised, f"the solution of {assignment} raises in {raised}"
-
-
-def _none_right(cell: dict) -> bool:
-    """A partial-credit cell (check(..., partial=True)) does not raise on a wrong case: it fails
-    by printing that none of its cases was right, and earning nothing."""
-    text = "".join("".join(o.get("text", "")) for o in cell.get("outputs", []) if o["output_type"] == "stream")
-    return "partial=True" in _source(cell) and re.search(r"^0 of \d+ right$", text, re.M) is not None
+    """The full submission (the source's answers, graded with every test, hidden ones
+    included) ran clean: the grader's status is "ok" and its message names no cell that
+    raised or stopped, and every test passed."""
+    full = graded.rows["full"]
+    assert full["tests"], "the grader judged no test"
+    assert (full["status"], full["message"]) == ("ok", "ok"), f"the solution of {assignment}: {full['message']}"
+    failed = [(grade_id, message) for grade_id, passed, message in full["tests"] if not passed]
+    assert not failed, f"tests of {assignment} that fail on its solution: {failed}"
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -186,11 +198,10 @@ def test_gate2_blank_release_scores_zero_and_every_test_cell_fails(assignment, g
     assert set(scores) == set(graded.max_points) and graded.max_points, "no graded cells were recorded"
     scored = {cell: points for cell, points in scores.items() if points != 0}
     assert not scored, f"the blank release of {assignment} earns points in {scored}"
-    cells = _cells_by_id(graded.autograded("blank"))
-    without_error = [grade_id for grade_id in graded.max_points
-                     if not any(o["output_type"] == "error" for o in cells[grade_id].get("outputs", []))
-                     and not _none_right(cells[grade_id])]
-    assert not without_error, f"test cells of {assignment} that do not fail on the blank release: {without_error}"
+    tests = {grade_id: (passed, message) for grade_id, passed, message in graded.rows["blank"]["tests"]}
+    assert set(tests) == set(graded.max_points), (sorted(tests), sorted(graded.max_points))
+    unexplained = [grade_id for grade_id, (passed, message) in tests.items() if passed or not message.strip()]
+    assert not unexplained, f"test cells of {assignment} that do not fail, saying why, on the blank release: {unexplained}"
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
@@ -225,6 +236,12 @@ def test_partial_submission_scores_strictly_between(assignment, graded):
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
+def test_torch_settings_keep_full_marks_and_validate_gives_the_graders_verdict(assignment, graded):
+    assert graded.scores["settings"] == graded.scores["full"], (graded.scores["settings"], graded.scores["full"])
+    assert not graded.judgement, f"Validate and grading differ on {assignment} (student, grading, Validate): {graded.judgement}"
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_gate4_nothing_secret_in_release_or_feedback(assignment, graded):
     secrets = release_audit.secret_lines(graded.source)
     assert secrets["solution"] and secrets["hidden tests"], "found no solution or hidden-test lines to look for"
@@ -232,7 +249,7 @@ def test_gate4_nothing_secret_in_release_or_feedback(assignment, graded):
               graded.fresh_release / graded.notebook_name: secrets}
     for student in graded.students:
         files = graded.feedback_files(student)
-        assert files, f"nbgrader wrote no feedback for {student}"
+        assert files, f"the grader wrote no feedback for {student}"
         # Feedback shows a student's own code: only the blank submission has no solution code.
         visible_secrets = secrets if student == "blank" else {
             "hidden tests": secrets["hidden tests"] - secrets["solution"]}
