@@ -461,9 +461,10 @@ def same_write_through(make, make_view):
             return
         before = leaf.clone()
         v.fill_(True if v.dtype == lib.bool else 42)
-        assert v._version == leaf._version and leaf._version >= 1, lib.__name__
+        assert v._version == leaf._version and leaf._version >= 1, (
+            f"{lib.__name__}: the write did not reach the base's version counter (a copy, not a view?)")
         seen.append(leaf.ne(before).reshape(-1).tolist())
-    assert seen[1] == seen[0]
+    assert seen[1] == seen[0], f"written in the base: reftorch {seen[1]}, torch {seen[0]}"
 
 
 def seeded_mlp(lib):

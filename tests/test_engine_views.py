@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 import reftorch
@@ -594,6 +594,7 @@ def test_printed_text_matches(case):
 @ENGINE
 @given(shape=shapes(0, 3, 1, 5), seed=seeds, name=dtype_names, layout=layouts,
        dim=st.integers(-3, 2), size=st.integers(-1, 5), step=st.integers(0, 3))
+@example(shape=(2, 5), seed=0, name="float32", layout="contiguous", dim=1, size=3, step=1)  # windows overlap
 def test_unfold_is_a_view_with_torch_geometry(shape, seed, name, layout, dim, size, step):
     array = make_array(seed, shape, name)
     results = same_outcome(lambda lib: build(lib, array, layout)[1].unfold(dim, size, step), geometry=True)
@@ -608,6 +609,8 @@ def test_unfold_gradient_adds_overlapping_windows_like_torch(shape, seed, layout
     size = data.draw(st.integers(0, shape[dim]), label="size")
     step = data.draw(st.integers(1, 3), label="step")
     grads_and_chain(lambda lib, t: t.unfold(dim, size, step) * 2, make_array(seed, shape, "float32"), layout=layout)
+    # windows that overlap every time (the draws above need not give any)
+    grads_and_chain(lambda lib, t: t.unfold(0, 3, 1) * 2, make_array(seed, (5,), "float32"), layout=layout)
 
 
 def test_unfold_double_backward_matches_torch():
