@@ -19,6 +19,7 @@ import io
 import math
 import os
 import pkgutil
+import re
 import subprocess
 import sys
 import textwrap
@@ -201,7 +202,8 @@ def assert_same_tensor(mine, theirs, *, geometry=False, name="", tolerance=None)
 
 def assert_same(mine, theirs, *, geometry=False, name="result", tolerance=None):
     """The one comparison of what reftorch gave (``mine``) with what torch gave: tensors
-    (shape, dtype, values within the dtype's tolerance or ``tolerance``, and with ``geometry``
+    (shape, dtype, values within the dtype's tolerance or ``tolerance``, which then holds for
+    Python floats too; and with ``geometry``
     strides, offset and view-ness), NumPy arrays, numbers, bools, strings, torch's dtypes,
     sizes and devices, and sequences and dicts of them (a state dict's keys in order, and
     its ``_metadata``)."""
@@ -223,25 +225,32 @@ def assert_same(mine, theirs, *, geometry=False, name="result", tolerance=None):
         for i, (m, t) in enumerate(zip(mine, theirs)):
             assert_same(m, t, geometry=geometry, name=f"{name}[{i}]", tolerance=tolerance)
     elif isinstance(theirs, float):  # a Python float out of .item() of a float32 or float64 result
-        assert isinstance(mine, float) and math.isclose(mine, theirs, **_FLOAT_TOLERANCE) or (
+        close = _FLOAT_TOLERANCE if tolerance is None else dict(rel_tol=tolerance["rtol"], abs_tol=tolerance["atol"])
+        assert isinstance(mine, float) and math.isclose(mine, theirs, **close) or (
             math.isnan(theirs) and math.isnan(mine)), f"{name}: {mine!r} != torch {theirs!r}"
     else:
         assert type(mine) is type(theirs) and mine == theirs, f"{name}: {mine!r} != torch {theirs!r}"
 
 
-def run_both(program, *inputs, may_raise=()):
+def run_both(program, *inputs, may_raise=(), seed=None):
     """``program(lib, *inputs_for_lib)`` on torch and reftorch; returns (torch, reftorch) results.
     When torch raises, reftorch must raise the same class, and the test must expect it:
     ``may_raise`` names the error classes the program may raise on some inputs (then None is
-    returned); both raising anything else fails, since nothing was compared."""
+    returned); both raising anything else fails, since nothing was compared.
+    With ``seed``, each library's global generator is seeded with it first, and the two must end
+    in the same state (a sampler that draws one number too many shows up)."""
     results, errors = [], []
     for lib in LIBS:
+        if seed is not None:
+            lib.manual_seed(seed)
         try:
             results.append(program(lib, *inputs))
             errors.append(None)
         except Exception as error:  # noqa: BLE001  (compared below)
             results.append(None)
             errors.append(error)
+    if seed is not None:
+        assert_same_bits(reftorch.get_rng_state(), torch.get_rng_state())
     torch_error, ref_error = errors
     if torch_error is not None or ref_error is not None:
         assert torch_error is not None, f"reftorch raised {ref_error!r}; torch did not"
@@ -257,13 +266,14 @@ def run_both(program, *inputs, may_raise=()):
     return tuple(results)
 
 
-def same_program(program, *inputs, geometry=False, may_raise=()):
-    """Run on both and assert the same results; both raising the same class passes only when
-    the test expects that class (``may_raise``, see run_both)."""
+def same_program(program, *inputs, geometry=False, may_raise=(), tolerance=None):
+    """Run on both and assert the same results (assert_same, with ``geometry`` and
+    ``tolerance``); both raising the same class passes only when the test expects that class
+    (``may_raise``, see run_both)."""
     results = run_both(program, *inputs, may_raise=may_raise)
     if results is not None:
         theirs, mine = results
-        assert_same(mine, theirs, geometry=geometry)
+        assert_same(mine, theirs, geometry=geometry, tolerance=tolerance)
     return results
 
 
@@ -358,8 +368,9 @@ def run_program(source: str, lib, *, namespace=None):
 # -- errors and whole outcomes ------------------------------------------------------------
 def torch_text(error) -> str:
     """What a student reads of torch's message: some end with the C++ stack ("Exception raised
-    from ..."), which is left out."""
-    return str(error).split("\nException raised from")[0]
+    from ...") or name where in torch's sources they were raised ("(Triggered internally at
+    ...)"), which is left out."""
+    return re.sub(r" \(Triggered internally at [^)]*\)", "", str(error).split("\nException raised from")[0])
 
 
 def same_error(program, *, prefix=False, name=""):
@@ -378,12 +389,26 @@ def same_error(program, *, prefix=False, name=""):
             caught.append(None)
     theirs, mine = caught
     assert theirs is not None, f"{name}: torch did not raise (the case is wrong)"
-    assert mine is not None, f"{name}: reftorch did not raise; torch raised {type(theirs).__name__}: {theirs}"
+    assert_same_error(mine, theirs, prefix=prefix, name=name)
+
+
+def assert_same_error(mine, theirs, *, prefix=False, first_line=False, name=""):
+    """Two errors already caught (where a library did not raise, None or what it returned):
+    reftorch's (``mine``) has torch's class (for torch's own classes such as LinAlgError, one of
+    that name) and torch's words, without the C++ location torch appends. With ``prefix``
+    reftorch's message starts with torch's first line; with ``first_line`` the two first lines
+    are equal (where torch then lists its Python signatures and reftorch its schemas)."""
+    assert isinstance(theirs, Exception), f"{name}: reftorch raised {mine!r}, torch did not"
+    assert isinstance(mine, Exception), (
+        f"{name}: reftorch did not raise; torch raised {type(theirs).__name__}: {theirs}")
     assert type(mine) is type(theirs) or (type(theirs).__module__.split(".")[0] == "torch"
                                           and type(mine).__name__ == type(theirs).__name__), (
         f"{name}: reftorch raised {type(mine).__name__}: {mine}; torch {type(theirs).__name__}: {theirs}")
     if prefix:
         assert str(mine).startswith(torch_text(theirs).split("\n")[0]), f"{name}\n reftorch: {mine}\n torch:    {theirs}"
+    elif first_line:
+        assert str(mine).split("\n")[0] == torch_text(theirs).split("\n")[0], (
+            f"{name}\n reftorch: {mine}\n torch:    {theirs}")
     else:
         assert str(mine) == torch_text(theirs), f"{name}\n reftorch: {mine}\n torch:    {torch_text(theirs)}"
 
@@ -404,20 +429,56 @@ def same_warnings(program):
 
 # -- helpers several engine test files share ------------------------------------------------
 def grads_and_chain(program, *arrays, layout="contiguous"):
-    """``program(lib, *tensors)`` on leaves built from ``arrays``; compares the output, the
-    grad_fn chain and the leaves' gradients (upstream gradient fixed) with torch's."""
+    """``program(lib, *tensors)`` on leaves built from ``arrays`` (the floating ones require
+    grad); compares the output (the first of a tuple, such as max_pool2d's values), the grad_fn
+    chain and the leaves' gradients (upstream gradient fixed, in the output's dtype) with torch's."""
     results = []
     for lib in LIBS:
         built = [build(lib, a, layout, requires_grad=a.dtype.kind == "f") for a in arrays]
         out = program(lib, *[t for _, t in built])
-        upstream = np.random.default_rng(5).uniform(-1, 1, size=tuple(out.shape)).astype(arrays[0].dtype)
+        out = out[0] if isinstance(out, tuple) else out
+        upstream = np.random.default_rng(5).uniform(-1, 1, size=tuple(out.shape)).astype(dtype_name(out))
         out.backward(lib.tensor(upstream))
         results.append((out, node_chain(out.grad_fn), [leaf.grad for leaf, _ in built if leaf.requires_grad]))
     (t_out, t_chain, t_grads), (r_out, r_chain, r_grads) = results
     assert_same(r_out.detach(), t_out.detach(), name="out")
     assert r_chain == t_chain, f"\n reftorch: {r_chain}\n torch:    {t_chain}"
     for i, (mine, theirs) in enumerate(zip(r_grads, t_grads)):
-        assert_close_values(mine, theirs, f"grad {i}")
+        assert (mine is None) == (theirs is None), f"grad {i}: {mine} vs torch {theirs}"
+        if theirs is not None:
+            assert_close_values(mine, theirs, f"grad {i}")
+
+
+def same_write_through(make, make_view):
+    """``make(lib)`` gives (base, tensor); a write through ``make_view(tensor)`` shows in the base,
+    in both libraries, at the same places (nothing to check for an empty view, a broadcast, or
+    a copy)."""
+    seen = []
+    for lib in LIBS:
+        leaf, t = make(lib)
+        v = make_view(t)
+        if v.numel() == 0 or v.stride() and 0 in v.stride() or not v._is_view():
+            return
+        before = leaf.clone()
+        v.fill_(True if v.dtype == lib.bool else 42)
+        assert v._version == leaf._version and leaf._version >= 1, (
+            f"{lib.__name__}: the write did not reach the base's version counter (a copy, not a view?)")
+        seen.append(leaf.ne(before).reshape(-1).tolist())
+    assert seen[1] == seen[0], f"written in the base: reftorch {seen[1]}, torch {seen[0]}"
+
+
+def seeded_mlp(lib):
+    """Linear(3, 4), ReLU, Linear(4, 2), with the same weights in both libraries (for hooks and
+    optimizer state on a model a student would build); MLP_INPUT is a batch for it."""
+    lib.manual_seed(0)
+    model = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.ReLU(), lib.nn.Linear(4, 2))
+    with lib.no_grad():
+        for i, p in enumerate(model.parameters()):
+            p.copy_(lib.tensor(make_array(i, tuple(p.shape), "float32", -1, 1)))
+    return model
+
+
+MLP_INPUT = make_array(99, (5, 3), "float32")
 
 
 def raised(program, lib):

@@ -1,6 +1,8 @@
 """reftorch's advanced autograd against torch: saved-tensor hooks (what each op saves, in
 which order), gradient checkpointing (same gradients, nothing saved inside), anomaly mode
-(the NaN error and the forward trace), and the function transforms of ``reftorch.func``."""
+(the NaN error and the forward trace), the function transforms of ``reftorch.func``, and the
+hooks on tensors' gradients (register_hook: what each sees and replaces, handles, errors;
+post-accumulate-grad hooks)."""
 from __future__ import annotations
 
 import gc
@@ -19,7 +21,8 @@ from hypothesis import strategies as st
 import reftorch
 import reftorch.func
 from engine_support import (
-    ENGINE, LIBS, assert_close_values, make_array, same_error, same_program, same_warnings, seeds,
+    ENGINE, LIBS, assert_close_values, assert_same, build, float_names, layouts, make_array, same_error,
+    same_program, same_warnings, seeds, shapes,
 )
 
 
@@ -552,3 +555,147 @@ def test_vjp_of_a_function_with_tuple_outputs():
         return out, vjp_fn((lib.ones(2), lib.tensor(1.0)))
     same_program(program)
     same_error(lambda lib: lib.func.vjp(lambda x: (x * 2, x.sum()), lib.ones(2))[1](lib.ones(2)))
+
+
+# ======================================================================================
+# Tensor.register_hook
+# ======================================================================================
+def _hooked_program(lib, array, layout, replace, retain):
+    """Hooks on a leaf and on a non-leaf that is used twice; returns what a student sees."""
+    leaf, t = build(lib, array, layout, requires_grad=True)
+    seen = []
+    leaf.register_hook(lambda g: seen.append(("leaf", g.clone())))
+    y = t.exp() * 2
+    if retain:
+        y.retain_grad()
+    y.register_hook(lambda g: seen.append(("y", g.clone())))
+    if replace:
+        y.register_hook(lambda g: g * 3)  # later hooks and the graph see the replacement
+        y.register_hook(lambda g: seen.append(("y after", g.clone())))
+    (y * y + y).sum().backward()
+    return seen, leaf.grad, (y.grad if retain else None)
+
+
+@ENGINE
+@given(shape=shapes(0, 3), seed=seeds, name=float_names, layout=layouts, replace=st.booleans(),
+       retain=st.booleans())
+def test_tensor_hooks_see_and_replace_gradients_like_torch(shape, seed, name, layout, replace, retain):
+    array = make_array(seed, shape, name, -1, 1)
+    (t_seen, t_grad, t_ygrad), (r_seen, r_grad, r_ygrad) = (
+        _hooked_program(lib, array, layout, replace, retain) for lib in LIBS)
+    assert [label for label, _ in r_seen] == [label for label, _ in t_seen]  # order and count
+    for (label, mine), (_, theirs) in zip(r_seen, t_seen):
+        assert_same(mine, theirs, name=label)
+    assert_same(r_grad, t_grad, name="leaf.grad")
+    if retain:  # retain_grad keeps the gradient after the hooks ran, as torch does
+        assert_same(r_ygrad, t_ygrad, name="y.grad")
+
+
+def test_tensor_hooks_run_once_with_the_summed_gradient_and_in_autograd_grad():
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        calls = []
+        x.register_hook(lambda g: calls.append(g.tolist()) or g * 2)
+        (x * 2 + x * 3).sum().backward()
+        y = x * 3
+        y.register_hook(lambda g: g + 1)
+        (gx,) = lib.autograd.grad((y * y).sum(), x)  # hooks apply to captured grads too
+        (gy,) = lib.autograd.grad(y.sum(), y)
+        return calls, x.grad, gx, gy
+    same_program(program)
+
+
+def test_tensor_hooks_on_outputs_of_one_node_see_none_where_no_gradient_came():
+    def program(lib):
+        x = lib.arange(6.0, requires_grad=True)
+        a, b, c = (x * 1).split(2)
+        seen = []
+        b.register_hook(lambda g: seen.append(("b", g)) or g * 10)
+        c.register_hook(lambda g: seen.append(("c", g)))  # c is unused: its hook gets None
+        (a.sum() + (b * b).sum()).backward()
+        return seen, x.grad
+    same_program(program)
+
+    def replace_none(lib):
+        x = lib.arange(6.0, requires_grad=True)
+        a, b, c = (x * 1).split(2)
+        c.register_hook(lambda g: lib.ones(2))
+        a.sum().backward()
+    same_error(replace_none)
+
+
+def test_tensor_hook_handles_remove_and_work_as_context_managers():
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        handle = x.register_hook(lambda g: g * 100)
+        handle.remove()
+        handle.remove()  # twice is fine
+        with x.register_hook(lambda g: g * 10):
+            (x * 2).sum().backward()
+        first = x.grad.clone()
+        (x * 2).sum().backward()  # the with-block removed the hook
+        return first, x.grad, len(x._backward_hooks), type(handle).__name__, type(handle).__module__.split(".", 1)[1]
+    same_program(program)
+
+
+def test_tensor_hook_on_an_intermediate_prints_the_gradient_flowing_in():
+    outputs = []
+    for lib in LIBS:
+        x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        h = x * x
+        lines = []
+        h.register_hook(lambda g: lines.append(f"grad into h: {g}"))
+        h.relu().sum().backward()
+        lines.append(f"x.grad: {x.grad}")
+        outputs.append(lines)
+    assert outputs[1] == outputs[0]
+
+
+def _bad_return(value_for):
+    def program(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        y.register_hook(lambda g: value_for(lib, g))
+        y.sum().backward()
+    return program
+
+
+@pytest.mark.parametrize("case", ["not_a_tensor", "wrong_size", "wrong_dtype", "leaf_wrong_size", "named_hook"])
+def test_tensor_hook_errors_match_torch(case):
+    if case == "leaf_wrong_size":
+        def program(lib):
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            x.register_hook(lambda g: lib.ones(3))
+            (x * 2).sum().backward()
+    elif case == "named_hook":
+        def program(lib):
+            def double_it(g):
+                return g.double()
+            x = lib.tensor([1.0, 2.0], requires_grad=True)
+            x.register_hook(double_it)
+            (x * 2).sum().backward()
+    else:
+        program = _bad_return({"not_a_tensor": lambda lib, g: 3, "wrong_size": lambda lib, g: lib.ones(3),
+                               "wrong_dtype": lambda lib, g: g.double()}[case])
+    same_error(program)
+
+
+def test_register_hook_on_a_tensor_without_grad_raises_like_torch():
+    same_error(lambda lib: lib.ones(2).register_hook(lambda g: g))
+
+
+# -- post-accumulate-grad hooks ---------------------------------------------------------------
+def test_post_accumulate_grad_hooks_run_after_the_grad_is_stored():
+    def program(lib):
+        p = lib.nn.Parameter(lib.tensor([1.0, 2.0]))
+        seen = []
+        handle = p.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.clone()))
+        (p * 3).sum().backward()
+        (p * p).sum().backward()
+        lib.autograd.grad((p * 2).sum(), p)  # no .grad stored: no call
+        handle.remove()
+        (p * 1).sum().backward()
+        return seen, p.grad
+    same_program(program)
+    same_error(lambda lib: (lib.ones(2, requires_grad=True) * 2).register_post_accumulate_grad_hook(print))
+    same_error(lambda lib: lib.ones(2).register_post_accumulate_grad_hook(print))

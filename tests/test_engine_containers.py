@@ -1,12 +1,13 @@
-"""Module containers keep torch's order: replacing a child keeps its place, and ParameterDict
-orders keys as torch does. Each program runs on torch and on reftorch (engine_support)."""
+"""Module containers keep torch's order: replacing a child keeps its place, ParameterDict
+orders keys as torch does, ModuleDict.pop. Each program runs on torch and on reftorch
+(engine_support)."""
 from __future__ import annotations
 
 from collections import OrderedDict
 
 import pytest
 
-from engine_support import same_program
+from engine_support import same_error, same_program
 
 
 def _child_names(module):
@@ -88,3 +89,13 @@ def test_deleting_from_sequential_numbers_the_rest_again():
         del seq[0:1]
         return first, [name for name, _ in seq.named_children()], type(seq[0]).__name__, repr(seq)
     same_program(program)
+
+
+# -- ModuleDict.pop ------------------------------------------------------------------------
+def test_module_dict_pop_like_torch():
+    def program(lib):
+        d = lib.nn.ModuleDict({"act": lib.nn.ReLU(), "out": lib.nn.Linear(2, 1)})
+        popped = d.pop("act")
+        return repr(popped), list(d.keys()), len(list(d.parameters()))
+    same_program(program)
+    same_error(lambda lib: lib.nn.ModuleDict({"a": lib.nn.ReLU()}).pop("b"))

@@ -1,6 +1,6 @@
-"""Convolution, pooling, padding, layer norm, the new losses and activations, against torch
-2.13: values, shapes, grad_fn names, gradients of every input, module reprs and torch's
-initial weights for a seed, and the errors."""
+"""Convolution, pooling, padding, layer norm and activations against torch 2.13: values, shapes,
+grad_fn names, gradients of every input, module reprs and torch's initial weights for a seed, the
+errors, and a small LeNet trained the same on both. (The losses are in test_engine_losses.py.)"""
 from __future__ import annotations
 
 import numpy as np
@@ -8,37 +8,13 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-import reftorch
 from engine_support import (
-    ENGINE, LIBS, assert_close_values, make_array, node_chain, same_error, same_program, seeds, sum_bound,
+    ENGINE, grads_and_chain, make_array, node_chain, same_error, same_program, seeds, sum_bound,
 )
 
 # float64 throughout the value checks: torch's oneDNN convolution sums in another order than NumPy's
 # BLAS, so each output, a K-term dot product (K = C·kH·kW <= 4·3·3 = 36 here), may differ by
 # sum_bound(float64, K, Σ|x w|): within TOLERANCE's atol, which allows 64 terms of 9 (|x|, |w| <= 3)
-
-
-def both(program, *arrays):
-    """(torch result, reftorch result, torch grads, reftorch grads, chains) of program(lib, *leaves)
-    with a fixed upstream gradient."""
-    out = []
-    for lib in LIBS:
-        leaves = [lib.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
-        y = program(lib, *leaves)
-        y = y[0] if isinstance(y, tuple) else y
-        upstream = np.random.default_rng(3).uniform(-1, 1, size=tuple(y.shape)).astype(y.detach().numpy().dtype
-                                                                                     if lib is not reftorch else
-                                                                                     np.asarray(y.detach()).dtype)
-        y.backward(lib.tensor(upstream))
-        out.append((y, node_chain(y.grad_fn), [leaf.grad for leaf in leaves if leaf.requires_grad]))
-    (t_y, t_chain, t_grads), (r_y, r_chain, r_grads) = out
-    assert_close_values(r_y.detach(), t_y.detach(), "output")
-    assert tuple(r_y.shape) == tuple(t_y.shape)
-    assert r_chain == t_chain, f"\n reftorch: {r_chain}\n torch:    {t_chain}"
-    for i, (mine, theirs) in enumerate(zip(r_grads, t_grads)):
-        assert (mine is None) == (theirs is None), f"grad {i}: {mine} vs torch {theirs}"
-        if theirs is not None:
-            assert_close_values(mine, theirs, f"grad {i}")
 
 
 conv_cases = st.fixed_dictionaries({
@@ -65,7 +41,7 @@ def test_conv2d_values_and_gradients(case, seed):
     def program(lib, x, w, *b):
         return lib.nn.functional.conv2d(x, w, b[0] if b else None, **kwargs)
     try:
-        both(program, x, weight, *([bias] if case["bias"] else []))
+        grads_and_chain(program, x, weight, *([bias] if case["bias"] else []))
     except RuntimeError as error:  # a kernel larger than the padded input: both must refuse alike
         assert "Kernel size can't be greater" in str(error) or "Output size is too small" in str(error)
         same_error(lambda lib: program(lib, lib.tensor(x), lib.tensor(weight)))
@@ -74,7 +50,7 @@ def test_conv2d_values_and_gradients(case, seed):
 def test_conv2d_padding_same_and_valid_and_errors():
     x, w = make_array(1, (1, 2, 6, 5), "float64"), make_array(2, (3, 2, 3, 2), "float64")
     for padding in ("same", "valid"):
-        both(lambda lib, x, w: lib.nn.functional.conv2d(x, w, padding=padding, dilation=(1, 2)), x, w)
+        grads_and_chain(lambda lib, x, w: lib.nn.functional.conv2d(x, w, padding=padding, dilation=(1, 2)), x, w)
     for bad in (lambda lib: lib.nn.functional.conv2d(lib.ones(1, 3, 5, 5), lib.ones(2, 2, 3, 3)),
                 lambda lib: lib.nn.functional.conv2d(lib.ones(1, 2, 2, 2), lib.ones(2, 2, 3, 3)),
                 lambda lib: lib.nn.functional.conv2d(lib.ones(2, 5, 5), lib.ones(2, 2, 3, 3, dtype=lib.float64)),
@@ -104,7 +80,7 @@ def test_max_and_avg_pool2d_values_indices_and_gradients(case, seed):
         return lib.nn.functional.avg_pool2d(t, count_include_pad=case["count_include_pad"], **common)
     for program in (max_pool, avg_pool):
         try:
-            both(program, x)
+            grads_and_chain(program, x)
         except RuntimeError:
             same_error(lambda lib: program(lib, lib.tensor(x)))
             continue
@@ -135,7 +111,7 @@ def test_pad_values_gradients_and_node_names(pad, mode):
     # reflect and replicate pad the last len(pad) // 2 dims of a batch of channels
     shape = (2, 3, 4, 5) if mode == "constant" or len(pad) == 4 else (3, 4, 5)
     x = make_array(4, shape, "float64")
-    both(lambda lib, t: lib.nn.functional.pad(t, pad, mode=mode), x)
+    grads_and_chain(lambda lib, t: lib.nn.functional.pad(t, pad, mode=mode), x)
     same_program(lambda lib: lib.nn.functional.pad(lib.arange(6.0).view(2, 3), (1, 1), value=-7.0))
 
 
@@ -155,64 +131,10 @@ def test_layer_norm_values_and_gradients(seed, shape, normalized, affine, name):
     x = make_array(seed, shape, name)
     w, b = make_array(seed + 1, normalized_shape, name), make_array(seed + 2, normalized_shape, name)
     if affine:
-        both(lambda lib, x, w, b: lib.nn.functional.layer_norm(x, normalized_shape, w, b), x, w, b)
+        grads_and_chain(lambda lib, x, w, b: lib.nn.functional.layer_norm(x, normalized_shape, w, b), x, w, b)
     else:
-        both(lambda lib, x: lib.nn.functional.layer_norm(x, normalized_shape, eps=1e-3), x)
+        grads_and_chain(lambda lib, x: lib.nn.functional.layer_norm(x, normalized_shape, eps=1e-3), x)
     same_error(lambda lib: lib.nn.functional.layer_norm(lib.ones(3, 4), (3,)))
-
-
-@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-@pytest.mark.parametrize("weighted", [False, True])
-def test_binary_cross_entropy_losses(reduction, weighted):
-    x = make_array(7, (4, 3), "float64")
-    y = np.random.default_rng(7).uniform(0, 1, size=(4, 3))
-    w = np.random.default_rng(8).uniform(0.5, 2, size=(4, 3))
-    pw = np.random.default_rng(9).uniform(0.5, 2, size=(3,))
-    weight = (lambda lib: lib.tensor(w)) if weighted else (lambda lib: None)
-    both(lambda lib, x, y: lib.nn.functional.binary_cross_entropy_with_logits(
-        x, y, weight(lib), reduction=reduction), x, y)
-    both(lambda lib, x, y: lib.nn.functional.binary_cross_entropy_with_logits(
-        x, y, pos_weight=lib.tensor(pw), reduction=reduction), x, y)
-    both(lambda lib, x, y: lib.nn.functional.binary_cross_entropy(
-        x.sigmoid(), y, weight(lib), reduction=reduction), x, y)
-    same_error(lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(
-        lib.ones(2), lib.ones(2), pos_weight=lib.ones(2, requires_grad=True)))
-
-
-def test_binary_cross_entropy_errors_and_modules():
-    same_error(lambda lib: lib.nn.functional.binary_cross_entropy(lib.tensor([1.5]), lib.tensor([1.0])))
-    same_error(lambda lib: lib.nn.functional.binary_cross_entropy_with_logits(lib.ones(3, 1), lib.ones(3)))
-    same_error(lambda lib: lib.nn.functional.binary_cross_entropy(lib.ones(3, 1) / 2, lib.ones(3)))
-
-    def modules(lib):
-        x, y = lib.tensor([[0.2, -1.0], [3.0, 0.5]]), lib.tensor([[1.0, 0.0], [1.0, 1.0]])
-        return (lib.nn.BCEWithLogitsLoss()(x, y), lib.nn.BCEWithLogitsLoss(pos_weight=lib.tensor([2.0, 1.0]))(x, y),
-                lib.nn.BCELoss(reduction="sum")(x.sigmoid(), y), lib.nn.L1Loss()(x, y), repr(lib.nn.BCELoss()))
-    same_program(modules)
-
-
-@pytest.mark.parametrize("options", [dict(), dict(weight=True), dict(label_smoothing=0.1),
-                                     dict(weight=True, label_smoothing=0.2), dict(ignore_index=2),
-                                     dict(reduction="sum", label_smoothing=0.1), dict(reduction="none", weight=True)])
-def test_cross_entropy_weight_ignore_index_and_label_smoothing(options):
-    x = make_array(3, (5, 4), "float64")
-    target = np.array([1, 3, -100, 2, 0])
-    weight = np.array([1.0, 2.0, 0.5, 1.5])
-
-    def program(lib, x):
-        opts = dict(options)
-        if opts.pop("weight", False):
-            opts["weight"] = lib.tensor(weight)  # (a class weight that requires grad is refused)
-        t = lib.tensor(target if "ignore_index" not in opts else np.where(target < 0, 2, target))
-        return lib.nn.functional.cross_entropy(x, t, **opts) * 1.0
-    both(program, x)
-    probs = np.random.default_rng(1).dirichlet(np.ones(4), size=5)
-    both(lambda lib, x, p: lib.nn.functional.cross_entropy(
-        x, p, weight=lib.tensor(weight) if options.get("weight") else None,
-        label_smoothing=options.get("label_smoothing", 0.0), reduction=options.get("reduction", "mean")) * 1.0,
-        x, probs)
-    same_error(lambda lib: lib.nn.functional.cross_entropy(lib.ones(2, 3), lib.tensor([0, 1]),
-                                                           weight=lib.ones(3, requires_grad=True)))
 
 
 @pytest.mark.parametrize("name,args", [("leaky_relu", dict(negative_slope=0.2)), ("gelu", {}),
@@ -221,8 +143,8 @@ def test_cross_entropy_weight_ignore_index_and_label_smoothing(options):
                                        ("relu6", {}), ("logsigmoid", {})])
 def test_activations_values_and_gradients(name, args):
     x = np.array([[-3.0, -0.5, 0.0], [0.25, 1.5, 7.0]])
-    both(lambda lib, t: getattr(lib.nn.functional, name)(t, **args), x)
-    both(lambda lib, t: getattr(lib.nn.functional, name)(t, **args), x.astype("float32"))
+    grads_and_chain(lambda lib, t: getattr(lib.nn.functional, name)(t, **args), x)
+    grads_and_chain(lambda lib, t: getattr(lib.nn.functional, name)(t, **args), x.astype("float32"))
 
 
 @pytest.mark.parametrize("make", [
@@ -288,8 +210,4 @@ def test_lenet_trains_the_same_on_both():
         return losses, net.conv1.weight.grad, net.fc3.bias
     # fc1 sums 400 terms (more than TOLERANCE's 64): compared at its own bound, in float64, |x| <= 4,
     # |w| <= 1/sqrt(fan_in) = 0.2, through 3 steps of SGD with momentum (at most 10x a step)
-    torch_result, ref_result = (program(lib) for lib in LIBS)
-    atol = 3 * 10 * sum_bound("float64", 400, 400 * 4 * 0.2)
-    for mine, theirs in zip(ref_result[1:], torch_result[1:]):
-        np.testing.assert_allclose(np.asarray(mine.detach()), theirs.detach().numpy(), rtol=0, atol=atol)
-    np.testing.assert_allclose(ref_result[0], torch_result[0], rtol=0, atol=atol)
+    same_program(program, tolerance=dict(rtol=0, atol=3 * 10 * sum_bound("float64", 400, 400 * 4 * 0.2)))

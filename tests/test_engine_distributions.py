@@ -21,20 +21,10 @@ from hypothesis import strategies as st
 
 import reftorch
 from engine_support import (
-    ENGINE, LIBS, assert_close_values, assert_same_bits, capabilities_this_cpu_allows, run_program, same_error,
+    ENGINE, LIBS, assert_close_values, assert_same_bits, capabilities_this_cpu_allows, run_both, run_program,
+    same_error,
 )
 FLOATS = ("float32", "float64", "float16", "bfloat16")
-
-
-def seeded_on_both(seed, program):
-    """``program(lib)`` after ``lib.manual_seed(seed)``, for torch then reftorch; the two
-    results, and the generators must end in the same state."""
-    results = []
-    for lib in LIBS:
-        lib.manual_seed(seed)
-        results.append(program(lib))
-    assert_same_bits(reftorch.get_rng_state(), torch.get_rng_state())
-    return results
 
 
 def weights(seed, shape, dtype_name, zeros=False):
@@ -69,14 +59,14 @@ def test_exponential_fill_matches_torch_bit_for_bit(seed, size, dtype, lambd, tr
         if transposed and len(size) >= 2:  # filled in memory order, not index order
             t = lib.empty(size[::-1], dtype=getattr(lib, dtype)).permute(*reversed(range(len(size))))
         return t.exponential_(lambd)
-    theirs, ours = seeded_on_both(seed, fill)
+    theirs, ours = run_both(fill, seed=seed)
     assert_same_bits(ours, theirs)
 
 
 def test_exponential_fill_of_many_values_and_with_a_generator():
-    theirs, ours = seeded_on_both(0, lambda lib: lib.empty(5000, dtype=lib.float64).exponential_())
+    theirs, ours = run_both(lambda lib: lib.empty(5000, dtype=lib.float64).exponential_(), seed=0)
     assert_same_bits(ours, theirs)  # ~4% of these differ if log1p is NumPy's and not libm's
-    theirs, ours = seeded_on_both(0, lambda lib: lib.empty(100_003).exponential_())
+    theirs, ours = run_both(lambda lib: lib.empty(100_003).exponential_(), seed=0)
     assert_same_bits(ours, theirs)
     generators = [lib.Generator().manual_seed(7) for lib in LIBS]
     assert_same_bits(reftorch.empty(40).exponential_(2.0, generator=generators[1]),
@@ -123,16 +113,16 @@ def test_multinomial_matches_torch_bit_for_bit(seed, value_seed, rows, categorie
 
     def draw(lib):
         return lib.multinomial(as_tensor(lib, values, dtype, layout), num_samples, replacement)
-    theirs, ours = seeded_on_both(seed, draw)
+    theirs, ours = run_both(draw, seed=seed)
     assert_same_bits(ours, theirs)
 
 
 def test_multinomial_without_replacement_can_pick_a_zero_weight_last():
-    theirs, ours = seeded_on_both(3, lambda lib: lib.multinomial(lib.tensor([1., 0., 3.]), 3))
+    theirs, ours = run_both(lambda lib: lib.multinomial(lib.tensor([1., 0., 3.]), 3), seed=3)
     assert_same_bits(ours, theirs)
     assert ours.tolist()[-1] == 1
-    theirs, ours = seeded_on_both(3, lambda lib: lib.multinomial(lib.tensor([[1., 0., 3.], [0., 2., 2.]]), 2,
-                                                                generator=lib.Generator().manual_seed(11)))
+    theirs, ours = run_both(lambda lib: lib.multinomial(lib.tensor([[1., 0., 3.], [0., 2., 2.]]), 2,
+                                                        generator=lib.Generator().manual_seed(11)), seed=3)
     assert_same_bits(ours, theirs)
 
 
@@ -140,16 +130,16 @@ def test_multinomial_race_noise_is_drawn_in_the_inputs_memory_order():
     values = np.random.default_rng(0).uniform(0.1, 3, (3, 5))
     for k in (1, 3):
         # a transposed input: its exponential noise fills an empty_like of the same strides
-        theirs, ours = seeded_on_both(0, lambda lib: lib.multinomial(as_tensor(lib, values, "float32", "transposed"), k))
+        theirs, ours = run_both(lambda lib: lib.multinomial(as_tensor(lib, values, "float32", "transposed"), k), seed=0)
         assert_same_bits(ours, theirs)
-        contiguous = seeded_on_both(0, lambda lib: lib.multinomial(lib.tensor(values).float(), k))[0]
+        contiguous = run_both(lambda lib: lib.multinomial(lib.tensor(values).float(), k), seed=0)[0]
         assert contiguous.tolist() != theirs.tolist()  # the layout does change the samples
 
 
 def test_multinomial_with_replacement_sums_in_the_inputs_dtype():
     # seed 0's first float64 uniform is 0.97005300..., and 0.6732655 / (0.6732655 + 0.020784711)
     # is just below it in float32 but just above it in float64: the float32 sum picks category 1
-    theirs, ours = seeded_on_both(0, lambda lib: lib.multinomial(lib.tensor([0.6732655, 0.020784711]), 2, True))
+    theirs, ours = run_both(lambda lib: lib.multinomial(lib.tensor([0.6732655, 0.020784711]), 2, True), seed=0)
     assert_same_bits(ours, theirs)
     assert ours.tolist()[0] == 1
 
@@ -158,7 +148,7 @@ def test_multinomial_of_many_samples_and_categories():
     rng = np.random.default_rng(1)
     values = rng.uniform(0, 1, size=(4, 1000))
     for k, replacement in ((1000, False), (1, True), (5000, True)):
-        theirs, ours = seeded_on_both(9, lambda lib: lib.multinomial(lib.tensor(values), k, replacement))
+        theirs, ours = run_both(lambda lib: lib.multinomial(lib.tensor(values), k, replacement), seed=9)
         assert_same_bits(ours, theirs)
 
 
@@ -202,12 +192,12 @@ def test_normal_of_tensors_matches_torch_bit_for_bit(seed, n, dtype, which):
         m, s = lib.tensor(mean, dtype=getattr(lib, dtype)), lib.tensor(std, dtype=getattr(lib, dtype))
         return {"tensor-tensor": lambda: lib.normal(m, s), "tensor-float": lambda: lib.normal(m, 0.75),
                 "float-tensor": lambda: lib.normal(-1.25, s)}[which]()
-    theirs, ours = seeded_on_both(seed, draw)
+    theirs, ours = run_both(draw, seed=seed)
     assert_same_bits(ours, theirs)
 
 
 def test_normal_of_tensors_broadcasts_records_a_zero_gradient_and_checks_std():
-    theirs, ours = seeded_on_both(2, lambda lib: lib.normal(lib.arange(4.0).reshape(4, 1), lib.ones(5) * 0.7))
+    theirs, ours = run_both(lambda lib: lib.normal(lib.arange(4.0).reshape(4, 1), lib.ones(5) * 0.7), seed=2)
     assert_same_bits(ours, theirs)
     names = []
     for lib in LIBS:
@@ -284,7 +274,7 @@ def test_categorical_samples_and_scores_like_torch(seed, value_seed, batch, cate
         d = _categorical(lib, values, by)
         sample = d.sample(sample_shape)
         return d, sample
-    (theirs, their_sample), (ours, our_sample) = seeded_on_both(seed, run)
+    (theirs, their_sample), (ours, our_sample) = run_both(run, seed=seed)
     assert_same_bits(our_sample, their_sample)
     assert tuple(ours.batch_shape) == tuple(theirs.batch_shape) and repr(ours) == repr(theirs)
     their_value = their_sample
@@ -308,7 +298,7 @@ def test_multinomial_distribution_samples_and_scores_like_torch(seed, value_seed
     def run(lib):
         d = lib.distributions.Multinomial(total_count, lib.tensor(values, dtype=getattr(lib, dtype)))
         return d, d.sample(sample_shape)
-    (theirs, their_sample), (ours, our_sample) = seeded_on_both(seed, run)
+    (theirs, their_sample), (ours, our_sample) = run_both(run, seed=seed)
     assert_same_bits(our_sample, their_sample)
     assert (tuple(ours.batch_shape), tuple(ours.event_shape)) == (tuple(theirs.batch_shape), tuple(theirs.event_shape))
     assert_close_values(ours.log_prob(reftorch.tensor(their_sample.numpy())), theirs.log_prob(their_sample), "log_prob")
@@ -336,7 +326,7 @@ def test_normal_samples_reparameterises_and_scores_like_torch(seed, batch, sampl
             grads = tuple(leaf.grad for leaf in leaves)
         return d, sample, rsample, grads
     (theirs, their_sample, their_rsample, their_grads), (ours, our_sample, our_rsample, our_grads) = \
-        seeded_on_both(seed, run)
+        run_both(run, seed=seed)
     assert_same_bits(our_sample, their_sample)
     assert not our_sample.requires_grad
     assert_same_bits(our_rsample, their_rsample)

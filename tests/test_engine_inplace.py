@@ -1,7 +1,10 @@
 """In-place safety against torch: saved-tensor versions, leaf and view-of-leaf errors,
 gradients through writes into views (CopySlices) and masked/indexed assignment
-(IndexPutBackward0), clone versus detach, and in-place ops on overlapping or expanded views."""
+(IndexPutBackward0), clone versus detach, in-place ops on overlapping or expanded views, and
+masked_fill_ (values, gradients and graph, the warning on an expanded tensor, errors)."""
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pytest
@@ -11,8 +14,8 @@ from hypothesis import strategies as st
 
 import reftorch
 from engine_support import (
-    ENGINE, LIBS, assert_close_values, assert_same, float_names, make_array, node_chain, raised, run_both,
-    same_outcome, seeds, shapes,
+    ENGINE, LIBS, assert_close_values, assert_same, build, dtype_names, float_names, layouts, make_array,
+    node_chain, raised, run_both, same_error, same_outcome, seeds, shapes,
 )
 
 def _saved_input_program(kind):
@@ -213,3 +216,91 @@ def test_in_place_ops_on_expanded_tensors_raise_where_torch_does(shape, expand_d
         assert str(mine_error) == str(theirs_error)
     else:
         assert_same(program(reftorch), program(torch), name=op)
+
+
+# ======================================================================================
+# masked_fill_ and masked_fill
+# ======================================================================================
+@st.composite
+def mask_shapes(draw):
+    """A shape and a mask shape that broadcasts to it (dims dropped in front, some set to 1),
+    now and then one that does not."""
+    shape = draw(shapes(0, 3), label="shape")
+    drop = draw(st.integers(0, len(shape)), label="drop")
+    ones = draw(st.lists(st.booleans(), min_size=len(shape), max_size=len(shape)), label="ones")
+    mask = tuple(1 if o else n for o, n in zip(ones, shape))[drop:]
+    if draw(st.integers(0, 5), label="misfit") == 0:
+        mask = (2,) + mask  # a mask larger than the tensor
+    return shape, mask
+
+
+@ENGINE
+@given(shapes_=mask_shapes(), seed=seeds, name=dtype_names, layout=layouts,
+       value=st.sampled_from(["int", "float", "tensor"]))
+def test_masked_fill_in_place_and_out_of_place_match_torch(shapes_, seed, name, layout, value):
+    shape, mask_shape = shapes_
+    array = make_array(seed, shape, name)
+    mask = np.random.default_rng(seed + 1).random(mask_shape) < 0.5
+    assume(layout != "expanded")  # covered by the warning test below
+
+    def fill_value(lib):
+        return {"int": 2, "float": -1.5, "tensor": lib.tensor(7.0)}[value]
+
+    def in_place(lib):
+        leaf, t = build(lib, array, layout)
+        out = t.masked_fill_(lib.tensor(mask), fill_value(lib))
+        return out is t, out, leaf, t._version
+
+    def out_of_place(lib):
+        _, t = build(lib, array, layout)
+        return lib.masked_fill(t, lib.tensor(mask), fill_value(lib)), t
+
+    same_outcome(in_place, geometry=True)
+    same_outcome(out_of_place, geometry=True)
+
+
+@ENGINE
+@given(shape=shapes(1, 3), seed=seeds, layout=st.sampled_from(["contiguous", "permuted", "stepped"]),
+       tensor_value=st.booleans(), through_view=st.booleans())
+def test_masked_fill_in_place_gradients_and_graph_match_torch(shape, seed, layout, tensor_value, through_view):
+    array = make_array(seed, shape, "float64")
+    mask = np.random.default_rng(seed).random(shape[-1:]) < 0.5
+    results = []
+    for lib in LIBS:
+        leaf, t = build(lib, array, layout, requires_grad=True)
+        value = lib.tensor(3.0, dtype=lib.float64, requires_grad=True) if tensor_value else 3.0
+        y = t * 1.5
+        target = y[0] if through_view and y.dim() > 1 else y
+        target.masked_fill_(lib.tensor(mask if target.dim() else mask[:1].reshape(())), value)
+        chain = node_chain(y.grad_fn)
+        (y * y).sum().backward()
+        results.append((chain, leaf.grad, value.grad if tensor_value else None))
+    (t_chain, t_grad, t_vgrad), (r_chain, r_grad, r_vgrad) = results
+    assert r_chain == t_chain
+    assert_close_values(r_grad, t_grad, "leaf.grad")
+    if tensor_value:
+        assert_close_values(r_vgrad, t_vgrad, "value.grad")
+
+
+def test_masked_fill_on_an_expanded_tensor_warns_like_torch():
+    seen = []
+    for lib in LIBS:
+        t = lib.zeros(1, 3).expand(2, 3)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            t.masked_fill_(lib.tensor([True, False, True]), 1.0)
+        seen.append(([str(w.message).split(" (Triggered internally")[0] for w in caught], t.tolist()))
+    assert seen[1] == seen[0]
+
+
+@pytest.mark.parametrize("case", ["int_mask", "vector_value", "mask_too_big", "mask_mismatch", "leaf"])
+def test_masked_fill_errors_match_torch(case):
+    programs = {
+        "int_mask": lambda lib: lib.zeros(2, 3).masked_fill_(lib.tensor([1, 0, 1]), 1.0),
+        "vector_value": lambda lib: lib.zeros(2, 3).masked_fill_(lib.tensor([True, False, True]),
+                                                                 lib.tensor([1.0, 2.0])),
+        "mask_too_big": lambda lib: lib.zeros(2, 3).masked_fill_(lib.ones(2, 2, 3, dtype=lib.bool), 1.0),
+        "mask_mismatch": lambda lib: lib.zeros(2, 3).masked_fill_(lib.tensor([True, False]), 1.0),
+        "leaf": lambda lib: lib.zeros(2, requires_grad=True).masked_fill_(lib.tensor([True, False]), 1.0),
+    }
+    same_error(programs[case])

@@ -1,12 +1,13 @@
 """nn modules students reach for next, against torch: Embedding and EmbeddingBag (values,
 gradients, grad_fn, padding_idx, max_norm), lazy layers (shapes inferred on the first call, the
-same initial numbers, the class they become), channel-wise and alpha dropout, adaptive pooling."""
+same initial numbers, the class they become), channel-wise and alpha dropout, adaptive pooling;
+Module hooks (forward, forward-pre, full backward) and nn.Buffer."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from engine_support import LIBS, assert_same, same_error, same_program, same_warnings
+from engine_support import LIBS, MLP_INPUT, assert_same, same_error, same_program, same_warnings, seeded_mlp
 
 
 @pytest.mark.parametrize("options", [{}, {"padding_idx": 1}, {"padding_idx": -2, "scale_grad_by_freq": True},
@@ -160,11 +161,6 @@ def test_adaptive_pooling_values_and_gradients(kind, size, shape):
     same_program(program)
 
 
-@pytest.mark.parametrize("values", [([0.5], [2.0]), ([0.5], [-0.1]), ([1.5, 0.5], [0.5, 2.0]), ([0.5, 1.5], [2.0, 0.5])])
-def test_binary_cross_entropy_refuses_targets_outside_0_1_as_torch(values):
-    same_error(lambda lib: lib.nn.functional.binary_cross_entropy(lib.tensor(values[0]), lib.tensor(values[1])))
-
-
 def test_a_lazy_model_loads_a_state_dict_before_its_first_call():
     def program(lib):
         lib.manual_seed(6)
@@ -206,3 +202,139 @@ def test_module_half_and_bfloat16_convert_floating_tensors_only(conversion):
 def test_module_to_an_integer_dtype_is_refused(dtype):
     same_error(lambda lib: lib.nn.Linear(2, 2).to(getattr(lib, dtype)))
     same_error(lambda lib: lib.nn.Linear(2, 2).to("cpu", getattr(lib, dtype)))
+
+
+# ======================================================================================
+# Module forward hooks
+# ======================================================================================
+def test_forward_hook_captures_activations_like_torch():
+    def program(lib):
+        model = seeded_mlp(lib)
+        activations = {}
+
+        def keep(name):
+            def hook(module, args, output):
+                activations[name] = (type(module).__name__, type(args).__name__, len(args), output.detach())
+            return hook
+        handles = [m.register_forward_hook(keep(name)) for name, m in model.named_children()]
+        out = model(lib.tensor(MLP_INPUT))
+        for h in handles:
+            h.remove()
+        model(lib.tensor(MLP_INPUT) * 100)  # removed: nothing recorded
+        return out, [activations[k] for k in sorted(activations)]
+    same_program(program)
+
+
+def test_forward_hook_and_pre_hook_replacements_like_torch():
+    def program(lib):
+        model = seeded_mlp(lib)
+        log = []
+        model[0].register_forward_pre_hook(lambda m, args: args[0] * 2)  # a non-tuple is wrapped
+        model[0].register_forward_pre_hook(lambda m, args: log.append(("pre", type(args).__name__)))
+        model[2].register_forward_hook(lambda m, args, out: out.sum(1))
+        model[2].register_forward_hook(lambda m, args, out: log.append(("after", tuple(out.shape))), prepend=True)
+        out = model(lib.tensor(MLP_INPUT))
+        out.sum().backward()
+        return out, log, model[0].weight.grad
+    same_program(program)
+
+
+def test_forward_hooks_with_kwargs_and_always_call_like_torch():
+    def program(lib):
+        class Scale(lib.nn.Module):
+            def forward(self, x, scale=1.0):
+                if scale < 0:
+                    raise ValueError("negative scale")
+                return x * scale
+        m = Scale()
+        log = []
+        m.register_forward_pre_hook(lambda mod, args, kwargs: (args, {"scale": kwargs.get("scale", 1.0) * 3}),
+                                    with_kwargs=True)
+        m.register_forward_hook(lambda mod, args, kwargs, out: out + kwargs["scale"], with_kwargs=True)
+        m.register_forward_hook(lambda mod, args, out: log.append(("always", out)), always_call=True)
+        result = m(lib.ones(2), scale=2.0)
+        try:
+            m(lib.ones(2), scale=-1.0)
+        except ValueError as error:
+            log.append(str(error))
+        return result, log
+    same_program(program)
+
+
+def test_forward_pre_hook_with_kwargs_bad_return_raises_like_torch():
+    def program(lib):
+        m = lib.nn.ReLU()
+        m.register_forward_pre_hook(lambda mod, args, kwargs: 5, with_kwargs=True)
+        m(lib.ones(2))
+    same_error(program)
+
+
+# -- full backward hooks: Module hooks on the gradients --------------------------------------
+def test_full_backward_hooks_see_and_replace_gradients():
+    def program(lib):
+        lib.manual_seed(0)
+        layer = lib.nn.Linear(3, 2)
+        calls = []
+        layer.register_full_backward_pre_hook(lambda m, go: calls.append(("pre", go)))
+        # the second call's input needs no gradient: its grad_input is (None,), kept as it is
+        layer.register_full_backward_hook(
+            lambda m, gi, go: calls.append(("full", gi, go)) or (gi[0] * 10 if gi[0] is not None else None,))
+        x = lib.ones(4, 3, requires_grad=True)
+        y = layer(x)
+        y.sum().backward()
+        z = layer(lib.ones(4, 3))
+        z.sum().backward()
+        return calls, x.grad, type(y.grad_fn).__name__, layer.weight.grad
+    same_program(program)
+    same_warnings(lambda lib: _backward_without_input_grads(lib))
+
+
+def _backward_without_input_grads(lib):
+    layer = lib.nn.Linear(2, 2)
+    layer.register_full_backward_hook(lambda m, gi, go: None)
+    layer(lib.ones(1, 2)).sum().backward()
+
+
+# ======================================================================================
+# nn.Buffer
+# ======================================================================================
+def test_buffer_registers_when_assigned_like_torch():
+    def program(lib):
+        class Stats(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.running_mean = lib.nn.Buffer(lib.zeros(2))
+                self.scratch = lib.nn.Buffer(lib.ones(1), persistent=False)
+                self.plain = lib.ones(3)  # a plain tensor is not registered
+        m = Stats()
+        names = [n for n, _ in m.named_buffers()]
+        keys = list(m.state_dict())
+        m.running_mean = lib.ones(2)  # still a buffer
+        m.scratch = lib.nn.Buffer(lib.ones(1), persistent=True)  # the new Buffer's flag wins
+        x = lib.ones(2, requires_grad=True)
+        b = lib.nn.Buffer(x * 2)
+        return (names, keys, list(m.state_dict()), type(m.running_mean).__name__,
+                isinstance(m.running_mean, lib.nn.Buffer), isinstance(lib.ones(1), lib.nn.Buffer),
+                b.requires_grad, b.is_leaf, lib.nn.Buffer().shape, str(m.to(lib.float64).running_mean.dtype))
+    same_program(program)
+
+
+def test_buffer_shares_memory_with_its_data():
+    for lib in LIBS:
+        data = lib.zeros(3)
+        b = lib.nn.Buffer(data)
+        b[0] = 5.0
+        assert data[0].item() == 5.0, lib.__name__
+
+
+@pytest.mark.parametrize("case", ["not_a_tensor", "attribute_exists"])
+def test_buffer_errors_match_torch(case):
+    def program(lib):
+        m = lib.nn.Module()
+        m.stats = lib.nn.Buffer(lib.zeros(2))
+        m.other = 3
+        if case == "not_a_tensor":
+            m.stats = 3
+        else:
+            m.other = lib.nn.Buffer(lib.zeros(1))
+    same_error(program)

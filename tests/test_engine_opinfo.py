@@ -14,7 +14,6 @@ gradient wrong in 11 of 12 elements. It runs in about 15 s on two cores (``-n 2`
 """
 from __future__ import annotations
 
-import re
 import zlib
 
 import numpy as np
@@ -25,11 +24,14 @@ import reftorch
 from reftorch.functions import GENERATED
 from reftorch.functions import ops as ref_ops
 
-from engine_support import assert_close_values, assert_same
+from engine_support import LIBS, assert_close_values, assert_same, assert_same_error
 from opinfo import OPS, T
 
 DECLARED = {d.schema.full_name: d for d in GENERATED.declarations}
-LIBS = (torch, reftorch)
+
+# of a call no signature takes, errors are compared by their first line: torch then lists its Python
+# signatures, reftorch its schemas
+SIGNATURES = "received an invalid combination of arguments"
 
 
 def test_every_declared_op_has_samples():
@@ -158,7 +160,7 @@ def _check_gradients(info, results, seed, where):
             grads.append(error)
     t_grads, m_grads = grads
     if isinstance(t_grads, Exception) or isinstance(m_grads, Exception):
-        _same_error(t_grads, m_grads, f"{where}: backward")
+        assert_same_error(m_grads, t_grads, name=f"{where}: backward", first_line=SIGNATURES in str(t_grads))
         return
     for i, (t, m) in enumerate(zip(t_grads, m_grads)):
         assert (t is None) == (m is None), f"{where}: gradient {i} is {m} but torch {t}"
@@ -259,17 +261,10 @@ def _check_inplace(name, info, sample, arrays, seed, where):
         results.append(target)
     theirs, mine = results
     if isinstance(theirs, Exception) or isinstance(mine, Exception):
-        _same_error(theirs, mine, f"{where} {method}")
+        assert_same_error(mine, theirs, name=f"{where} {method}", first_line=SIGNATURES in str(theirs))
         return
     assert_same(mine, theirs, name=f"{where} {method}")
     _node_names(theirs, mine, f"{where} {method}")
-
-
-def _clean(message: str) -> str:
-    """The message without torch's C++ location; of a call no signature takes, the first line
-    (torch then lists its Python signatures, reftorch its schemas)."""
-    message = re.sub(r" \(Triggered internally at [^)]*\)", "", message).strip()
-    return message.split("\n")[0] if "received an invalid combination of arguments" in message else message
 
 
 def _check_error(fns, info, sample, seed, where):
@@ -280,15 +275,8 @@ def _check_error(fns, info, sample, seed, where):
         with pytest.raises(Exception) as info_:
             _run(fn, lib, info, seed, _dtype_args(lib, args), kwargs)
         caught.append(info_.value)
-    _same_error(*caught, where)
-
-
-def _same_error(theirs, mine, where):
-    assert isinstance(theirs, Exception), f"{where}: reftorch raised {mine!r}, torch did not"
-    assert isinstance(mine, Exception), f"{where}: torch raised {theirs!r}, reftorch did not"
-    assert type(mine) is type(theirs), f"{where}: reftorch raised {type(mine).__name__}: {mine}; torch " \
-                                       f"{type(theirs).__name__}: {theirs}"
-    assert _clean(str(mine)) == _clean(str(theirs)), f"{where}:\n reftorch: {mine}\n torch:    {theirs}"
+    theirs, mine = caught
+    assert_same_error(mine, theirs, name=where, first_line=SIGNATURES in str(theirs))
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
@@ -308,7 +296,7 @@ def test_op_matches_torch(name):
                 results.append((error, leaves))
         (theirs, t_leaves), (mine, m_leaves) = results
         if isinstance(theirs, Exception) or isinstance(mine, Exception):
-            _same_error(theirs, mine, where)
+            assert_same_error(mine, theirs, name=where, first_line=SIGNATURES in str(theirs))
             continue
         if info.values:
             assert_same(mine, theirs, geometry=True, name=where)

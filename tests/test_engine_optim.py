@@ -1,5 +1,6 @@
-"""Optimizers beyond SGD/Adam and the learning-rate schedules, against torch: the same parameter
-trajectories, state_dicts, defaults, errors, and the rates (and warnings) schedulers give."""
+"""Optimizers and the learning-rate schedules, against torch: the same parameter trajectories,
+state_dicts, defaults, errors, and the rates (and warnings) schedulers give; an optimizer's
+state_dict saved and loaded into a fresh one continues as the uninterrupted run (SGD, Adam)."""
 from __future__ import annotations
 
 import copy
@@ -7,7 +8,10 @@ import copy
 import pytest
 import torch
 
-from engine_support import LIBS, assert_same, same_error, same_program, same_warnings
+import reftorch
+from engine_support import (
+    LIBS, MLP_INPUT, assert_close_values, assert_same, same_error, same_program, same_warnings, seeded_mlp,
+)
 
 # name -> keyword sets that switch each branch of its update on
 OPTIMIZERS = {
@@ -278,3 +282,80 @@ def _non_finite_clip(lib):
     p = lib.nn.Parameter(lib.ones(2))
     p.grad = lib.tensor([float("inf"), 1.0])
     lib.nn.utils.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
+
+
+# ======================================================================================
+# Optimizer.state_dict / load_state_dict
+# ======================================================================================
+STATE_DICT_OPTIMIZERS = {
+    "sgd": lambda lib, ps: lib.optim.SGD(ps, lr=0.1),
+    "sgd_momentum": lambda lib, ps: lib.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
+    "sgd_two_groups": lambda lib, ps: lib.optim.SGD([{"params": ps[:2], "lr": 0.05}, {"params": ps[2:]}],
+                                                    lr=0.1, momentum=0.5),
+    "adam": lambda lib, ps: lib.optim.Adam(ps, lr=0.01, weight_decay=0.1),
+    "adamw_amsgrad": lambda lib, ps: lib.optim.Adam(ps, lr=0.01, weight_decay=0.1, amsgrad=True,
+                                                    decoupled_weight_decay=True),
+}
+
+
+def _train_mlp(lib, model, optimizer, steps):
+    for _ in range(steps):
+        optimizer.zero_grad()
+        (model(lib.tensor(MLP_INPUT)) ** 2).mean().backward()
+        optimizer.step()
+
+
+def _structure(state_dict):
+    """The state dict with tensors replaced by (dtype, shape, values) for comparing."""
+    def describe(v):
+        if isinstance(v, (torch.Tensor, reftorch.Tensor)):
+            return str(v.dtype), tuple(v.shape)
+        return v
+    return ({k: {n: describe(v) for n, v in s.items()} for k, s in state_dict["state"].items()},
+            state_dict["param_groups"])
+
+
+@pytest.mark.parametrize("kind", sorted(STATE_DICT_OPTIMIZERS))
+def test_optimizer_state_dict_round_trip_continues_like_torch(kind):
+    results = []
+    for lib in LIBS:
+        model = seeded_mlp(lib)
+        optimizer = STATE_DICT_OPTIMIZERS[kind](lib, list(model.parameters()))
+        _train_mlp(lib, model, optimizer, 3)
+        saved = copy.deepcopy(optimizer.state_dict())  # what torch.save / torch.load would give
+        structure = _structure(optimizer.state_dict())
+        _train_mlp(lib, model, optimizer, 2)  # the uninterrupted run
+        # a second model reaches the same weights (3 steps), then a fresh optimizer takes over
+        again = seeded_mlp(lib)
+        _train_mlp(lib, again, STATE_DICT_OPTIMIZERS[kind](lib, list(again.parameters())), 3)
+        fresh = STATE_DICT_OPTIMIZERS[kind](lib, list(again.parameters()))
+        fresh.load_state_dict(saved)
+        _train_mlp(lib, again, fresh, 2)
+        for a, b in zip(model.parameters(), again.parameters()):  # continued identically
+            assert a.tolist() == b.tolist(), f"{lib.__name__}: {kind} did not continue identically"
+        results.append((structure, _structure(fresh.state_dict()), [p.detach() for p in again.parameters()]))
+    (t_structure, t_loaded, t_params), (r_structure, r_loaded, r_params) = results
+    assert r_structure == t_structure
+    assert r_loaded == t_loaded
+    for mine, theirs in zip(r_params, t_params):
+        assert_close_values(mine, theirs, kind)
+
+
+def test_optimizer_state_dict_keeps_the_optimizers_own_tensors_like_torch():
+    def program(lib):
+        model = seeded_mlp(lib)
+        optimizer = lib.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        _train_mlp(lib, model, optimizer, 1)
+        state = optimizer.state_dict()
+        weight = model[0].weight
+        return (state["state"][0] is optimizer.state[weight],
+                state["state"][0]["momentum_buffer"] is optimizer.state[weight]["momentum_buffer"],
+                sorted(state["state"]), state["param_groups"])
+    same_program(program)
+
+
+@pytest.mark.parametrize("bad", [{"state": {}, "param_groups": []},
+                                 {"state": {}, "param_groups": [{"params": [0]}]},
+                                 {"state": {}}])
+def test_optimizer_load_state_dict_errors_match_torch(bad):
+    same_error(lambda lib: lib.optim.SGD(seeded_mlp(lib).parameters(), lr=0.1).load_state_dict(bad))

@@ -1,7 +1,8 @@
 """reftorch's tensor core against torch: creation, NumPy, promotion, arithmetic, reductions,
 matrix products, joining; out=, finfo/iinfo, einsum and triangles, sorting's edge cases, division
-with its rounding modes, and float32 functions to torch's bits on every CPU build. Every test
-runs one program on both libraries and compares."""
+with its rounding modes, and float32 functions to torch's bits on every CPU build; broadcast_shapes,
+nbytes / itemsize / get_device, and tensors in f-strings. Every test runs one program on both
+libraries and compares."""
 from __future__ import annotations
 
 import os
@@ -12,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 import reftorch
 from engine_support import (
-    DTYPE_NAMES, ENGINE, LIBS, assert_close_values, assert_same, both_or_same_error, build,
+    ENGINE, LIBS, assert_close_values, assert_same, both_or_same_error, build,
     capabilities_this_cpu_allows, dtype_name, dtype_names, float_names, grads_and_chain, layouts, make_array,
     pair, same_error, same_outcome, same_program, same_warnings, seeds, shapes,
 )
@@ -739,3 +740,61 @@ def test_float32_functions_hold_on_every_cpu_build_torch_can_run_here(capability
                           env=dict(os.environ, ATEN_CPU_CAPABILITY=capability), cwd=Path(__file__).parent.parent,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and f"{len(FLOAT32_FUNCTIONS)} passed" in done.stdout, done.stdout[-3000:]
+
+
+# ======================================================================================
+# broadcast_shapes
+# ======================================================================================
+@ENGINE
+@given(data=st.data(), count=st.integers(0, 4))
+def test_broadcast_shapes_matches_torch_result_and_error(data, count):
+    arguments = []
+    for i in range(count):
+        shape = data.draw(shapes(0, 3, 0, 3), label=f"shape{i}")
+        kind = data.draw(st.sampled_from(["tuple", "list", "int", "size"]), label=f"kind{i}")
+        if kind == "int" and len(shape) == 1:
+            arguments.append(shape[0])
+        else:
+            arguments.append(list(shape) if kind == "list" else shape)
+
+    def program(lib):
+        args = [lib.Size(a) if isinstance(a, tuple) and len(a) == 2 else a for a in arguments]
+        return lib.broadcast_shapes(*args)
+    results = same_outcome(program, geometry=True)
+    if results is not None:
+        theirs, mine = results
+        assert type(mine).__name__ == "Size" and list(mine) == list(theirs)
+
+
+@pytest.mark.parametrize("args", [((2, -1), (3,)), ((2, 3), 2.5), ((2, 3), (3, 2)), (2, (3,))])
+def test_broadcast_shapes_errors_match_torch(args):
+    same_error(lambda lib: lib.broadcast_shapes(*args))
+
+
+# ======================================================================================
+# get_device, nbytes, itemsize
+# ======================================================================================
+@pytest.mark.parametrize("name", ["bool", "int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("layout", ["contiguous", "stepped", "expanded"])
+def test_nbytes_itemsize_and_get_device_match_torch(name, layout):
+    array = make_array(0, (2, 3), name)
+    same_program(lambda lib: (lambda t: (t.nbytes, t.itemsize, t.get_device(), t.element_size()))(
+        build(lib, array, layout)[1]))
+
+
+def test_get_device_on_the_sim_device_is_its_index():
+    t = reftorch.ones(2).to("sim")
+    assert t.get_device() == 0 and reftorch.ones(2).get_device() == -1
+
+
+# ======================================================================================
+# f-strings of tensors (hooks print gradients with them; a root gradient is 0-dim)
+# ======================================================================================
+@pytest.mark.parametrize("case", ["0d_float", "0d_int", "0d_spec", "0d_requires_grad", "1d", "1d_spec"])
+def test_tensor_format_matches_torch(case):
+    def program(lib):
+        t = {"0d_float": lib.tensor(1.0), "0d_int": lib.tensor(2), "0d_spec": lib.tensor(1.25),
+             "0d_requires_grad": lib.tensor(1.5, requires_grad=True), "1d": lib.tensor([1.0, 2.0]),
+             "1d_spec": lib.tensor([1.0, 2.0])}[case]
+        return f"{t:.1f}" if case.endswith("spec") else f"{t}"
+    same_outcome(program, geometry=True)

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import reftorch
-from engine_support import ENGINE, LIBS, UNIT_ROUNDOFF, assert_same, sum_bound
+from engine_support import ENGINE, LIBS, UNIT_ROUNDOFF, run_both, same_error, same_program, sum_bound
 
 # Batch statistics and the weight/bias gradients are sums over the M <= 24 values of a channel (N x L),
 # which torch and reftorch add in other orders, both in double. Inputs are normal(2, 3) draws (|x| <= 14
@@ -26,19 +26,6 @@ TIGHT = dict(rtol=0, atol=sum_bound("float64", 24, 24 * 4 * 4))
 
 def numpy_of(t):
     return np.asarray(t.detach().tolist())
-
-
-def error_of(fn):
-    try:
-        fn()
-    except Exception as error:  # noqa: BLE001  (the point is to compare whatever it is)
-        return f"{type(error).__name__}: {error}"
-    return "no error"
-
-
-def both(fn):
-    """``fn(lib)`` for torch and for reftorch."""
-    return [fn(lib) for lib in LIBS]
 
 
 # -- BatchNorm1d: layout --------------------------------------------------------------------
@@ -53,7 +40,7 @@ def test_batchnorm1d_has_torchs_parameters_buffers_and_repr(options):
         return (repr(bn), [n for n, _ in bn.named_parameters()], [n for n, _ in bn.named_buffers()],
                 [(k, str(v.dtype).replace("reftorch", "torch"), numpy_of(v).tolist())
                  for k, v in bn.state_dict().items()])
-    torch_layout, ref_layout = both(layout)
+    torch_layout, ref_layout = run_both(layout)
     assert ref_layout == torch_layout
 
 
@@ -106,25 +93,23 @@ def run_batches(lib, options, shape, seed, dtype_name="float64", num_batches=3):
 @pytest.mark.parametrize("options", OPTIONS, ids=str)
 @pytest.mark.parametrize("shape", [(5, 3), (4, 3, 6)], ids=["NC", "NCL"])
 def test_batchnorm1d_train_then_eval_matches_torch_in_float64(options, shape):
-    torch_seen, ref_seen = both(lambda lib: run_batches(lib, options, shape, seed=1))
+    torch_seen, _ = same_program(lambda lib: run_batches(lib, options, shape, seed=1), tolerance=TIGHT)
     assert torch_seen["grad_fn"] == "NativeBatchNormBackward0"
-    assert_same(ref_seen, torch_seen, tolerance=TIGHT)
 
 
 @given(seed=st.integers(0, 2**32 - 1), shape=st.sampled_from([(2, 1), (3, 4), (2, 2, 1), (3, 2, 5)]),
        momentum=st.sampled_from([0.1, 0.5, None]))
 @ENGINE
 def test_batchnorm1d_matches_torch_for_generated_batches(seed, shape, momentum):
-    torch_seen, ref_seen = both(lambda lib: run_batches(lib, dict(momentum=momentum), shape, seed, num_batches=2))
-    assert_same(ref_seen, torch_seen, tolerance=TIGHT)
+    same_program(lambda lib: run_batches(lib, dict(momentum=momentum), shape, seed, num_batches=2), tolerance=TIGHT)
 
 
 def test_batchnorm1d_float32_matches_torch_closely():
-    torch_seen, ref_seen = both(lambda lib: run_batches(lib, {}, (16, 5, 3), seed=2, dtype_name="float32"))
     # float32 sums over M = 48 values per channel with |x| <= 14: sum_bound(float32, 48, 48·14) ≈ 3.8e-3
     # for a channel's sum, 8e-5 for its mean (1/48); times invstd (about 1/3) and weight (<= 2) the
     # outputs may be 5e-5 apart; the gradient sums Σ g·x̂ (|g x̂| <= 16) differ by at most 4.3e-3
-    assert_same(ref_seen, torch_seen, tolerance=dict(rtol=0, atol=sum_bound("float32", 48, 48 * 16)))
+    same_program(lambda lib: run_batches(lib, {}, (16, 5, 3), seed=2, dtype_name="float32"),
+                 tolerance=dict(rtol=0, atol=sum_bound("float32", 48, 48 * 16)))
 
 
 def test_running_var_moves_towards_the_unbiased_variance_and_normalising_uses_the_biased_one():
@@ -144,7 +129,7 @@ def test_versions_move_as_in_torch():
         before = [b._version for _, b in bn.named_buffers()]
         bn(lib.ones(3, 2))
         return before, [b._version for _, b in bn.named_buffers()]
-    torch_versions, ref_versions = both(versions)
+    torch_versions, ref_versions = run_both(versions)
     assert ref_versions == torch_versions
 
 
@@ -156,8 +141,7 @@ def test_functional_batch_norm_takes_any_number_of_trailing_dims():
         out = lib.nn.functional.batch_norm(x, None, None, weight, None, training=True)
         (out ** 3).sum().backward()
         return numpy_of(out), numpy_of(x.grad), numpy_of(weight.grad)
-    for ref, expected in zip(*reversed(both(run))):
-        np.testing.assert_allclose(ref, expected, **TIGHT)
+    same_program(run, tolerance=TIGHT)
 
 
 # -- BatchNorm1d: errors --------------------------------------------------------------------
@@ -184,18 +168,15 @@ ERROR_CASES = {
 
 @pytest.mark.parametrize("case", ERROR_CASES)
 def test_batch_norm_errors_are_torchs(case):
-    torch_error, ref_error = both(lambda lib: error_of(lambda: ERROR_CASES[case](lib)))
-    assert torch_error != "no error"
-    assert ref_error == torch_error
+    same_error(ERROR_CASES[case], name=case)
 
 
 def test_a_batch_of_one_is_fine_in_eval():
     def run(lib):
         bn = lib.nn.BatchNorm1d(3).eval()
         return numpy_of(bn(lib.tensor([[1.0, 2.0, 3.0]])))
-    torch_out, ref_out = both(run)
     # eval: (x - running_mean) * invstd, a few float32 roundings per element, no sum: within 4 ulp
-    np.testing.assert_allclose(ref_out, torch_out, rtol=4 * UNIT_ROUNDOFF["float32"], atol=0)
+    same_program(run, tolerance=dict(rtol=4 * UNIT_ROUNDOFF["float32"], atol=0))
 
 
 # -- Dataset, DataLoader, random_split --------------------------------------------------------
@@ -216,7 +197,7 @@ def loader_run(lib, seed, n, batch_size, shuffle, drop_last, generator_seed=None
        generator_seed=st.one_of(st.none(), st.integers(0, 2**32 - 1)))
 @ENGINE
 def test_dataloader_batches_in_torchs_order(seed, n, batch_size, shuffle, drop_last, generator_seed):
-    torch_run, ref_run = both(lambda lib: loader_run(lib, seed, n, batch_size, shuffle, drop_last, generator_seed))
+    torch_run, ref_run = run_both(lambda lib: loader_run(lib, seed, n, batch_size, shuffle, drop_last, generator_seed))
     assert ref_run == torch_run
 
 
@@ -237,7 +218,7 @@ def test_dataloader_collates_a_map_style_dataset_like_torch():
             batches.append((x.tolist(), x2.tolist(), info["x"].tolist(), str(info["x"].dtype).split(".")[-1],
                             info["half"].tolist(), str(info["half"].dtype).split(".")[-1], list(labels)))
         return batches
-    torch_batches, ref_batches = both(run)
+    torch_batches, ref_batches = run_both(run)
     assert ref_batches == torch_batches
 
 
@@ -259,7 +240,7 @@ def test_dataloader_fetches_a_batch_through_getitems_when_the_dataset_has_it():
         lib.manual_seed(2)
         batches = [(x.tolist(), y.tolist()) for x, y in lib.utils.data.DataLoader(dataset, batch_size=3, shuffle=True)]
         return batches, dataset.calls
-    torch_run, ref_run = both(run)
+    torch_run, ref_run = run_both(run)
     assert ref_run == torch_run
 
 
@@ -273,10 +254,8 @@ def test_dataset_base_and_collate_errors_are_torchs():
                                               sampler=lib.utils.data.SequentialSampler(range(4))),
         lambda lib: lib.utils.data.TensorDataset(lib.ones(3), lib.ones(4)),
     ]
-    for case in cases:
-        torch_error, ref_error = both(lambda lib: error_of(lambda: case(lib)))
-        assert torch_error != "no error"
-        assert ref_error == torch_error
+    for i, case in enumerate(cases):
+        same_error(case, name=f"case {i}")
 
 
 @pytest.mark.parametrize("lengths", [[3, 7], [0.3, 0.3, 0.4], [0.5, 0.5], [10, 0]], ids=str)
@@ -288,5 +267,5 @@ def test_random_split_gives_torchs_subsets(lengths):
         parts = lib.utils.data.random_split(lib.utils.data.TensorDataset(lib.arange(10) * 2), lengths,
                                             generator=generator)
         return with_default, [[part[i][0].item() for i in range(len(part))] for part in parts]
-    torch_split, ref_split = both(run)
+    torch_split, ref_split = run_both(run)
     assert ref_split == torch_split

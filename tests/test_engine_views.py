@@ -2,20 +2,21 @@
 contiguity, view-ness) and the same storage sharing (a write through the view reaches the
 base), on contiguous and non-contiguous inputs; advanced indexing and masked assignment; the
 indexing ops (scatter, gather, index_select, index_add) and their errors; as_strided's gradients;
-what prints (repr, print options, parameters, graph nodes)."""
+what prints (repr, print options, parameters, graph nodes); unfold and movedim (views) and flip
+(a copy), with their gradients and errors."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 import reftorch
 from engine_support import (
     ENGINE, LIBS, assert_same, backward_twice, both_or_same_error, build, dtype_names, float_names,
-    grads_and_chain, layouts, make_array, node_chain, run_both, same_error, same_outcome, same_program,
-    same_warnings, seeds, shapes,
+    grads_and_chain, layouts, make_array, node_chain, same_error, same_outcome, same_program,
+    same_warnings, same_write_through, seeds, shapes,
 )
 
 
@@ -53,22 +54,7 @@ def test_basic_indexing_is_a_view_with_torch_geometry(data, shape, seed, name, l
 
     results = same_program(program, geometry=True)
     if results is not None and layout != "expanded":
-        _check_write_through(lambda lib: build(lib, array, layout), lambda t: t[key])
-
-
-def _check_write_through(make, make_view):
-    """A write through the view shows in the base, in both libraries, at the same places."""
-    seen = []
-    for lib in LIBS:
-        leaf, t = make(lib)
-        v = make_view(t)
-        if v.numel() == 0 or v.stride() and 0 in v.stride() or not v._is_view():
-            return  # nothing to write, a broadcast, or a copy (views were compared already)
-        before = leaf.clone()
-        v.fill_(1 if v.dtype == lib.bool else 42)
-        assert v._version == leaf._version and leaf._version >= 1, lib.__name__
-        seen.append(leaf.ne(before).reshape(-1).tolist())
-    assert seen[0] == seen[1]
+        same_write_through(lambda lib: build(lib, array, layout), lambda t: t[key])
 
 
 VIEW_OPS = {
@@ -113,7 +99,7 @@ def test_view_ops_share_storage_with_torch_geometry(op, shape, seed, name, layou
 
     results = same_program(program, geometry=True)
     if results is not None and layout != "expanded" and op not in ("chunk", "chunk3", "split", "split_sizes", "unbind", "diagonal_via_as_strided"):
-        _check_write_through(lambda lib: build(lib, array, layout), VIEW_OPS[op])
+        same_write_through(lambda lib: build(lib, array, layout), VIEW_OPS[op])
 
 
 @ENGINE
@@ -600,3 +586,95 @@ def _copy_slices(lib):
 def test_printed_text_matches(case):
     theirs, mine = (PRINTED[case](lib) for lib in LIBS)
     assert mine == theirs
+
+
+# ======================================================================================
+# unfold: a strided view of overlapping windows
+# ======================================================================================
+@ENGINE
+@given(shape=shapes(0, 3, 1, 5), seed=seeds, name=dtype_names, layout=layouts,
+       dim=st.integers(-3, 2), size=st.integers(-1, 5), step=st.integers(0, 3))
+@example(shape=(2, 5), seed=0, name="float32", layout="contiguous", dim=1, size=3, step=1)  # windows overlap
+def test_unfold_is_a_view_with_torch_geometry(shape, seed, name, layout, dim, size, step):
+    array = make_array(seed, shape, name)
+    results = same_outcome(lambda lib: build(lib, array, layout)[1].unfold(dim, size, step), geometry=True)
+    if results is not None and layout != "expanded":  # a write through the windows lands in the base
+        same_write_through(lambda lib: build(lib, array, layout), lambda t: t.unfold(dim, size, step))
+
+
+@ENGINE
+@given(shape=shapes(1, 3, 1, 5), seed=seeds, layout=layouts, data=st.data())
+def test_unfold_gradient_adds_overlapping_windows_like_torch(shape, seed, layout, data):
+    dim = data.draw(st.integers(0, len(shape) - 1), label="dim")
+    size = data.draw(st.integers(0, shape[dim]), label="size")
+    step = data.draw(st.integers(1, 3), label="step")
+    grads_and_chain(lambda lib, t: t.unfold(dim, size, step) * 2, make_array(seed, shape, "float32"), layout=layout)
+    # windows that overlap every time (the draws above need not give any)
+    grads_and_chain(lambda lib, t: t.unfold(0, 3, 1) * 2, make_array(seed, (5,), "float32"), layout=layout)
+
+
+def test_unfold_double_backward_matches_torch():
+    def program(lib):
+        x = lib.arange(6.0, dtype=lib.float64).reshape(2, 3).requires_grad_()
+        u = x.unfold(1, 2, 1)
+        (g,) = lib.autograd.grad((u ** 3).sum(), x, create_graph=True)
+        (gg,) = lib.autograd.grad((g * g).sum(), x)
+        return g, gg, type(g.grad_fn).__name__
+    same_program(program)
+
+
+def test_unfold_of_a_zero_dim_tensor_matches_torch():
+    same_outcome(lambda lib: lib.tensor(3.0).unfold(0, 1, 1), geometry=True)
+    same_outcome(lambda lib: lib.tensor(3.0).unfold(-1, 0, 2), geometry=True)
+    same_error(lambda lib: lib.tensor(3.0).unfold(0, 2, 1))
+    grads_and_chain(lambda lib, t: t.unfold(0, 1, 1), np.array(2.0, dtype="float32"))
+
+
+# ======================================================================================
+# movedim / moveaxis
+# ======================================================================================
+@ENGINE
+@given(shape=shapes(0, 4, 1, 4), seed=seeds, layout=layouts, data=st.data(), as_int=st.booleans())
+def test_movedim_is_a_permuted_view_like_torch(shape, seed, layout, data, as_int):
+    n = max(len(shape), 1)
+    count = 1 if as_int else data.draw(st.integers(0, n), label="count")
+    dims = st.integers(-n - 1, n)  # now and then out of range
+    source = data.draw(st.lists(dims, min_size=count, max_size=count), label="source")
+    destination = data.draw(st.lists(dims, min_size=count, max_size=count + data.draw(
+        st.integers(0, 1), label="extra")), label="destination")
+    if as_int and len(destination) == 1:
+        source, destination = source[0], destination[0]
+    array = make_array(seed, shape, "float32")
+    results = same_outcome(lambda lib: build(lib, array, layout)[1].movedim(source, destination), geometry=True)
+    if results is not None:
+        same_outcome(lambda lib: lib.moveaxis(build(lib, array, layout)[1], source, destination), geometry=True)
+        grads_and_chain(lambda lib, t: lib.movedim(t, source, destination) * 3, array, layout=layout)
+
+
+@pytest.mark.parametrize("args", [((0, 1), (0,)), ((0, 0), (0, 1)), ((0, 1), (1, 1)), (0, 2)])
+def test_movedim_errors_match_torch(args):
+    same_error(lambda lib: lib.movedim(lib.zeros(2, 3), *args))
+
+
+# ======================================================================================
+# flip: a copy (torch has no negative strides)
+# ======================================================================================
+@ENGINE
+@given(shape=shapes(0, 3, 1, 4), seed=seeds, name=dtype_names, layout=layouts, data=st.data())
+def test_flip_copies_with_torch_layout_and_gradient(shape, seed, name, layout, data):
+    n = max(len(shape), 1)
+    dims = data.draw(st.lists(st.integers(-n - 1, n), max_size=3), label="dims")
+    array = make_array(seed, shape, name)
+    results = same_outcome(lambda lib: lib.flip(build(lib, array, layout)[1], dims), geometry=True)
+    if results is None:
+        return
+    # the method takes varargs (none: an error)
+    same_outcome(lambda lib: build(lib, array, layout)[1].flip(*dims), geometry=True)
+    if name in ("float32", "float64"):
+        grads_and_chain(lambda lib, t: lib.flip(t, dims) * lib.arange(1.0, t.numel() + 1, dtype=t.dtype).reshape(
+            t.shape), array, layout=layout)
+
+
+@pytest.mark.parametrize("args", [((0, 0),), ((2,),), (0,), ((0, -2),)])
+def test_flip_errors_match_torch(args):
+    same_error(lambda lib: lib.flip(lib.zeros(2, 3), *args))

@@ -37,11 +37,14 @@ CODE_ATTACKS = [
     "frame_expected", "shadow_helpers", "seed_in_feedback", "leak_hidden_arguments", "unconvertible_results",
 ]
 CRASH_ATTACKS = [
-    "exit_os", "exit_sys", "segfault", "loop_ignoring_sigint", "memory_bomb", "fork_bomb",
-    "output_flood", "disk_fill", "detached_child", "malicious_pickle",
+    "exit_os", "exit_sys", "segfault",  # the kernel ends mid-notebook, and the batch goes on
+    "loop_ignoring_sigint", "memory_bomb", "fork_bomb",  # past the time, memory and process limits
+    "output_flood", "disk_fill",  # past the output and disk limits
+    "detached_child",  # a process that escapes its parent and kills what it sees: none outlives the batch
+    "malicious_pickle",  # the student's own pickle, unpickled in the sandbox: only the sandbox is hit
+    "observation_flood",  # host memory: JSON small as text, huge once parsed (across students: test_grading_isolation)
+    "memfd_outside_limit",  # memory the address-space limit never sees (memfd, System V): seccomp refuses it
 ]
-CRASH_ATTACKS += ["observation_flood"]   # isolation round 2 (cross-student ones: test_grading_isolation.py)
-CRASH_ATTACKS += ["memfd_outside_limit"]   # round 4: refused by the seccomp filter
 HONEST_VARIANTS = ["honest_stderr", "honest_torch_settings", "honest_float64", "honest_unused_imports",
                    "honest_syntax_slip", "honest_prints", "honest_warnings", "honest_random_draws", "honest_helpers",
                    "honest_class_hierarchy", "honest_magics", "honest_scratch"]

@@ -1,7 +1,7 @@
-"""Round 4 (issue 31): probes that hold. Each attack here beat its baseline when the checks
-that a mechanism was not handed to torch ran in the student's process (the score before ->
-after is in autograder/README.md); each must now score no more than its baseline, with
-Validate giving the grader's verdict, and the honest notebook full marks.
+"""Probes that hold: attacks on the checks that an exercise's mechanism was written by the student,
+not handed to torch. Each attack here beat its baseline while those checks ran in the student's
+process (the score before -> after is in autograder/README.md); each must now score no more than
+its baseline, with Validate giving the grader's verdict, and the honest notebook full marks.
 
 - 01: the puzzles handed to torch, and the locked rule check the probes called rebound;
 - 06: scale_grad's wrong value behind a tensor subclass whose __torch_function__ says
