@@ -46,6 +46,10 @@ html_theme_options = {
     "use_fullscreen_button": True,
     "home_page_in_toc": True,
     "show_navbar_depth": 1,
+    # The sidebar's deepest page is at level 3 (Reference > API > a class). The theme's default,
+    # 4, gives the same sidebar on every page but resolves every page's sections for each of
+    # them: with 3 the build took 52 s instead of 129 s, same links on all 153 pages.
+    "max_navbar_depth": 3,
 }
 
 # MathJax 2 from the jupyter-server-mathjax package, copied into _static/mathjax by the
