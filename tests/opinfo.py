@@ -78,7 +78,7 @@ class OpInfo:
     samples: list
     errors: list = field(default_factory=list)   # samples torch refuses
     no_error_because: str = ""                    # why no input is refused (none for most ops)
-    call: str = ""                                # "function", "method" or "aten"; by default from the variants
+    call: str = ""                                # "function", "method", "special" or "aten"; by default from the variants
     gradgrad: bool | str = True                   # str: why reftorch does not take it a second time
     jvp: bool | str = True                        # str: why the forward-mode check is left out
     seeded: bool = False                          # a random op: both generators seeded before each call
@@ -173,6 +173,33 @@ OPS = {
     "acos": unary(-0.9, 0.9, ints=False), "atan": unary(), "sinh": unary(), "cosh": unary(), "tanh": unary(),
     "asinh": unary(), "sigmoid": unary(), "erf": unary(),
     "lgamma": unary(0.5, 4.0), "digamma": unary(0.5, 4.0),
+    # special functions, and torch.special's names for ops (special_erf runs erf)
+    "erfc": unary(), "erfinv": unary(-0.95, 0.95), "exp2": unary(), "i0": unary(), "sinc": unary(),
+    "logit": OpInfo([Sample(T(3, 4, low=0.05, high=0.95)), Sample(T(4, 3, low=-0.2, high=1.2), eps=0.1),
+                     Sample(T(5, low=0.1, high=0.9), 0.25), Sample(T(4, dtype="int64", low=0, high=2))],
+                    errors=[Sample([0.5])]),
+    "xlogy.Tensor": binary(other_low=0.1, other_high=3.0),
+    "xlogy.Scalar_Self": OpInfo([Sample(2.0, T(3, 4, low=0.1, high=3.0)), Sample(0, T(4, low=0.1, high=3.0))],
+                                errors=[Sample(2.0, [1.0])]),
+    "xlogy.Scalar_Other": OpInfo([Sample(T(3, 4), 2.5), Sample(T(3, values=[0.0, 1.0, 2.0]), 0.0),
+                                  Sample(T(4, dtype="int64", low=0, high=4), 3)],
+                                 errors=[Sample([1.0], 2.0)]),
+    "special_entr": unary(0.1, 3.0), "special_ndtri": unary(0.05, 0.95, ints=False),
+    "special_log_ndtr": unary(-4.0, 3.0), "special_ndtr": unary(),
+    "special_i0e": unary(), "special_i1": unary(), "special_i1e": unary(),
+    **{f"special_{name}": unary(*bounds) for name, bounds in {
+        "erf": (), "erfc": (), "erfinv": (-0.95, 0.95), "expit": (), "log1p": (-0.9, 3.0), "expm1": (), "exp2": (),
+        "i0": (), "sinc": (), "gammaln": (0.5, 4.0), "digamma": (0.5, 4.0), "psi": (0.5, 4.0)}.items()},
+    "special_logit": OpInfo([Sample(T(3, 4, low=0.05, high=0.95)), Sample(T(5, low=-0.2, high=1.2), eps=0.1)],
+                            errors=[Sample([0.5])]),
+    "special_xlogy": binary(other_low=0.1, other_high=3.0),
+    "special_xlogy.self_scalar": OpInfo([Sample(2.0, T(3, 4, low=0.1, high=3.0))], errors=[Sample(2.0, [1.0])]),
+    "special_xlogy.other_scalar": OpInfo([Sample(T(3, 4), 2.5)], errors=[Sample([1.0], 2.0)]),
+    "special_polygamma": OpInfo([Sample(1, T(3, 4, low=0.5, high=4.0))], errors=[Sample(-1, T(3))]),
+    "special_logsumexp": OpInfo([Sample(T(3, 4), 1), Sample(T(3, 4), (0, 1), True)], errors=[Sample(T(3, 4), 5)]),
+    "special_softmax": OpInfo([Sample(T(3, 4), 1), Sample(T(3, 4), 0, dtype="float64")], errors=[Sample(T(3, 4), 5)]),
+    "special_log_softmax": OpInfo([Sample(T(3, 4), 1), Sample(T(3, 4), -1, dtype="float64")],
+                                  errors=[Sample(T(3, 4), 5)]),
     "polygamma": OpInfo([Sample(1, T(3, 4, low=0.5, high=4.0)), Sample(2, T(5, low=1.0, high=6.0)),
                          Sample(3, T(4, dtype="int64", low=1, high=5)), Sample(0, T(3, low=0.5, high=3.0))],
                         errors=[Sample(1, [1.0]), Sample(-1, T(3))]),

@@ -78,9 +78,12 @@ def _callables(name, info):
     declaration = DECLARED[name]
     python = declaration.python_name or declaration.name
     call = info.call or ("function" if "function" in declaration.variants else
-                         "method" if "method" in declaration.variants else "aten")
+                         "method" if "method" in declaration.variants else
+                         "special" if python.startswith("special_") else "aten")
     if call == "function":
         return getattr(torch, python), getattr(reftorch, python)
+    if call == "special":  # torch.special.entr is the op special_entr
+        return getattr(torch.special, python[len("special_"):]), getattr(reftorch.special, python[len("special_"):])
     if call == "nn":
         return getattr(torch.nn.functional, python), getattr(reftorch.nn.functional, python)
     if call == "method":

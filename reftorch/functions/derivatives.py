@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 
 from . import (
-    activations, arithmetic, convolution, embeddings, indexing, joining, linalg, loss, normalization, reductions, unary,
-    views,
+    activations, arithmetic, convolution, embeddings, indexing, joining, linalg, loss, normalization, reductions, special,
+    unary, views,
 )
 from ._support import no_derivative, not_implemented
 from .arithmetic import maybe_multiply
@@ -83,6 +83,40 @@ DERIVATIVES = [
                result="auto_element_wise"),
     derivative("clamp", self=lambda grad, self, min, max: grad * clamp_mask(self, min, max),
                result="auto_element_wise", number=1),
+
+    # -- special functions -------------------------------------------------------------------------
+    derivative("erfc", self=lambda grad, self: -2.0 / math.sqrt(math.pi) * (-(self.pow(2))).exp() * grad,
+               result="auto_element_wise"),
+    derivative("erfinv", self=lambda grad, self: 0.5 * math.sqrt(math.pi) * self.erfinv().pow(2).exp() * grad,
+               result="auto_element_wise"),
+    derivative("exp2", self=lambda grad, result: grad * result * math.log(2.0), result="auto_element_wise"),
+    derivative("logit", self=lambda grad, self, eps: special.logit_backward(grad, self, eps),
+               result="auto_element_wise"),
+    derivative("xlogy.Tensor",
+               self=lambda grad, self, other: ops.xlogy(grad, other).masked_fill((self == 0.0) & (other <= 0.0), 0.0),
+               other=lambda grad, self, other: grad * self / other,
+               result=lambda self_t, other_t, self, other:
+                   ops.xlogy(self_t, other).masked_fill((self == 0.0) & (other <= 0.0), 0.0)
+                   + other_t * self / other),
+    derivative("xlogy.Scalar_Self", other=lambda grad, self, other: grad * self / other, result="auto_element_wise"),
+    derivative("xlogy.Scalar_Other",
+               self=lambda grad, self, other: ops.xlogy(grad, other) if other > 0.0
+               else ops.xlogy(grad, other).masked_fill(self == 0.0, 0.0),
+               result="auto_element_wise"),
+    derivative("i0", self=lambda grad, self: grad * ops.special_i1(self), result="auto_element_wise"),
+    derivative("sinc", self=lambda grad, self: special.sinc_backward(grad, self), result="auto_element_wise"),
+    derivative("special_entr", self=lambda grad, self: grad * (-(1 + self.log())), result="auto_element_wise"),
+    derivative("special_ndtri", self=lambda grad, result: grad * math.sqrt(2 * math.pi) * (result.square() / 2).exp(),
+               result="auto_element_wise"),
+    derivative("special_log_ndtr",
+               self=lambda grad, self, result: grad / math.sqrt(2 * math.pi) * (result + self.pow(2) / 2).neg().exp(),
+               result="auto_element_wise"),
+    derivative("special_i0e", self=lambda grad, self, result: grad * (ops.special_i1e(self) - self.sign() * result),
+               result="auto_element_wise"),
+    derivative("special_i1", self=lambda grad, self, result: special.i1_backward(grad, self, result),
+               result="auto_element_wise"),
+    derivative("special_i1e", self=lambda grad, self, result: special.i1e_backward(grad, self, result),
+               result="auto_element_wise"),
 
     # -- pointwise, two inputs -------------------------------------------------------------------
     derivative("add.Tensor", self=lambda grad: grad, other=lambda grad, alpha: maybe_multiply(grad, alpha),

@@ -18,8 +18,9 @@ import numpy as np
 
 from . import (
     activations, arithmetic, comparison, convolution, copies, creation, embeddings, indexing, inplace, joining,
-    linalg, loss, normalization, reductions, sampling, unary, views,
+    linalg, loss, normalization, reductions, sampling, special, unary, views,
 )
+from .codegen import ops
 from .schema import func
 
 ALL = "function method inplace out"           # what most pointwise ops have
@@ -71,6 +72,30 @@ NATIVE_FUNCTIONS = [
     func("digamma(Tensor self) -> Tensor", unary.floating("digamma"), kernel="digamma", tags="pointwise",
          variants=ALL),
     func("polygamma(int n, Tensor self) -> Tensor", unary.polygamma, variants="function"),
+
+    # -- special functions (special.py); torch.special's names for them at the end -------------
+    func("erfc(Tensor self) -> Tensor", unary.floating("erfc"), kernel="erfc", tags="pointwise", variants=ALL),
+    func("erfinv(Tensor self) -> Tensor", unary.floating("erfinv"), kernel="erfinv", tags="pointwise", variants=ALL),
+    func("exp2(Tensor self) -> Tensor", unary.floating("exp2"), kernel="exp2", tags="pointwise", variants=ALL),
+    func("logit(Tensor self, float? eps=None) -> Tensor", special.logit, kernel="logit", tags="pointwise",
+         variants=ALL),
+    func("xlogy.Tensor(Tensor self, Tensor other) -> Tensor", special.xlogy, kernel="xlogy", tags="pointwise",
+         variants=ALL),
+    func("xlogy.Scalar_Self(Scalar self, Tensor other) -> Tensor", special.xlogy, variants="function out"),
+    func("xlogy.Scalar_Other(Tensor self, Scalar other) -> Tensor", special.xlogy, kernel="xlogy",
+         tags="pointwise", variants=ALL),
+    func("i0(Tensor self) -> Tensor", unary.floating("i0"), kernel="i0", tags="pointwise", variants=ALL),
+    func("sinc(Tensor self) -> Tensor", unary.floating("sinc"), kernel="sinc", tags="pointwise", variants=ALL),
+    func("special_entr(Tensor self) -> Tensor", unary.floating("entr"), kernel="entr", tags="pointwise",
+         variants="out"),
+    func("special_ndtri(Tensor self) -> Tensor", unary.floating("ndtri"), kernel="ndtri", tags="pointwise",
+         variants="out"),
+    func("special_log_ndtr(Tensor self) -> Tensor", unary.floating("log_ndtr"), kernel="log_ndtr",
+         tags="pointwise", variants="out"),
+    func("special_i0e(Tensor self) -> Tensor", unary.floating("i0e"), kernel="i0e", tags="pointwise", variants="out"),
+    func("special_i1(Tensor self) -> Tensor", unary.floating("i1"), kernel="i1", tags="pointwise", variants="out"),
+    func("special_i1e(Tensor self) -> Tensor", unary.floating("i1e"), kernel="i1e", tags="pointwise", variants="out"),
+    func("special_ndtr(Tensor self) -> Tensor", special.ndtr, variants="out"),
     func("clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor", unary.clamp, kernel="clamp",
          tags="pointwise", variants=ALL, out_dtype="same", aliases="clip", inplace_check=unary.check_clamp_),
     func("square(Tensor self) -> Tensor", arithmetic.square, variants=F_M),
@@ -463,4 +488,29 @@ NATIVE_FUNCTIONS = [
          sampling.randperm, variants="function", tags="nondeterministic_seeded factory"),
     func("multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor",
          sampling.multinomial, variants=F_M, tags="nondeterministic_seeded"),
+
+    # -- torch.special's names for ops declared above: composites that run them (special.py) ----
+    *[func(f"special_{name}(Tensor self) -> Tensor", impl, variants="out") for name, impl in {
+        "erf": lambda input: ops.erf(input), "erfc": lambda input: ops.erfc(input),
+        "erfinv": lambda input: ops.erfinv(input), "expit": lambda input: ops.sigmoid(input),
+        "log1p": lambda input: ops.log1p(input), "expm1": lambda input: ops.expm1(input),
+        "exp2": lambda input: ops.exp2(input), "i0": lambda input: ops.i0(input),
+        "sinc": lambda input: ops.sinc(input), "gammaln": lambda input: ops.lgamma(input),
+        "digamma": lambda input: ops.digamma(input), "psi": lambda input: ops.digamma(input)}.items()],
+    func("special_logit(Tensor self, float? eps=None) -> Tensor", lambda input, eps=None: ops.logit(input, eps),
+         variants="out"),
+    func("special_xlogy(Tensor self, Tensor other) -> Tensor", lambda input, other: ops.xlogy(input, other),
+         variants="out"),
+    func("special_xlogy.self_scalar(Scalar self, Tensor other) -> Tensor",
+         lambda input, other: ops.xlogy(input, other), variants="out"),
+    func("special_xlogy.other_scalar(Tensor self, Scalar other) -> Tensor",
+         lambda input, other: ops.xlogy(input, other), variants="out"),
+    func("special_polygamma(int n, Tensor self) -> Tensor", lambda n, input: ops.polygamma(n, input),
+         variants="out"),
+    func("special_logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
+         lambda input, dim, keepdim=False: ops.logsumexp(input, dim, keepdim), variants="out"),
+    func("special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+         lambda input, dim, dtype=None: ops.softmax(input, dim, dtype=dtype)),
+    func("special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
+         lambda input, dim, *, dtype=None: ops.log_softmax(input, dim, dtype=dtype)),
 ]
