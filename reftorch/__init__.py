@@ -21,7 +21,7 @@
                   each) and lr_scheduler
     random.py     torch.random: seeding and the generator's state
     special.py    torch.special: erfinv, ndtr, logit, xlogy, i0... (ops named special_*)
-    distributions/  Distribution, constraints, Categorical, Multinomial, Normal: a small
+    distributions/  Distribution, constraints, Bernoulli, Categorical, Multinomial, Normal, Uniform: a small
                   torch.distributions whose samples are torch's for a seed
     amp.py        autocast: which op runs in which precision
     fx.py         dispatch modes, and a tracer that records a program as a graph (make_fx's idea)

@@ -461,6 +461,11 @@ DERIVATIVES = [
     derivative("normal.Tensor_Tensor", mean=lambda grad, mean_sym_sizes: ops.zeros(mean_sym_sizes, dtype=grad.dtype),
                std=lambda grad, std_sym_sizes: ops.zeros(std_sym_sizes, dtype=grad.dtype),
                result=lambda mean_t: ops.zeros_like(mean_t)),
+    derivative("bernoulli", self=lambda grad: _zeros(grad), result="auto_element_wise"),
+    derivative("bernoulli_.Tensor", self=lambda grad: _zeros(grad), p=lambda grad, p: ops.zeros_like(p),
+               result=lambda self: ops.zeros_like(self)),
+    derivative("bernoulli_.float", self=lambda grad: _zeros(grad), result=lambda self: ops.zeros_like(self)),
+    derivative("bernoulli.p", node="torch::autograd::NotImplemented", self=no_derivative("bernoulli")),
     derivative("random_", self=lambda grad: _zeros(grad), result=lambda self: ops.zeros_like(self)),
     derivative("exponential_", self=lambda grad: _zeros(grad), result=lambda self: ops.zeros_like(self)),
 ]
