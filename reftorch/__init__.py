@@ -21,6 +21,7 @@
                   each) and lr_scheduler
     random.py     torch.random: seeding and the generator's state
     special.py    torch.special: erfinv, ndtr, logit, xlogy, i0... (ops named special_*)
+    linalg.py     torch.linalg: norms, inv, det, solve, cholesky, qr, eigh, svd... (ops named linalg_*)
     distributions/  Distribution, constraints, Bernoulli, Categorical, Multinomial, Normal, Uniform: a small
                   torch.distributions whose samples are torch's for a seed
     amp.py        autocast: which op runs in which precision
@@ -78,6 +79,7 @@ from . import utils  # noqa: E402,F401
 from . import func  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 from . import special  # noqa: E402,F401
+from . import linalg  # noqa: E402,F401
 from . import accelerator, backends  # noqa: E402,F401
 from .default_device import get_default_device, set_default_device  # noqa: E402,F401
 from . import serialization  # noqa: E402,F401

@@ -770,3 +770,73 @@ def entr(a, out=None):
     x = _opmath(a)
     result = np.where(x > 0, -x * _log_rounded(np.where(x > 0, x, 1)), np.where(x == 0, 0, -np.inf))
     return _written(np.where(np.isnan(x), x, result.astype(x.dtype)), a.dtype, out)
+
+
+# -- linear algebra: LAPACK's factorizations (NumPy's, and getrf written out) ------------------
+@cpu_kernel("lu_factor")
+def lu_factor(a):
+    """LAPACK's getrf on a batch of square matrices: partial pivoting (the largest |value| of
+    the column), L below the diagonal and U on and above it in one matrix, 1-based pivots."""
+    lu = np.array(a, dtype=a.dtype, copy=True, order="C")
+    n = lu.shape[-1]
+    pivots = np.zeros(lu.shape[:-1], np.int32)
+    rows, piv = lu.reshape(-1, n, n), pivots.reshape(-1, n)
+    batch = np.arange(rows.shape[0])
+    for k in range(n):
+        p = k + np.argmax(np.abs(rows[:, k:, k]), axis=1)
+        piv[:, k] = p + 1
+        top = rows[batch, k].copy()
+        rows[batch, k] = rows[batch, p]
+        rows[batch, p] = top
+        pivot = rows[:, k, k]
+        safe = np.where(pivot == 0, 1, pivot)  # a zero column: nothing to eliminate (LAPACK's info)
+        rows[:, k + 1:, k] /= safe[:, None]
+        rows[:, k + 1:, k + 1:] -= rows[:, k + 1:, k, None] * rows[:, k, None, k + 1:]
+    return lu, pivots
+
+
+@cpu_kernel("linalg_inv")
+def linalg_inv(a):
+    return np.linalg.inv(a)
+
+
+@cpu_kernel("linalg_solve")
+def linalg_solve(a, b):
+    a, b = np.broadcast_arrays(a, b) if a.ndim == b.ndim and a.shape[:-2] != b.shape[:-2] else (a, b)
+    return np.linalg.solve(a, b)
+
+
+@cpu_kernel("cholesky")
+def cholesky(a):
+    """(L, info): info the order of the first leading minor that is not positive-definite, 0 if none."""
+    batch = a.reshape((-1,) + a.shape[-2:])
+    L, info = np.zeros_like(batch), np.zeros(batch.shape[0], np.int32)
+    for i, matrix in enumerate(batch):
+        try:
+            L[i] = np.linalg.cholesky(matrix)
+        except np.linalg.LinAlgError:
+            info[i] = next(k for k in range(1, matrix.shape[0] + 1) if not _positive_definite(matrix[:k, :k]))
+    return L.reshape(a.shape), info.reshape(a.shape[:-2])
+
+
+def _positive_definite(matrix) -> bool:
+    try:
+        np.linalg.cholesky(matrix)
+        return True
+    except np.linalg.LinAlgError:
+        return False
+
+
+@cpu_kernel("qr")
+def qr(a, mode):
+    return np.linalg.qr(a, mode=mode)
+
+
+@cpu_kernel("eigh")
+def eigh(a, uplo):
+    return np.linalg.eigh(a, UPLO=uplo)
+
+
+@cpu_kernel("svd")
+def svd(a, full_matrices):
+    return np.linalg.svd(a, full_matrices=full_matrices)

@@ -162,6 +162,11 @@ _NO_TORCH_SECOND = "torch raises for this one too"
 _RAW = "reftorch computes this backward on arrays (not recorded ops): it refuses a second derivative"
 
 
+_WELL_CONDITIONED = [[2.0, 0.5, -0.3], [0.4, 1.5, 0.2], [-0.6, 0.1, 1.8]]
+_POSITIVE_DEFINITE = [[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]]
+_NO_JVP = "reftorch has no forward-mode rule for this linalg op"
+
+
 # -- every declared op --------------------------------------------------------------------------
 OPS = {
     # pointwise, one input
@@ -587,6 +592,49 @@ OPS = {
                          errors=[Sample(T(3, 4), (3,))], gradgrad=_RAW),
     "native_layer_norm": OpInfo([Sample(T(3, 4), (4,), T(4), T(4), 1e-5)],
                                 errors=[Sample(T(3, 4), (3,), None, None, 1e-5)], gradgrad=_RAW),
+
+    # torch.linalg: well-conditioned matrices (a diagonal added); the factorizations whose vectors'
+    # signs are LAPACK's choice are compared on values only where the two LAPACKs agree
+    "_linalg_det": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED))], errors=[Sample(T(2, 3))], jvp=_NO_JVP),
+    "linalg_det": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED)), Sample(T(2, 3, 3))], errors=[Sample(T(2, 3))],
+                         jvp=_NO_JVP),
+    "det": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED))], errors=[Sample(T(3))], jvp=_NO_JVP),
+    "_linalg_slogdet": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED))], errors=[Sample(T(2, 3))], jvp=_NO_JVP),
+    "linalg_slogdet": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED)), Sample(T(2, 3, 3))],
+                             errors=[Sample(T(2, 3))], jvp=_NO_JVP),
+    "linalg_inv_ex": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED))], errors=[Sample(T(2, 3))]),
+    "linalg_inv": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED)), Sample(T(2, 3, 3))], errors=[Sample(T(2, 3))]),
+    "inverse": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED))], errors=[Sample(T(2, 3))]),
+    "_linalg_solve_ex": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED), T(3))], errors=[Sample(T(2, 3), T(2))],
+                               jvp=_NO_JVP),
+    "linalg_solve": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED), T(3)),
+                            Sample(T(3, 3, values=_WELL_CONDITIONED), T(3, 2)),
+                            Sample(T(3, 3, values=_WELL_CONDITIONED), T(2, 3), left=False)],
+                           errors=[Sample(T(2, 3), T(2))], jvp=_NO_JVP),
+    "linalg_cholesky_ex": OpInfo([Sample(T(3, 3, values=_POSITIVE_DEFINITE, grad=False))], errors=[Sample(T(2, 3))],
+                                 jvp=_NO_JVP),
+    "linalg_cholesky": OpInfo([Sample(T(3, 3, values=_POSITIVE_DEFINITE, grad=False)),
+                               Sample(T(3, 3, values=_POSITIVE_DEFINITE, grad=False), upper=True)],
+                              errors=[Sample(T(2, 3))], jvp=_NO_JVP),
+    "linalg_qr": OpInfo([Sample(T(4, 3, grad=False))], errors=[Sample(T(3))], jvp=_NO_JVP, values=False),
+    "_linalg_eigh": OpInfo([Sample(T(3, 3, values=_POSITIVE_DEFINITE, grad=False))], errors=[Sample(T(2, 3))],
+                           jvp=_NO_JVP, values=False),
+    "linalg_eigh": OpInfo([Sample(T(3, 3, values=_POSITIVE_DEFINITE, grad=False))], errors=[Sample(T(2, 3))],
+                          jvp=_NO_JVP, values=False),
+    "_linalg_svd": OpInfo([Sample(T(4, 3, grad=False))], errors=[Sample(T(3))], jvp=_NO_JVP, values=False),
+    "linalg_svd": OpInfo([Sample(T(4, 3, grad=False))], errors=[Sample(T(3))], jvp=_NO_JVP, values=False),
+    "linalg_svdvals": OpInfo([Sample(T(4, 3)), Sample(T(2, 3, 3))], errors=[Sample(T(3))], jvp=_NO_JVP,
+                             gradgrad=_RAW),
+    "linalg_pinv": OpInfo([Sample(T(4, 3, grad=False))], errors=[Sample(T(3))], jvp=_NO_JVP),
+    "linalg_matrix_rank": OpInfo([Sample(T(4, 3, grad=False)), Sample(T(3, 3, values=np.ones((3, 3)), grad=False))],
+                                 errors=[Sample(T(3))], jvp=_NO_JVP),
+    "linalg_cross": OpInfo([Sample(T(4, 3), T(4, 3)), Sample(T(3, 2), T(3, 2), dim=0)],
+                           errors=[Sample(T(4, 2), T(4, 2))]),
+    "linalg_matrix_norm": OpInfo([Sample(T(3, 4)), Sample(T(3, 4), "nuc"), Sample(T(2, 3, 3), 1),
+                                  Sample(T(3, 4), float("inf"), keepdim=True)],
+                                 errors=[Sample(T(3))], jvp=_NO_JVP, gradgrad=_RAW),
+    "linalg_norm": OpInfo([Sample(T(3, 4)), Sample(T(4), 3), Sample(T(2, 3, 4), dim=(0, 2)), Sample(T(3, 4), "fro")],
+                          errors=[Sample(T(2, 3, 4), "fro")], jvp=_NO_JVP),
 
     # random numbers: torch's numbers for a seed
     "uniform_": OpInfo([Sample(T(3, 4, grad=False)), Sample(T(5, grad=False), -1.0, 2.0)],

@@ -79,11 +79,12 @@ def _callables(name, info):
     python = declaration.python_name or declaration.name
     call = info.call or ("function" if "function" in declaration.variants else
                          "method" if "method" in declaration.variants else
-                         "special" if python.startswith("special_") else "aten")
+                         "special" if python.startswith(("special_", "linalg_")) else "aten")
     if call == "function":
         return getattr(torch, python), getattr(reftorch, python)
-    if call == "special":  # torch.special.entr is the op special_entr
-        return getattr(torch.special, python[len("special_"):]), getattr(reftorch.special, python[len("special_"):])
+    if call == "special":  # torch.special.entr is the op special_entr, torch.linalg.det linalg_det
+        namespace, _, short = python.partition("_")
+        return getattr(getattr(torch, namespace), short), getattr(getattr(reftorch, namespace), short)
     if call == "nn":
         return getattr(torch.nn.functional, python), getattr(reftorch.nn.functional, python)
     if call == "method":

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import reftorch
 from engine_support import (
     DTYPE_NAMES, ENGINE, LIBS, assert_same, dtype_name, dtype_names, float_names, layouts,
-    make_array, pair, same_outcome, same_program, seeds, shapes,
+    make_array, pair, same_error, same_outcome, same_program, seeds, shapes,
 )
 
 
@@ -456,3 +456,54 @@ def test_special_functions_as_students_use_them():
         return (y, first, x.grad, z, nodes, out, lib.special.softmax(x, 0), lib.special.log_softmax(x, 0),
                 lib.special.logsumexp(x, 0), lib.special.polygamma(2, x), lib.logit(lib.tensor([0, 1])))
     same_program(program)
+
+
+# -- torch.linalg -------------------------------------------------------------------------------
+def test_linalg_values_gradients_and_nodes_match_torch():
+    """Determinants, inverses, solves (vector and matrix right-hand sides, left and right) and
+    the norms, with their gradients and nodes. The factorizations whose vectors' signs are
+    LAPACK's choice (svd, qr, eigh) are compared by what is unique: U S Vh, Q R, V L V^T, and
+    the singular values, |R|'s entries, the eigenvalues and Cholesky's L."""
+    rng = np.random.default_rng(0)
+    square = rng.standard_normal((3, 3)).astype(np.float32)
+    batch = rng.standard_normal((2, 3, 3))
+    spd = (square @ square.T + 3 * np.eye(3)).astype(np.float32)
+    vector = rng.standard_normal(3).astype(np.float32)
+    tall = rng.standard_normal((4, 3))
+
+    def program(lib):
+        L = lib.linalg
+        a, b, many = (lib.tensor(x, requires_grad=True) for x in (square, vector, batch))
+        rhs = lib.tensor(tall.astype(np.float32))
+        out = [L.det(a), L.det(many), L.inv(a), L.inv(many), L.slogdet(a).logabsdet, L.slogdet(many).sign,
+               L.solve(a, b), L.solve(many, many), L.solve(a, rhs.mT), L.solve(a, rhs, left=False),
+               L.vector_norm(a), L.matrix_norm(a), L.matrix_norm(a, "nuc"), L.matrix_norm(many, 2), L.matrix_norm(a, 1),
+               L.matrix_norm(many, -float("inf"), keepdim=True), L.norm(a), L.norm(b, 3), L.norm(many, dim=(0, 2)),
+               L.svdvals(a), L.cross(a, a.flip(0)), lib.det(a), lib.inverse(a)]
+        grads = lib.autograd.grad(sum(o.sum() for o in out), (a, b, many))
+        nodes = [o.grad_fn.name() for o in out]
+        s, t = lib.tensor(spd), lib.tensor(tall)
+        U, S, Vh = L.svd(t)
+        Q, R = L.qr(t)
+        w, V = L.eigh(s)
+        C = L.cholesky(s)
+        return (out, grads, nodes, (U[:, :3] * S) @ Vh, Q @ R, (V * w) @ V.mT, C @ C.mT, w, S, R.abs(),
+                C, L.pinv(t), L.matrix_rank(t), L.matrix_rank(lib.ones(3, 3)), L.inv_ex(a).info, U.shape, Q.shape,
+                L.qr(t, mode="complete").Q.shape, L.svd(t, full_matrices=False).U.shape,
+                L.cholesky(s, upper=True), L.slogdet(a).sign.dtype, L.det(a.double()).dtype)
+    same_program(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.linalg.inv(lib.zeros(2, 2)),
+    lambda lib: lib.linalg.inv(lib.zeros(2, 2, dtype=lib.int64)),
+    lambda lib: lib.linalg.det(lib.zeros(2, 3)),
+    lambda lib: lib.linalg.det(lib.ones(3)),
+    lambda lib: lib.linalg.cholesky(-lib.eye(2)),
+    lambda lib: lib.linalg.solve(lib.zeros(2, 2), lib.ones(2)),
+    lambda lib: lib.linalg.cross(lib.ones(2, 2), lib.ones(2, 2)),
+    lambda lib: lib.linalg.matrix_norm(lib.ones(2, 2), 3),
+], ids=["singular", "integer", "not-square", "vector", "not-positive-definite", "singular-solve", "cross-length",
+        "matrix-order"])
+def test_linalg_refuses_what_torch_refuses_with_its_words(program):
+    same_error(program)

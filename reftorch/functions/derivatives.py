@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 
 from . import (
-    activations, arithmetic, convolution, embeddings, indexing, joining, linalg, loss, normalization, reductions, special,
+    activations, arithmetic, convolution, decompositions, embeddings, indexing, joining, linalg, loss, normalization, reductions, special,
     unary, views,
 )
 from ._support import no_derivative, not_implemented
@@ -284,6 +284,26 @@ DERIVATIVES = [
                result="auto_linear"),
 
     # -- linear algebra --------------------------------------------------------------------------
+    derivative("_linalg_det", A=lambda grad, result, A, LU, pivots: decompositions.linalg_det_backward(grad, result, A),
+               output_differentiability=[True, False, False]),
+    derivative("_linalg_slogdet", A=lambda grads, A, sign, LU, pivots: decompositions.slogdet_backward(grads[1], A),
+               output_differentiability=[True, True, False, False]),
+    derivative("linalg_inv_ex", A=lambda grad, inverse: -(inverse.mT @ (grad @ inverse.mT)),
+               result=lambda A_t, inverse: -((inverse @ A_t) @ inverse), output_differentiability=[True, False]),
+    derivative("_linalg_solve_ex", **{"A, B": lambda grad, result, A, LU, pivots, left, grad_input_mask:
+                                      decompositions.linalg_solve_backward(grad, result, A, left, grad_input_mask)},
+               output_differentiability=[True, False, False, False]),
+    derivative("linalg_cholesky_ex", self=lambda grad, upper, L: not_implemented("linalg_cholesky")(grad),
+               output_differentiability=[True, False]),
+    derivative("linalg_qr", A=lambda grads, Q, R, mode: not_implemented("linalg_qr")(grads)),
+    derivative("_linalg_eigh", A=lambda grads, eigenvalues, eigenvectors: not_implemented("linalg_eigh")(grads)),
+    derivative("_linalg_svd", A=lambda grads, U, S, Vh, full_matrices, S_sym_argsize_minus_1:
+               decompositions.svd_backward_of_values(grads[1], U, Vh, grads[0], grads[2])),
+    derivative("linalg_pinv", self=lambda grad, result, self: not_implemented("linalg_pinv")(grad)),
+    derivative("linalg_cross", self=lambda grad, other, dim: ops.linalg_cross(other, grad, dim=dim),
+               other=lambda grad, self, dim: ops.linalg_cross(grad, self, dim=dim),
+               result=lambda self_t, other_t, self, other, dim:
+                   ops.linalg_cross(self_t, other, dim=dim) + ops.linalg_cross(self, other_t, dim=dim)),
     derivative("mm", self=lambda grad, mat2, self_sym_sizes, self_sym_strides:
                linalg.mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides),
                mat2=lambda grad, self, mat2_sym_sizes, mat2_sym_strides:

@@ -18,7 +18,7 @@ import numpy as np
 
 from . import (
     activations, arithmetic, comparison, convolution, copies, creation, embeddings, indexing, inplace, joining,
-    linalg, loss, normalization, reductions, sampling, special, unary, views,
+    decompositions, linalg, loss, normalization, reductions, sampling, special, unary, views,
 )
 from .codegen import ops
 from .schema import func
@@ -432,6 +432,43 @@ NATIVE_FUNCTIONS = [
     func("replication_pad3d(Tensor self, SymInt[6] padding) -> Tensor", convolution.folded_pad("edge", 3)),
 
     # -- losses and normalization (loss.py, normalization.py) ---------------------------------------
+    # torch.linalg (decompositions.py): the linalg_* ops are torch.linalg.*
+    func("_linalg_det(Tensor A) -> (Tensor result, Tensor LU, Tensor pivots)", decompositions._linalg_det),
+    func("linalg_det(Tensor A) -> Tensor", decompositions.linalg_det, variants="out"),
+    func("det(Tensor self) -> Tensor", lambda input: ops.linalg_det(input), variants=F_M),
+    func("_linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet, Tensor LU, Tensor pivots)",
+         decompositions._linalg_slogdet),
+    func("linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)", decompositions.linalg_slogdet),
+    func("linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, Tensor info)",
+         decompositions.linalg_inv_ex),
+    func("linalg_inv(Tensor A) -> Tensor", decompositions.linalg_inv, variants="out"),
+    func("inverse(Tensor self) -> Tensor", lambda input: ops.linalg_inv(input), variants="function method out"),
+    func("_linalg_solve_ex(Tensor A, Tensor B, *, bool left=True, bool check_errors=False) -> (Tensor result, Tensor LU, Tensor pivots, Tensor info)",
+         decompositions._linalg_solve_ex),
+    func("linalg_solve(Tensor A, Tensor B, *, bool left=True) -> Tensor", decompositions.linalg_solve, variants="out"),
+    func("linalg_cholesky_ex(Tensor self, *, bool upper=False, bool check_errors=False) -> (Tensor L, Tensor info)",
+         decompositions.linalg_cholesky_ex),
+    func("linalg_cholesky(Tensor self, *, bool upper=False) -> Tensor", decompositions.linalg_cholesky, variants="out"),
+    func("linalg_qr(Tensor A, str mode='reduced') -> (Tensor Q, Tensor R)", decompositions.linalg_qr),
+    func("_linalg_eigh(Tensor A, str UPLO=\"L\", bool compute_v=True) -> (Tensor eigenvalues, Tensor eigenvectors)",
+         decompositions._linalg_eigh),
+    func("linalg_eigh(Tensor self, str UPLO=\"L\") -> (Tensor eigenvalues, Tensor eigenvectors)",
+         decompositions.linalg_eigh),
+    func("_linalg_svd(Tensor A, bool full_matrices=False, bool compute_uv=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)",
+         decompositions._linalg_svd),
+    func("linalg_svd(Tensor A, bool full_matrices=True, *, str? driver=None) -> (Tensor U, Tensor S, Tensor Vh)",
+         decompositions.linalg_svd),
+    func("linalg_svdvals(Tensor A, *, str? driver=None) -> Tensor", decompositions.linalg_svdvals, variants="out"),
+    func("linalg_pinv(Tensor self, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor",
+         decompositions.linalg_pinv, variants="out"),
+    func("linalg_matrix_rank(Tensor input, *, float? atol=None, float? rtol=None, bool hermitian=False) -> Tensor",
+         decompositions.linalg_matrix_rank, variants="out"),
+    func("linalg_cross(Tensor self, Tensor other, *, int dim=-1) -> Tensor", decompositions.linalg_cross,
+         variants="out"),
+    func("linalg_matrix_norm(Tensor self, Scalar ord='fro', int[] dim=[-2,-1], bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+         decompositions.linalg_matrix_norm, variants="out"),
+    func("linalg_norm(Tensor self, Scalar? ord=None, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor",
+         decompositions.linalg_norm, variants="out"),
     func("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", linalg.linear,
          autocast="lower_precision"),
     func("mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor", loss.mse_loss, autocast="float32"),

@@ -1,0 +1,20 @@
+"""``torch.linalg``: norms, inverses, determinants, solves and the factorizations.
+
+Each is an op of functions/native_functions.py named ``linalg_<name>`` (decompositions.py
+computes them). Backward: the norms, inv, det, slogdet, solve, cross and the singular values
+(svdvals, matrix norms 'nuc' and 2); through cholesky, qr, eigh, pinv or the singular vectors
+it raises.
+"""
+from __future__ import annotations
+
+from .functions import ops as _ops
+from .functions.decompositions import _LinAlgError as LinAlgError
+
+__all__ = [
+    "LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "eigh", "inv", "inv_ex", "matrix_norm",
+    "matrix_rank", "norm", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "vector_norm",
+]
+
+for _name in __all__[1:]:
+    globals()[_name] = getattr(_ops, "linalg_" + _name)
+del _name
