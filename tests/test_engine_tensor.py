@@ -507,3 +507,20 @@ def test_linalg_values_gradients_and_nodes_match_torch():
         "matrix-order"])
 def test_linalg_refuses_what_torch_refuses_with_its_words(program):
     same_error(program)
+
+
+def test_baddbmm_addmv_addr_with_their_scales_and_gradients():
+    """beta * input + alpha * product: values, broadcast inputs, beta=0 ignoring nan (as BLAS),
+    methods and in place, nodes and gradients."""
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal(s).astype(np.float32) for s in ((2, 3, 4), (2, 4, 5), (3, 5), (3,), (3, 4), (4,))]
+
+    def program(lib):
+        b1, b2, bias, v3, m, v4 = (lib.tensor(a, requires_grad=True) for a in arrays)
+        out = [lib.baddbmm(bias, b1, b2, beta=0.5, alpha=2.0), b1.new_full((2, 3, 5), float("nan")).baddbmm(b1, b2, beta=0),
+               lib.addmv(v3, m, v4, alpha=-1), v3.addmv(m, v4, beta=3), lib.addr(m, v3, v4, beta=2, alpha=0.25),
+               lib.addr(v4, v3, v4)]
+        grads = lib.autograd.grad(sum(o.sum() for o in out if not o.isnan().any()), (b1, b2, bias, v3, m, v4))
+        inplace = lib.zeros(3, 4).addr_(v3.detach(), v4.detach(), alpha=2)
+        return out, grads, [o.grad_fn.name() for o in out], inplace
+    same_program(program)

@@ -323,6 +323,24 @@ DERIVATIVES = [
                linalg.mm_mat2_backward(grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha),
                result=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta, alpha:
                    self_t * beta + (ops.mm(mat1_t, mat2) + ops.mm(mat1, mat2_t)) * alpha),
+    derivative("baddbmm", self=lambda grad, beta: maybe_multiply(grad, beta),
+               batch1=lambda grad, batch2, alpha: maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha),
+               batch2=lambda grad, batch1, alpha: maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha),
+               result=lambda self_t, batch1_t, batch2_t, batch1, batch2, beta, alpha:
+                   maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2), alpha)
+                   + maybe_multiply(batch1.bmm(batch2_t), alpha)),
+    derivative("addmv", self=lambda grad, beta: maybe_multiply(grad, beta),
+               mat=lambda grad, vec, alpha: maybe_multiply(ops.outer(grad, vec), alpha),
+               vec=lambda grad, mat, alpha: maybe_multiply(mat.t().mv(grad), alpha),
+               result=lambda self_t, mat_t, vec_t, mat, vec, beta, alpha:
+                   maybe_multiply(self_t, beta) + maybe_multiply(mat_t.mv(vec), alpha)
+                   + maybe_multiply(mat.mv(vec_t), alpha)),
+    derivative("addr", self=lambda grad, beta: maybe_multiply(grad, beta),
+               vec1=lambda grad, vec2, alpha: maybe_multiply(grad.mv(vec2), alpha),
+               vec2=lambda grad, vec1, alpha: maybe_multiply(grad.t().mv(vec1), alpha),
+               result=lambda self_t, vec1_t, vec2_t, vec1, vec2, beta, alpha:
+                   maybe_multiply(self_t, beta) + maybe_multiply(ops.outer(vec1_t, vec2), alpha)
+                   + maybe_multiply(ops.outer(vec1, vec2_t), alpha)),
     derivative("tril", self=lambda grad, diagonal: grad.tril(diagonal), result="auto_linear"),
     derivative("triu", self=lambda grad, diagonal: grad.triu(diagonal), result="auto_linear"),
 
