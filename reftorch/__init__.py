@@ -44,6 +44,7 @@ from .dtypes import (  # noqa: F401
 )
 from .dispatch import device  # noqa: F401
 from . import kernels as _kernels  # noqa: F401  (registers the CPU kernel table)
+from . import meta as _meta  # noqa: F401  (the meta device's kernels)
 from ._formatting import get_printoptions, set_printoptions  # noqa: F401
 from .tensor import Size, Tensor, is_tensor  # noqa: F401
 from .generator import Generator, default_generator_for as _default_generator_for  # noqa: F401
