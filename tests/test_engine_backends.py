@@ -141,7 +141,8 @@ def test_entering_cuda_fails_at_the_first_factory_and_restores_the_default():
 # -- the meta device: shapes and dtypes, no values ----------------------------------------------
 def test_meta_tensors_carry_shapes_dtypes_and_nodes_through_ops_and_layers():
     """Factories, .to('meta'), pointwise ops, matmul, reductions, softmax, nn.Linear(device='meta'),
-    printed as torch prints them (``tensor(..., device='meta', size=...)``)."""
+    printed as torch prints them (``tensor(..., device='meta', size=...)``); a meta model's
+    to_empty(device='cpu') gives it memory."""
     def program(lib):
         x = lib.randn(2, 3, device="meta")
         layer = lib.nn.Linear(3, 4, device="meta")
@@ -152,7 +153,9 @@ def test_meta_tensors_carry_shapes_dtypes_and_nodes_through_ops_and_layers():
                    x.max(dim=1), lib.ones(3).to("meta")]
         return ([repr(r) for r in results], [tuple(r.shape) if hasattr(r, "shape") else None for r in results],
                 [str(r.dtype) if hasattr(r, "dtype") else None for r in results], [r.stride() for r in results[:7]],
-                repr(layer.weight), str(x.device), x.is_meta, lib.ones(2).is_meta, x.t().is_contiguous())
+                repr(layer.weight), str(x.device), x.is_meta, lib.ones(2).is_meta, x.t().is_contiguous(),
+                repr(lib.nn.Linear(3, 4).to("meta").bias), layer.to_empty(device="cpu").weight.shape,
+                str(layer.weight.device))
     same_program(program)
 
 
