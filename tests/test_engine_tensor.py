@@ -479,7 +479,8 @@ def test_linalg_values_gradients_and_nodes_match_torch():
                L.solve(a, b), L.solve(many, many), L.solve(a, rhs.mT), L.solve(a, rhs, left=False),
                L.vector_norm(a), L.matrix_norm(a), L.matrix_norm(a, "nuc"), L.matrix_norm(many, 2), L.matrix_norm(a, 1),
                L.matrix_norm(many, -float("inf"), keepdim=True), L.norm(a), L.norm(b, 3), L.norm(many, dim=(0, 2)),
-               L.svdvals(a), L.cross(a, a.flip(0)), lib.det(a), lib.inverse(a)]
+               L.svdvals(a), L.cross(a, a.flip(0)), lib.det(a), lib.inverse(a), lib.norm(a, "fro"), lib.norm(a, "nuc"),
+               a.norm(p="fro", dim=(0, 1)), lib.norm(many, "fro", dim=(1, 2))]
         grads = lib.autograd.grad(sum(o.sum() for o in out), (a, b, many))
         nodes = [o.grad_fn.name() for o in out]
         s, t = lib.tensor(spd), lib.tensor(tall)
