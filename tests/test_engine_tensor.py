@@ -480,7 +480,8 @@ def test_linalg_values_gradients_and_nodes_match_torch():
                L.vector_norm(a), L.matrix_norm(a), L.matrix_norm(a, "nuc"), L.matrix_norm(many, 2), L.matrix_norm(a, 1),
                L.matrix_norm(many, -float("inf"), keepdim=True), L.norm(a), L.norm(b, 3), L.norm(many, dim=(0, 2)),
                L.svdvals(a), L.cross(a, a.flip(0)), lib.det(a), lib.inverse(a), lib.norm(a, "fro"), lib.norm(a, "nuc"),
-               a.norm(p="fro", dim=(0, 1)), lib.norm(many, "fro", dim=(1, 2))]
+               a.norm(p="fro", dim=(0, 1)), lib.norm(many, "fro", dim=(1, 2)), lib.logdet(a @ a.mT),
+               lib.slogdet(a).logabsdet, a.svd().S]
         grads = lib.autograd.grad(sum(o.sum() for o in out), (a, b, many))
         nodes = [o.grad_fn.name() for o in out]
         s, t = lib.tensor(spd), lib.tensor(tall)
@@ -491,7 +492,8 @@ def test_linalg_values_gradients_and_nodes_match_torch():
         return (out, grads, nodes, (U[:, :3] * S) @ Vh, Q @ R, (V * w) @ V.mT, C @ C.mT, w, S, R.abs(),
                 C, L.pinv(t), L.matrix_rank(t), L.matrix_rank(lib.ones(3, 3)), L.inv_ex(a).info, U.shape, Q.shape,
                 L.qr(t, mode="complete").Q.shape, L.svd(t, full_matrices=False).U.shape,
-                L.cholesky(s, upper=True), L.slogdet(a).sign.dtype, L.det(a.double()).dtype)
+                L.cholesky(s, upper=True), L.slogdet(a).sign.dtype, L.det(a.double()).dtype,
+                (lambda u, s_, v: (u * s_) @ v.mT)(*lib.svd(t)), lib.svd(t, some=False).U.shape, lib.logdet(-s))
     same_program(program)
 
 

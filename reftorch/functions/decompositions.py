@@ -37,6 +37,8 @@ def _return_type(name, fields):
 
 
 return_types_linalg_slogdet = _return_type("linalg_slogdet", ["sign", "logabsdet"])
+return_types_slogdet = _return_type("slogdet", ["sign", "logabsdet"])
+return_types_svd = _return_type("svd", ["U", "S", "V"])
 return_types_linalg_qr = _return_type("linalg_qr", ["Q", "R"])
 return_types_linalg_eigh = _return_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
 return_types_linalg_svd = _return_type("linalg_svd", ["U", "S", "Vh"])
@@ -279,6 +281,35 @@ def linalg_cross(input, other, *, dim=-1):
     rt = dtypes.result_type(input, other)
     a, b = np.broadcast_arrays(input._np.astype(rt.numpy), other._np.astype(rt.numpy))
     return _wrap(np.array(np.cross(a, b, axis=dim), order="C"), input._device)
+
+
+# -- the older torch.* spellings -------------------------------------------------------------
+def slogdet(input):
+    sign, logabsdet = ops.linalg_slogdet(input)
+    return return_types_slogdet(sign, logabsdet)
+
+
+def logdet(input):
+    """log det(A): nan where the determinant is negative."""
+    _check_matrices(input, "logdet")
+    sign, logabsdet = ops.linalg_slogdet(input)
+    return ops.where(sign == -1.0, input.new_full((), float("nan")), logabsdet)
+
+
+def svd(input, some=True, compute_uv=True):
+    """(U, S, V) with V = Vh^T (torch.linalg.svd gives Vh); without compute_uv, U and V are
+    zeros of the full sizes."""
+    if input.dim() < 2:
+        raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has {input.dim()} dimensions "
+                           "instead")
+    if compute_uv:
+        U, S, Vh = ops.linalg_svd(input, not some)
+        return return_types_svd(U, S, Vh.mT)
+    S = ops.linalg_svdvals(input)
+    m, n = input.shape[-2:]
+    U = ops.zeros(tuple(input.shape[:-1]) + (m,), dtype=input.dtype)
+    V = ops.zeros(tuple(input.shape[:-2]) + (n, n), dtype=input.dtype).mT  # (laid out as V^T, as torch)
+    return return_types_svd(U, S, V)
 
 
 # -- norms built on the above ----------------------------------------------------------------
