@@ -463,13 +463,15 @@ def test_linalg_values_gradients_and_nodes_match_torch():
     """Determinants, inverses, solves (vector and matrix right-hand sides, left and right) and
     the norms, with their gradients and nodes. The factorizations whose vectors' signs are
     LAPACK's choice (svd, qr, eigh) are compared by what is unique: U S Vh, Q R, V L V^T, and
-    the singular values, |R|'s entries, the eigenvalues and Cholesky's L."""
+    the singular values, |R|'s entries, the eigenvalues and Cholesky's L; the gradient of
+    eigh (its vectors' signs fixed first) and cholesky too."""
     rng = np.random.default_rng(0)
     square = rng.standard_normal((3, 3)).astype(np.float32)
     batch = rng.standard_normal((2, 3, 3))
     spd = (square @ square.T + 3 * np.eye(3)).astype(np.float32)
     vector = rng.standard_normal(3).astype(np.float32)
     tall = rng.standard_normal((4, 3))
+    loss_weights = rng.standard_normal((3, 3))
 
     def program(lib):
         L = lib.linalg
@@ -485,6 +487,12 @@ def test_linalg_values_gradients_and_nodes_match_torch():
         grads = lib.autograd.grad(sum(o.sum() for o in out), (a, b, many))
         nodes = [o.grad_fn.name() for o in out]
         s, t = lib.tensor(spd), lib.tensor(tall)
+        leaf = lib.tensor(spd.astype(np.float64), requires_grad=True)
+        values, vectors = L.eigh(leaf)
+        vectors = vectors * vectors[0:1].sign()  # (a sign LAPACK chooses: fixed before the loss)
+        weights = lib.tensor(loss_weights)
+        (values.sum() + (vectors * weights).sum() + (L.cholesky(leaf) * weights).sum()
+         + (L.cholesky(leaf, upper=True) * weights).sum()).backward()
         U, S, Vh = L.svd(t)
         Q, R = L.qr(t)
         w, V = L.eigh(s)
@@ -493,7 +501,8 @@ def test_linalg_values_gradients_and_nodes_match_torch():
                 C, L.pinv(t), L.matrix_rank(t), L.matrix_rank(lib.ones(3, 3)), L.inv_ex(a).info, U.shape, Q.shape,
                 L.qr(t, mode="complete").Q.shape, L.svd(t, full_matrices=False).U.shape,
                 L.cholesky(s, upper=True), L.slogdet(a).sign.dtype, L.det(a.double()).dtype,
-                (lambda u, s_, v: (u * s_) @ v.mT)(*lib.svd(t)), lib.svd(t, some=False).U.shape, lib.logdet(-s))
+                (lambda u, s_, v: (u * s_) @ v.mT)(*lib.svd(t)), lib.svd(t, some=False).U.shape, lib.logdet(-s),
+                leaf.grad)
     same_program(program)
 
 

@@ -382,6 +382,36 @@ def linalg_solve_backward(grad, result, A, left, grad_input_mask):
     return gA if grad_input_mask[0] else None, gB if grad_input_mask[1] else None
 
 
+def cholesky_backward(grad, upper, L):
+    """Murray's formula (arXiv 1602.07527), as torch: with phi = tril(L^T gL), its diagonal
+    halved, gA = L^{-T} phi L^{-1}, symmetrised."""
+    if upper:
+        L, grad = L.mT, grad.mT
+    n = L.shape[-1]
+    L_inverse = ops.linalg_inv(L)
+    halve_diagonal = 1 - 0.5 * ops.eye(n, dtype=L.dtype)
+    phi = (L.mT @ grad).tril() * halve_diagonal
+    grad_input = (L_inverse.mT @ phi) @ L_inverse
+    return (grad_input + grad_input.mT) * 0.5
+
+
+def eigh_backward(grads, eigenvalues, eigenvectors):
+    """gA = V (diag(gL) + skew(V^T gV) / (L_j - L_i) off the diagonal) V^T, as torch's
+    linalg_eig_backward for a symmetric matrix."""
+    grad_values, grad_vectors = grads
+    V, L = eigenvectors, eigenvalues
+    if grad_vectors is None:
+        return (V * grad_values.unsqueeze(-2)) @ V.mT
+    n = L.shape[-1]
+    identity = ops.eye(n, dtype=L.dtype)
+    gaps = L.unsqueeze(-2) - L.unsqueeze(-1) + identity  # L_j - L_i, 1 on the diagonal
+    projected = V.mT @ grad_vectors
+    inner = (projected - projected.mT) * 0.5 / gaps  # its skew-symmetric part: V^T dV is skew
+    diagonal = grad_values.unsqueeze(-1) * identity if grad_values is not None else 0
+    inner = inner * (1 - identity) + diagonal
+    return V @ (inner @ V.mT)
+
+
 def linalg_cross_backward_self(grad, other, dim):
     return ops.linalg_cross(other, grad, dim=dim)
 

@@ -293,10 +293,11 @@ DERIVATIVES = [
     derivative("_linalg_solve_ex", **{"A, B": lambda grad, result, A, LU, pivots, left, grad_input_mask:
                                       decompositions.linalg_solve_backward(grad, result, A, left, grad_input_mask)},
                output_differentiability=[True, False, False, False]),
-    derivative("linalg_cholesky_ex", self=lambda grad, upper, L: not_implemented("linalg_cholesky")(grad),
+    derivative("linalg_cholesky_ex", self=lambda grad, upper, L: decompositions.cholesky_backward(grad, upper, L),
                output_differentiability=[True, False]),
     derivative("linalg_qr", A=lambda grads, Q, R, mode: not_implemented("linalg_qr")(grads)),
-    derivative("_linalg_eigh", A=lambda grads, eigenvalues, eigenvectors: not_implemented("linalg_eigh")(grads)),
+    derivative("_linalg_eigh", A=lambda grads, eigenvalues, eigenvectors:
+               decompositions.eigh_backward(grads, eigenvalues, eigenvectors)),
     derivative("_linalg_svd", A=lambda grads, U, S, Vh, full_matrices, S_sym_argsize_minus_1:
                decompositions.svd_backward_of_values(grads[1], U, Vh, grads[0], grads[2])),
     derivative("linalg_pinv", self=lambda grad, result, self: not_implemented("linalg_pinv")(grad)),
