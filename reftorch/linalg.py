@@ -1,9 +1,8 @@
 """``torch.linalg``: norms, inverses, determinants, solves and the factorizations.
 
 Each is an op of functions/native_functions.py named ``linalg_<name>`` (decompositions.py
-computes them). Backward: the norms, inv, det, slogdet, solve, cross, cholesky, eigh and the
-singular values (svdvals, matrix norms 'nuc' and 2); through qr, pinv or the singular vectors
-it raises.
+computes them). Backward: the norms, inv, det, slogdet, solve, cross, cholesky, eigh and svd
+(and so svdvals, the matrix norms 'nuc' and 2); through qr or pinv it raises.
 """
 from __future__ import annotations
 

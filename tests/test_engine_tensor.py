@@ -463,8 +463,8 @@ def test_linalg_values_gradients_and_nodes_match_torch():
     """Determinants, inverses, solves (vector and matrix right-hand sides, left and right) and
     the norms, with their gradients and nodes. The factorizations whose vectors' signs are
     LAPACK's choice (svd, qr, eigh) are compared by what is unique: U S Vh, Q R, V L V^T, and
-    the singular values, |R|'s entries, the eigenvalues and Cholesky's L; the gradient of
-    eigh (its vectors' signs fixed first) and cholesky too."""
+    the singular values, |R|'s entries, the eigenvalues and Cholesky's L; the gradients of
+    eigh and svd (their vectors' signs fixed first) and cholesky too."""
     rng = np.random.default_rng(0)
     square = rng.standard_normal((3, 3)).astype(np.float32)
     batch = rng.standard_normal((2, 3, 3))
@@ -493,6 +493,10 @@ def test_linalg_values_gradients_and_nodes_match_torch():
         weights = lib.tensor(loss_weights)
         (values.sum() + (vectors * weights).sum() + (L.cholesky(leaf) * weights).sum()
          + (L.cholesky(leaf, upper=True) * weights).sum()).backward()
+        tall_leaf = lib.tensor(tall, requires_grad=True)
+        U2, S2, Vh2 = L.svd(tall_leaf, full_matrices=False)
+        ((U2 * U2[0:1].sign() * lib.tensor(tall)).sum() + (Vh2 * Vh2[:, 0:1].sign() * weights.double()).sum()
+         + S2.sum()).backward()
         U, S, Vh = L.svd(t)
         Q, R = L.qr(t)
         w, V = L.eigh(s)
@@ -502,7 +506,7 @@ def test_linalg_values_gradients_and_nodes_match_torch():
                 L.qr(t, mode="complete").Q.shape, L.svd(t, full_matrices=False).U.shape,
                 L.cholesky(s, upper=True), L.slogdet(a).sign.dtype, L.det(a.double()).dtype,
                 (lambda u, s_, v: (u * s_) @ v.mT)(*lib.svd(t)), lib.svd(t, some=False).U.shape, lib.logdet(-s),
-                leaf.grad)
+                leaf.grad, tall_leaf.grad)
     same_program(program)
 
 

@@ -416,10 +416,32 @@ def linalg_cross_backward_self(grad, other, dim):
     return ops.linalg_cross(other, grad, dim=dim)
 
 
-def svd_backward_of_values(grad_S, U, Vh, grad_U=None, grad_Vh=None):
-    """dA = U diag(dS) Vh, when only the singular values are differentiated (svdvals, the
-    matrix norms built on them)."""
-    if grad_U is not None or grad_Vh is not None:
-        raise RuntimeError("reftorch: the derivative of linalg.svd through U or Vh is not implemented "
-                           "(only through the singular values)")
-    return U @ (grad_S.unsqueeze(-1) * Vh)
+def svd_backward(grad_U, grad_S, grad_Vh, U, S, Vh, full_matrices):
+    """gA from the gradients of U, S and Vh (any may be None), as torch's svd_backward: with
+    skew(X) = X - X^T and E_ij = S_j^2 - S_i^2,
+    gA = U [(skew(U^T gU) S + S skew(V^T gV)) / E + diag(gS)] Vh, plus the parts of gU and
+    gV outside U's and V's columns when A is not square."""
+    k = S.shape[-1]
+    if full_matrices:  # only the first k columns of U (rows of Vh) depend on A
+        U, Vh = U[..., :k], Vh[..., :k, :]
+        grad_U = None if grad_U is None else grad_U[..., :k]
+        grad_Vh = None if grad_Vh is None else grad_Vh[..., :k, :]
+    m, n = U.shape[-2], Vh.shape[-1]
+    identity = ops.eye(k, dtype=S.dtype)
+    diagonal = 0 if grad_S is None else grad_S.unsqueeze(-1) * identity
+    if grad_U is None and grad_Vh is None:
+        return U @ ((S.new_zeros(()) + diagonal) @ Vh) if grad_S is not None else ops.zeros_like(U @ Vh)
+    grad_U = ops.zeros_like(U) if grad_U is None else grad_U
+    grad_V = ops.zeros_like(Vh.mT) if grad_Vh is None else grad_Vh.mT
+    V = Vh.mT
+    UtgU, VtgV = U.mT @ grad_U, V.mT @ grad_V
+    squares = S * S
+    gaps = squares.unsqueeze(-2) - squares.unsqueeze(-1) + identity  # 1 on the diagonal
+    inner = ((UtgU - UtgU.mT) * S.unsqueeze(-2) + S.unsqueeze(-1) * (VtgV - VtgV.mT)) / gaps + diagonal
+    if m > n:
+        gU_over_S = grad_U / S.unsqueeze(-2)
+        return (U @ inner + gU_over_S - U @ (U.mT @ gU_over_S)) @ Vh
+    if m < n:
+        gV_over_S = grad_V / S.unsqueeze(-2)
+        return U @ (inner @ Vh + gV_over_S.mT - (gV_over_S.mT @ V) @ Vh)
+    return U @ (inner @ Vh)
