@@ -292,7 +292,9 @@ class _Autograd:
             if not (mask[edges] if edges.__class__ is int else builtins.any([mask[e] for e in edges])):
                 saved.append(None)  # only a formula no input needs reads it
             elif output is not None:
-                saved.append(SavedTensor(outputs[output], is_output=True, node_name=name))
+                kept = outputs[output]
+                output_nr = next((i for i, o in enumerate(differentiable) if o is kept), None)
+                saved.append(SavedTensor(kept, is_output=True, node_name=name, output_nr=output_nr))
             else:
                 value = get(args, kwargs)
                 saved.append(SavedTensor(value, node_name=name) if isinstance(value, Tensor) else value)
