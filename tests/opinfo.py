@@ -628,7 +628,7 @@ OPS = {
     "linalg_cholesky": OpInfo([Sample(T(3, 3, values=_POSITIVE_DEFINITE)),
                                Sample(T(3, 3, values=_POSITIVE_DEFINITE), upper=True)],
                               errors=[Sample(T(2, 3))], jvp=_NO_JVP),
-    "linalg_qr": OpInfo([Sample(T(4, 3, grad=False))], errors=[Sample(T(3))], jvp=_NO_JVP, values=False),
+    "linalg_qr": OpInfo([Sample(T(4, 3)), Sample(T(3, 5))], errors=[Sample(T(3))], jvp=_NO_JVP),
     "_linalg_eigh": OpInfo([Sample(T(3, 3, values=_POSITIVE_DEFINITE, grad=False))], errors=[Sample(T(2, 3))],
                            jvp=_NO_JVP, values=False),
     "linalg_eigh": OpInfo([Sample(T(3, 3, values=_POSITIVE_DEFINITE, grad=False))], errors=[Sample(T(2, 3))],

@@ -464,7 +464,7 @@ def test_linalg_values_gradients_and_nodes_match_torch():
     the norms, with their gradients and nodes. The factorizations whose vectors' signs are
     LAPACK's choice (svd, qr, eigh) are compared by what is unique: U S Vh, Q R, V L V^T, and
     the singular values, |R|'s entries, the eigenvalues and Cholesky's L; the gradients of
-    eigh and svd (their vectors' signs fixed first) and cholesky too."""
+    eigh, svd and qr (their vectors' signs fixed first) and cholesky too."""
     rng = np.random.default_rng(0)
     square = rng.standard_normal((3, 3)).astype(np.float32)
     batch = rng.standard_normal((2, 3, 3))
@@ -472,9 +472,11 @@ def test_linalg_values_gradients_and_nodes_match_torch():
     vector = rng.standard_normal(3).astype(np.float32)
     tall = rng.standard_normal((4, 3))
     loss_weights = rng.standard_normal((3, 3))
+    rng_values = {shape: rng.standard_normal(shape) for shape in ((4, 3), (3, 5))}
 
     def program(lib):
         L = lib.linalg
+        qr_grads = []
         a, b, many = (lib.tensor(x, requires_grad=True) for x in (square, vector, batch))
         rhs = lib.tensor(tall.astype(np.float32))
         out = [L.det(a), L.det(many), L.inv(a), L.inv(many), L.slogdet(a).logabsdet, L.slogdet(many).sign,
@@ -497,6 +499,12 @@ def test_linalg_values_gradients_and_nodes_match_torch():
         U2, S2, Vh2 = L.svd(tall_leaf, full_matrices=False)
         ((U2 * U2[0:1].sign() * lib.tensor(tall)).sum() + (Vh2 * Vh2[:, 0:1].sign() * weights.double()).sum()
          + S2.sum()).backward()
+        for shape in ((4, 3), (3, 5)):  # tall and wide
+            qr_leaf = lib.tensor(rng_values[shape], requires_grad=True)
+            Q2, R2 = L.qr(qr_leaf)
+            signs = R2.diagonal().sign()
+            ((Q2 * signs * lib.tensor(rng_values[shape][:, :3])).sum() + (R2 * signs.unsqueeze(-1)).sum()).backward()
+            qr_grads.append(qr_leaf.grad)
         U, S, Vh = L.svd(t)
         Q, R = L.qr(t)
         w, V = L.eigh(s)
@@ -506,7 +514,7 @@ def test_linalg_values_gradients_and_nodes_match_torch():
                 L.qr(t, mode="complete").Q.shape, L.svd(t, full_matrices=False).U.shape,
                 L.cholesky(s, upper=True), L.slogdet(a).sign.dtype, L.det(a.double()).dtype,
                 (lambda u, s_, v: (u * s_) @ v.mT)(*lib.svd(t)), lib.svd(t, some=False).U.shape, lib.logdet(-s),
-                leaf.grad, tall_leaf.grad)
+                leaf.grad, tall_leaf.grad, qr_grads)
     same_program(program)
 
 
@@ -519,8 +527,10 @@ def test_linalg_values_gradients_and_nodes_match_torch():
     lambda lib: lib.linalg.solve(lib.zeros(2, 2), lib.ones(2)),
     lambda lib: lib.linalg.cross(lib.ones(2, 2), lib.ones(2, 2)),
     lambda lib: lib.linalg.matrix_norm(lib.ones(2, 2), 3),
+    lambda lib: lib.linalg.qr(lib.ones(4, 3, requires_grad=True), mode="r")[1].sum().backward(),
+    lambda lib: lib.linalg.qr(lib.ones(4, 3, requires_grad=True), mode="complete")[1].sum().backward(),
 ], ids=["singular", "integer", "not-square", "vector", "not-positive-definite", "singular-solve", "cross-length",
-        "matrix-order"])
+        "matrix-order", "qr-r-backward", "qr-complete-backward"])
 def test_linalg_refuses_what_torch_refuses_with_its_words(program):
     same_error(program)
 

@@ -412,6 +412,33 @@ def eigh_backward(grads, eigenvalues, eigenvectors):
     return V @ (inner @ V.mT)
 
 
+def linalg_qr_backward(grads, Q, R, mode):
+    """For m >= n, with M = R gR^T - gQ^T Q: gA = (gQ + Q copyltu(M)) R^{-T}, copyltu(M) the
+    lower triangle of M mirrored up. A wide A = Q [R1 R2] is its square part X = Q R1 plus
+    Y = Q R2: gY = Q gR2, and X's gradient takes gQ + Y gR2^T."""
+    grad_Q, grad_R = grads
+    if mode == "r":
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please use "
+                           "linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
+    m, n = Q.shape[-2], R.shape[-1]
+    if mode == "complete" and m > n:
+        raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and nrows > ncols.")
+    grad_Q = ops.zeros_like(Q) if grad_Q is None else grad_Q
+    grad_R = ops.zeros_like(R) if grad_R is None else grad_R
+    if m < n:
+        R1, grad_R1, grad_R2 = R[..., :, :m], grad_R[..., :, :m], grad_R[..., :, m:]
+        Y = Q @ R[..., :, m:]
+        grad_X = _qr_square_backward(grad_Q + Y @ grad_R2.mT, grad_R1, Q, R1)
+        return ops.cat([grad_X, Q @ grad_R2], -1)
+    return _qr_square_backward(grad_Q, grad_R, Q, R)
+
+
+def _qr_square_backward(grad_Q, grad_R, Q, R):
+    M = R @ grad_R.mT - grad_Q.mT @ Q
+    copyltu = M.tril() + M.tril(-1).mT
+    return ops.linalg_solve(R, (grad_Q + Q @ copyltu).mT).mT
+
+
 def linalg_cross_backward_self(grad, other, dim):
     return ops.linalg_cross(other, grad, dim=dim)
 

@@ -295,7 +295,7 @@ DERIVATIVES = [
                output_differentiability=[True, False, False, False]),
     derivative("linalg_cholesky_ex", self=lambda grad, upper, L: decompositions.cholesky_backward(grad, upper, L),
                output_differentiability=[True, False]),
-    derivative("linalg_qr", A=lambda grads, Q, R, mode: not_implemented("linalg_qr")(grads)),
+    derivative("linalg_qr", A=lambda grads, Q, R, mode: decompositions.linalg_qr_backward(grads, Q, R, mode)),
     derivative("_linalg_eigh", A=lambda grads, eigenvalues, eigenvectors:
                decompositions.eigh_backward(grads, eigenvalues, eigenvectors)),
     derivative("_linalg_svd", A=lambda grads, U, S, Vh, full_matrices, S_sym_argsize_minus_1:
