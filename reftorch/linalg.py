@@ -1,8 +1,8 @@
 """``torch.linalg``: norms, inverses, determinants, solves and the factorizations.
 
 Each is an op of functions/native_functions.py named ``linalg_<name>`` (decompositions.py
-computes them). Backward: the norms, inv, det, slogdet, solve, cross, cholesky, eigh, svd (and
-so svdvals, the matrix norms 'nuc' and 2) and qr; through pinv it raises.
+computes them), each with its backward as torch computes it (svd's also gives svdvals' and
+the matrix norms 'nuc' and 2).
 """
 from __future__ import annotations
 

@@ -636,7 +636,7 @@ OPS = {
     "_linalg_svd": OpInfo([Sample(T(4, 3, grad=False))], errors=[Sample(T(3))], jvp=_NO_JVP, values=False),
     "linalg_svd": OpInfo([Sample(T(4, 3, grad=False))], errors=[Sample(T(3))], jvp=_NO_JVP, values=False),
     "linalg_svdvals": OpInfo([Sample(T(4, 3)), Sample(T(2, 3, 3))], errors=[Sample(T(3))], jvp=_NO_JVP),
-    "linalg_pinv": OpInfo([Sample(T(4, 3, grad=False))], errors=[Sample(T(3))], jvp=_NO_JVP),
+    "linalg_pinv": OpInfo([Sample(T(4, 3)), Sample(T(3, 5))], errors=[Sample(T(3))], jvp=_NO_JVP),
     "linalg_matrix_rank": OpInfo([Sample(T(4, 3, grad=False)), Sample(T(3, 3, values=np.ones((3, 3)), grad=False))],
                                  errors=[Sample(T(3))], jvp=_NO_JVP),
     "linalg_cross": OpInfo([Sample(T(4, 3), T(4, 3)), Sample(T(3, 2), T(3, 2), dim=0)],

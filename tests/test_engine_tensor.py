@@ -464,7 +464,7 @@ def test_linalg_values_gradients_and_nodes_match_torch():
     the norms, with their gradients and nodes. The factorizations whose vectors' signs are
     LAPACK's choice (svd, qr, eigh) are compared by what is unique: U S Vh, Q R, V L V^T, and
     the singular values, |R|'s entries, the eigenvalues and Cholesky's L; the gradients of
-    eigh, svd and qr (their vectors' signs fixed first) and cholesky too."""
+    eigh, svd and qr (their vectors' signs fixed first), cholesky and pinv too."""
     rng = np.random.default_rng(0)
     square = rng.standard_normal((3, 3)).astype(np.float32)
     batch = rng.standard_normal((2, 3, 3))
@@ -505,6 +505,9 @@ def test_linalg_values_gradients_and_nodes_match_torch():
             signs = R2.diagonal().sign()
             ((Q2 * signs * lib.tensor(rng_values[shape][:, :3])).sum() + (R2 * signs.unsqueeze(-1)).sum()).backward()
             qr_grads.append(qr_leaf.grad)
+            pinv_leaf = lib.tensor(rng_values[shape], requires_grad=True)
+            (L.pinv(pinv_leaf) * lib.tensor(rng_values[shape]).mT).sum().backward()
+            qr_grads.append(pinv_leaf.grad)
         U, S, Vh = L.svd(t)
         Q, R = L.qr(t)
         w, V = L.eigh(s)

@@ -439,6 +439,21 @@ def _qr_square_backward(grad_Q, grad_R, Q, R):
     return ops.linalg_solve(R, (grad_Q + Q @ copyltu).mT).mT
 
 
+def pinv_backward(grad, result, self):
+    """The pseudo-inverse's derivative (Golub and Pereyra), grouped as torch groups it so the
+    products stay the smaller of m x m and n x n."""
+    A, pinv_A = self, result
+    m, n = A.shape[-2], A.shape[-1]
+    pinv_At, grad_t = pinv_A.mT, grad.mT
+    if m <= n:
+        K = grad_t @ pinv_A
+        K_pinv_At = K @ pinv_At
+        return -(pinv_A @ K).mT + K_pinv_At - (A @ pinv_A) @ K_pinv_At + (pinv_At @ pinv_A) @ (grad_t - K @ A)
+    K = pinv_A @ grad_t
+    pinv_At_K = pinv_At @ K
+    return -(K @ pinv_A).mT + ((grad_t - A @ K) @ pinv_A) @ pinv_At + pinv_At_K - (pinv_At_K @ pinv_A) @ A
+
+
 def linalg_cross_backward_self(grad, other, dim):
     return ops.linalg_cross(other, grad, dim=dim)
 

@@ -300,7 +300,7 @@ DERIVATIVES = [
                decompositions.eigh_backward(grads, eigenvalues, eigenvectors)),
     derivative("_linalg_svd", A=lambda grads, U, S, Vh, full_matrices, S_sym_argsize_minus_1:
                decompositions.svd_backward(grads[0], grads[1], grads[2], U, S, Vh, full_matrices)),
-    derivative("linalg_pinv", self=lambda grad, result, self: not_implemented("linalg_pinv")(grad)),
+    derivative("linalg_pinv", self=lambda grad, result, self: decompositions.pinv_backward(grad, result, self)),
     derivative("linalg_cross", self=lambda grad, other, dim: ops.linalg_cross(other, grad, dim=dim),
                other=lambda grad, self, dim: ops.linalg_cross(grad, self, dim=dim),
                result=lambda self_t, other_t, self, other, dim:
