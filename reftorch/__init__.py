@@ -20,7 +20,9 @@
     optim/        SGD, Adam(W), RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, ASGD (a file
                   each) and lr_scheduler
     random.py     torch.random: seeding and the generator's state
-    distributions/  Distribution, constraints, Categorical, Multinomial, Normal: a small
+    special.py    torch.special: erfinv, ndtr, logit, xlogy, i0... (ops named special_*)
+    linalg.py     torch.linalg: norms, inv, det, solve, cholesky, qr, eigh, svd... (ops named linalg_*)
+    distributions/  Distribution, constraints, Bernoulli, Categorical, Multinomial, Normal, Uniform: a small
                   torch.distributions whose samples are torch's for a seed
     amp.py        autocast: which op runs in which precision
     fx.py         dispatch modes, and a tracer that records a program as a graph (make_fx's idea)
@@ -42,6 +44,7 @@ from .dtypes import (  # noqa: F401
 )
 from .dispatch import device  # noqa: F401
 from . import kernels as _kernels  # noqa: F401  (registers the CPU kernel table)
+from . import meta as _meta  # noqa: F401  (the meta device's kernels)
 from ._formatting import get_printoptions, set_printoptions  # noqa: F401
 from .tensor import Size, Tensor, is_tensor  # noqa: F401
 from .generator import Generator, default_generator_for as _default_generator_for  # noqa: F401
@@ -76,6 +79,8 @@ from . import optim  # noqa: E402,F401
 from . import utils  # noqa: E402,F401
 from . import func  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
+from . import special  # noqa: E402,F401
+from . import linalg  # noqa: E402,F401
 from . import accelerator, backends  # noqa: E402,F401
 from .default_device import get_default_device, set_default_device  # noqa: E402,F401
 from . import serialization  # noqa: E402,F401

@@ -118,14 +118,17 @@ def tensor_body(array: np.ndarray, indent: int) -> str:
 
 def tensor_repr(t) -> str:
     prefix = "tensor("
-    body = tensor_body(t._np, len(prefix))
+    meta = t._device.type == "meta"  # no values to show: "...", the size, and the dtype unless default
+    body = "..." if meta else tensor_body(t._np, len(prefix))
     suffixes = []
-    if t.numel() == 0 and t._shape != (0,):
+    if meta:
+        suffixes += [f"device='{t._device}'", f"size={tuple(t._shape)}"]
+    elif t.numel() == 0 and t._shape != (0,):
         suffixes.append(f"size={tuple(t._shape)}")
-    if t._device.type != "cpu":
+    if t._device.type != "cpu" and not meta:
         suffixes.append(f"device='{t._device}'")
     # an empty tensor has no values that would show its dtype, so any non-default one is named
-    implied = (dtypes.get_default_dtype(),) if t.numel() == 0 else \
+    implied = (dtypes.get_default_dtype(),) if t.numel() == 0 or meta else \
         (dtypes.get_default_dtype(), dtypes.int64, dtypes.bool)
     if t.dtype not in implied:
         suffixes.append(f"dtype={t.dtype!r}")

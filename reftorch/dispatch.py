@@ -12,8 +12,8 @@ import sys
 
 _PRIVATEUSE1 = "privateuseone"
 
-# device type -> {op name -> kernel}; kernels take and return NumPy arrays
-_kernels: dict[str, dict] = {"cpu": {}}
+# device type -> {op name -> kernel}; kernels take and return NumPy arrays ("meta": see meta.py)
+_kernels: dict[str, dict] = {"cpu": {}, "meta": {}}
 _allocators: dict[str, object] = {}
 _privateuse1_name = _PRIVATEUSE1
 # Dispatch modes, innermost last (torch's __torch_dispatch__ mode stack; see fx.py): the
@@ -91,6 +91,8 @@ default_device = [None]  # torch.set_default_device's choice (None: the CPU); fa
 def canonical(d) -> device:
     """The device a tensor is actually on: accelerators always carry an index (``sim:0``)."""
     d = device(d)
+    if d.type == "meta":  # (no index either: meta tensors live nowhere)
+        return device("meta")
     if d.type != "cpu" and d.index is None:
         return device(d.type, 0)
     return cpu if d.type == "cpu" else d  # torch drops a CPU index: device('cpu', 0) tensors are on 'cpu'
@@ -165,6 +167,8 @@ def check_same_device(*tensors) -> device:
             if found.type == "cpu" and _is_cpu_scalar_first(tensors, found):
                 found = d
                 continue
+            if "meta" in (d.type, found.type):  # (torch's meta functions word it their own way)
+                raise RuntimeError(f"Tensor on device {d} is not on the expected device {found}!")
             raise RuntimeError(
                 "Expected all tensors to be on the same device, but found at least two devices, "
                 f"{_order(found, d)}!"

@@ -556,3 +556,287 @@ def scatter_add(shape, dtype, indices, values, dim):
     grid[dim] = indices
     np.add.at(out, tuple(grid), values)
     return out
+
+
+# -- special functions (torch.special) ------------------------------------------------------
+# NumPy has none of them: each is computed in float64 for every element and rounded once to
+# the dtype. torch's float32 kernels compute in float32 (erfinv's Newton steps, i0's Chebyshev
+# series): their values are within a few ulp of these.
+def _value_by_value(fn):
+    """A kernel applying the float64 function ``fn`` to every element, rounded once to the
+    array's dtype (16-bit floats through float32, as torch computes them)."""
+    values = np.frompyfunc(fn, 1, 1)
+
+    def kernel(a, out=None):
+        result = np.asarray(values(a.astype(np.float64)), np.float64)
+        if is_reduced_float(a.dtype):
+            result = result.astype(np.float32)
+        result = result.astype(a.dtype)
+        if out is None:
+            return result
+        out[...] = result
+        return out
+    return kernel
+
+
+_SQRT1_2 = math.sqrt(0.5)
+
+
+def _opmath(a):
+    """The array torch computes a float kernel in: float32 for 16-bit floats."""
+    a = np.asarray(a)
+    return a.astype(np.float32) if is_reduced_float(a.dtype) else a
+
+
+def _log_rounded(a):
+    """log in a's dtype, computed in float64 and rounded once (glibc's logf: correctly rounded)."""
+    return np.log(a, dtype=np.float64).astype(a.dtype) if a.dtype == np.float32 else np.log(a)
+
+
+def _written(result, dtype, out):
+    result = np.asarray(result).astype(dtype, copy=False)
+    if out is None:
+        return result
+    out[...] = result
+    return out
+
+
+def _erfinv64(y: float) -> float:
+    """torch's calc_erfinv: a rational first guess, then two Newton steps on erf."""
+    if not abs(y) <= 1.0:
+        return math.nan
+    if abs(y) == 1.0:
+        return math.copysign(math.inf, y)
+    if abs(y) <= 0.7:
+        z = y * y
+        num = ((-0.140543331 * z + 0.914624893) * z - 1.645349621) * z + 0.886226899
+        den = (((0.012229801 * z - 0.329097515) * z + 1.442710462) * z - 2.118377725) * z + 1.0
+        x = y * num / den
+    else:
+        z = math.sqrt(-math.log((1.0 - abs(y)) / 2.0))
+        num = ((1.641345311 * z + 3.429567803) * z - 1.624906493) * z - 1.970840454
+        x = math.copysign(num, y) / ((1.637067800 * z + 3.543889200) * z + 1.0)
+    for _ in range(2):
+        x -= (math.erf(x) - y) / (2.0 / math.sqrt(math.pi) * math.exp(-x * x))
+    return x
+
+
+def _ndtr64(x: float) -> float:
+    return 0.5 * math.erfc(-x * _SQRT1_2)
+
+
+def _log_ndtr_of_t(t: float) -> float:
+    """log Phi(x) from t = x / sqrt 2, without underflow in the lower tail."""
+    if t != t or t == -math.inf:
+        return t
+    if t > -_SQRT1_2:  # x > -1
+        return math.log1p(-0.5 * math.erfc(t))
+    u = -t
+    if u < 20:
+        return math.log(0.5 * math.erfc(u))
+    # erfc(u) ~ exp(-u^2) / (u sqrt(pi)) (1 - 1/2u^2 + 3/4u^4 ...): its terms shrink fast out here
+    total, term, k = 1.0, 1.0, 1
+    while abs(term) > 1e-17:
+        term *= -(2 * k - 1) / (2 * u * u)
+        total += term
+        k += 1
+    return -u * u + math.log(total / (2 * u * math.sqrt(math.pi)))
+
+
+def _ndtri64(p: float) -> float:
+    """The normal quantile: x with Phi(x) = p."""
+    if not 0.0 <= p <= 1.0:
+        return math.nan
+    if p == 0.0 or p == 1.0:
+        return math.copysign(math.inf, p - 0.5)
+    if p > 0.5:
+        return -_ndtri64(1.0 - p)  # exact: 1 - p for p in [1/2, 1] needs no rounding
+    if p >= 0.25:
+        return math.sqrt(2.0) * _erfinv64(2.0 * p - 1.0)  # 2p - 1 exact here too
+    # the lower tail: Abramowitz and Stegun's 26.2.23 as a first guess (within 5e-4), then
+    # Newton's steps on log Phi(x) = log p (relative, so as exact for p = 1e-300 as for 0.1)
+    t = math.sqrt(-2.0 * math.log(p))
+    x = -(t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308))))
+    target = math.log(p)
+    for _ in range(8):
+        cdf = _ndtr64(x)
+        density = math.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+        if cdf == 0.0 or density == 0.0:
+            break
+        step = (math.log(cdf) - target) * cdf / density
+        x -= step
+        if abs(step) <= 1e-16 * abs(x):
+            break
+    return x
+
+
+def _bessel_i_scaled(x: float, order: int) -> float:
+    """exp(-|x|) I_order(|x|), order 0 or 1: the power series (all terms positive) up to 30,
+    the asymptotic series beyond (its terms shrink until k ~ 2x)."""
+    x = abs(x)
+    if x <= 30.0:
+        half, total, k = x / 2.0, 0.0, 0
+        term = 1.0 if order == 0 else half
+        while True:
+            total += term
+            k += 1
+            term *= half * half / (k * (k + order))
+            if term <= total * 1e-17:
+                return total * math.exp(-x)
+    mu, total, term, k = 4.0 * order * order, 1.0, 1.0, 1
+    while True:
+        term *= -(mu - (2 * k - 1) ** 2) / (8.0 * k * x)
+        total += term
+        k += 1
+        if abs(term) <= 1e-17 * abs(total):
+            return total / math.sqrt(2 * math.pi * x)
+
+
+def _bessel_i(x: float, order: int, scaled: bool) -> float:
+    if x != x:
+        return x
+    if math.isinf(x):
+        value = 0.0 if scaled else math.inf
+    else:
+        value = _bessel_i_scaled(x, order)
+        if not scaled:
+            half = math.exp(abs(x) / 2)  # in two halves: exp(x) alone overflows before I_0(x) does
+            value = value * half * half
+    return math.copysign(value, x) if order == 1 else value
+
+
+for _name, _fn in {"erfc": math.erfc, "erfinv": _erfinv64, "ndtri": _ndtri64,
+                   "i0e": lambda x: _bessel_i(x, 0, True), "i1e": lambda x: _bessel_i(x, 1, True)}.items():
+    cpu_kernel(_name)(_value_by_value(_fn))
+
+
+def _overflowing_like_exp(fn):
+    """torch's i0 and i1 are exp(|x|) times a series: inf once exp overflows in the dtype,
+    though I0(x) itself would still fit (float32: from 88.72 on)."""
+    def kernel(a, out=None):
+        result = fn(a)
+        with np.errstate(over="ignore"):
+            overflows = np.isinf(np.exp(np.abs(_opmath(a)))) & np.isfinite(a)
+        result[overflows] = np.copysign(np.inf, result[overflows])
+        return _written(result, a.dtype, out)
+    return kernel
+
+
+cpu_kernel("i0")(_overflowing_like_exp(_value_by_value(lambda x: _bessel_i(x, 0, False))))
+cpu_kernel("i1")(_overflowing_like_exp(_value_by_value(lambda x: _bessel_i(x, 1, False))))
+_log_ndtr = np.frompyfunc(_log_ndtr_of_t, 1, 1)
+
+
+@cpu_kernel("log_ndtr")
+def log_ndtr(a, out=None):
+    x = _opmath(a)
+    t = np.atleast_1d(x * x.dtype.type(_SQRT1_2))  # rounded to the dtype first, as torch's calc_log_ndtr
+    result = np.asarray(_log_ndtr(t.astype(np.float64)), np.float64).reshape(np.shape(a))
+    return _written(result.astype(x.dtype), a.dtype, out)
+cpu_kernel("exp2")(_float32_rounded_once(np.exp2))
+
+
+@cpu_kernel("sinc")
+def sinc(a, out=None):
+    """sin(pi x) / (pi x), with pi x rounded to the dtype first, as torch computes it."""
+    x = _opmath(a)
+    product = np.multiply(x.dtype.type(math.pi), x)
+    sine = np.sin(product, dtype=np.float64).astype(x.dtype) if x.dtype == np.float32 else np.sin(product)
+    return _written(np.where(x == 0, x.dtype.type(1), sine / product), a.dtype, out)
+
+
+@cpu_kernel("logit")
+def logit(a, eps=None, out=None):
+    """log(x / (1 - x)), x first held in [eps, 1 - eps] when eps is given."""
+    x = _opmath(a)
+    if eps is not None:
+        low = x.dtype.type(eps)
+        x = np.clip(x, low, x.dtype.type(1) - low)
+    return _written(_log_rounded(x / (x.dtype.type(1) - x)), a.dtype, out)
+
+
+@cpu_kernel("xlogy")
+def xlogy(a, b, out=None):
+    """a * log(b), 0 where a is 0 (unless b is nan)."""
+    dtype = np.result_type(a, b)
+    a, b = np.broadcast_arrays(_opmath(np.asarray(a, dtype)), _opmath(np.asarray(b, dtype)))
+    result = np.where(a == 0, a.dtype.type(0), a * _log_rounded(b))
+    return _written(np.where(np.isnan(b), b, result), dtype, out)
+
+
+@cpu_kernel("entr")
+def entr(a, out=None):
+    """-x log x: 0 at 0, -inf below."""
+    x = _opmath(a)
+    result = np.where(x > 0, -x * _log_rounded(np.where(x > 0, x, 1)), np.where(x == 0, 0, -np.inf))
+    return _written(np.where(np.isnan(x), x, result.astype(x.dtype)), a.dtype, out)
+
+
+# -- linear algebra: LAPACK's factorizations (NumPy's, and getrf written out) ------------------
+@cpu_kernel("lu_factor")
+def lu_factor(a):
+    """LAPACK's getrf on a batch of square matrices: partial pivoting (the largest |value| of
+    the column), L below the diagonal and U on and above it in one matrix, 1-based pivots."""
+    lu = np.array(a, dtype=a.dtype, copy=True, order="C")
+    n = lu.shape[-1]
+    pivots = np.zeros(lu.shape[:-1], np.int32)
+    rows, piv = lu.reshape(-1, n, n), pivots.reshape(-1, n)
+    batch = np.arange(rows.shape[0])
+    for k in range(n):
+        p = k + np.argmax(np.abs(rows[:, k:, k]), axis=1)
+        piv[:, k] = p + 1
+        top = rows[batch, k].copy()
+        rows[batch, k] = rows[batch, p]
+        rows[batch, p] = top
+        pivot = rows[:, k, k]
+        safe = np.where(pivot == 0, 1, pivot)  # a zero column: nothing to eliminate (LAPACK's info)
+        rows[:, k + 1:, k] /= safe[:, None]
+        rows[:, k + 1:, k + 1:] -= rows[:, k + 1:, k, None] * rows[:, k, None, k + 1:]
+    return lu, pivots
+
+
+@cpu_kernel("linalg_inv")
+def linalg_inv(a):
+    return np.linalg.inv(a)
+
+
+@cpu_kernel("linalg_solve")
+def linalg_solve(a, b):
+    a, b = np.broadcast_arrays(a, b) if a.ndim == b.ndim and a.shape[:-2] != b.shape[:-2] else (a, b)
+    return np.linalg.solve(a, b)
+
+
+@cpu_kernel("cholesky")
+def cholesky(a):
+    """(L, info): info the order of the first leading minor that is not positive-definite, 0 if none."""
+    batch = a.reshape((-1,) + a.shape[-2:])
+    L, info = np.zeros_like(batch), np.zeros(batch.shape[0], np.int32)
+    for i, matrix in enumerate(batch):
+        try:
+            L[i] = np.linalg.cholesky(matrix)
+        except np.linalg.LinAlgError:
+            info[i] = next(k for k in range(1, matrix.shape[0] + 1) if not _positive_definite(matrix[:k, :k]))
+    return L.reshape(a.shape), info.reshape(a.shape[:-2])
+
+
+def _positive_definite(matrix) -> bool:
+    try:
+        np.linalg.cholesky(matrix)
+        return True
+    except np.linalg.LinAlgError:
+        return False
+
+
+@cpu_kernel("qr")
+def qr(a, mode):
+    return np.linalg.qr(a, mode=mode)
+
+
+@cpu_kernel("eigh")
+def eigh(a, uplo):
+    return np.linalg.eigh(a, UPLO=uplo)
+
+
+@cpu_kernel("svd")
+def svd(a, full_matrices):
+    return np.linalg.svd(a, full_matrices=full_matrices)

@@ -238,7 +238,12 @@ class Tensor:
             raise TypeError("unsupported format string passed to Tensor.__format__")
         return str(self)
 
+    def _check_not_meta(self):
+        if self._device.type == "meta":
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+
     def __bool__(self) -> bool:
+        self._check_not_meta()
         if self.numel() != 1:
             raise RuntimeError(
                 "Boolean value of Tensor with no values is ambiguous" if self.numel() == 0 else
@@ -252,6 +257,7 @@ class Tensor:
             raise ValueError("only one element tensors can be converted to Python scalars")
 
     def __float__(self):
+        self._check_not_meta()
         self._check_one_element()
         if self._requires_grad:
             warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
@@ -280,9 +286,12 @@ class Tensor:
             raise RuntimeError(
                 f"a Tensor with {self.numel()} elements cannot be converted to Scalar"
             )
+        self._check_not_meta()
         return self._np.reshape(-1)[0].item()
 
     def tolist(self):
+        if self._device.type == "meta":
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")
         return self._np.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -292,8 +301,9 @@ class Tensor:
         if self._device.type != "cpu":
             if force:
                 return self.cpu().numpy()
+            where = "meta" if self._device.type == "meta" else f"{self._device.type}:{self._device.index or 0}"
             raise TypeError(
-                f"can't convert {self._device.type}:{self._device.index or 0} device type tensor "
+                f"can't convert {where} device type tensor "
                 "to numpy. Use Tensor.cpu() to copy the tensor to host memory first."
             )
         if self.requires_grad and not force:
@@ -467,6 +477,10 @@ class Tensor:
         return self
 
     # -- devices -------------------------------------------------------------------------
+    @property
+    def is_meta(self) -> bool:
+        return self._device.type == "meta"
+
     def cpu(self):
         return self.to("cpu")
 

@@ -78,7 +78,7 @@ class OpInfo:
     samples: list
     errors: list = field(default_factory=list)   # samples torch refuses
     no_error_because: str = ""                    # why no input is refused (none for most ops)
-    call: str = ""                                # "function", "method" or "aten"; by default from the variants
+    call: str = ""                                # "function", "method", "special" or "aten"; by default from the variants
     gradgrad: bool | str = True                   # str: why reftorch does not take it a second time
     jvp: bool | str = True                        # str: why the forward-mode check is left out
     seeded: bool = False                          # a random op: both generators seeded before each call
@@ -162,6 +162,11 @@ _NO_TORCH_SECOND = "torch raises for this one too"
 _RAW = "reftorch computes this backward on arrays (not recorded ops): it refuses a second derivative"
 
 
+_WELL_CONDITIONED = [[2.0, 0.5, -0.3], [0.4, 1.5, 0.2], [-0.6, 0.1, 1.8]]
+_POSITIVE_DEFINITE = [[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]]
+_NO_JVP = "reftorch has no forward-mode rule for this linalg op"
+
+
 # -- every declared op --------------------------------------------------------------------------
 OPS = {
     # pointwise, one input
@@ -173,6 +178,33 @@ OPS = {
     "acos": unary(-0.9, 0.9, ints=False), "atan": unary(), "sinh": unary(), "cosh": unary(), "tanh": unary(),
     "asinh": unary(), "sigmoid": unary(), "erf": unary(),
     "lgamma": unary(0.5, 4.0), "digamma": unary(0.5, 4.0),
+    # special functions, and torch.special's names for ops (special_erf runs erf)
+    "erfc": unary(), "erfinv": unary(-0.95, 0.95), "exp2": unary(), "i0": unary(), "sinc": unary(),
+    "logit": OpInfo([Sample(T(3, 4, low=0.05, high=0.95)), Sample(T(4, 3, low=-0.2, high=1.2), eps=0.1),
+                     Sample(T(5, low=0.1, high=0.9), 0.25), Sample(T(4, dtype="int64", low=0, high=2))],
+                    errors=[Sample([0.5])]),
+    "xlogy.Tensor": binary(other_low=0.1, other_high=3.0),
+    "xlogy.Scalar_Self": OpInfo([Sample(2.0, T(3, 4, low=0.1, high=3.0)), Sample(0, T(4, low=0.1, high=3.0))],
+                                errors=[Sample(2.0, [1.0])]),
+    "xlogy.Scalar_Other": OpInfo([Sample(T(3, 4), 2.5), Sample(T(3, values=[0.0, 1.0, 2.0]), 0.0),
+                                  Sample(T(4, dtype="int64", low=0, high=4), 3)],
+                                 errors=[Sample([1.0], 2.0)]),
+    "special_entr": unary(0.1, 3.0), "special_ndtri": unary(0.05, 0.95, ints=False),
+    "special_log_ndtr": unary(-4.0, 3.0), "special_ndtr": unary(),
+    "special_i0e": unary(), "special_i1": unary(), "special_i1e": unary(),
+    **{f"special_{name}": unary(*bounds) for name, bounds in {
+        "erf": (), "erfc": (), "erfinv": (-0.95, 0.95), "expit": (), "log1p": (-0.9, 3.0), "expm1": (), "exp2": (),
+        "i0": (), "sinc": (), "gammaln": (0.5, 4.0), "digamma": (0.5, 4.0), "psi": (0.5, 4.0)}.items()},
+    "special_logit": OpInfo([Sample(T(3, 4, low=0.05, high=0.95)), Sample(T(5, low=-0.2, high=1.2), eps=0.1)],
+                            errors=[Sample([0.5])]),
+    "special_xlogy": binary(other_low=0.1, other_high=3.0),
+    "special_xlogy.self_scalar": OpInfo([Sample(2.0, T(3, 4, low=0.1, high=3.0))], errors=[Sample(2.0, [1.0])]),
+    "special_xlogy.other_scalar": OpInfo([Sample(T(3, 4), 2.5)], errors=[Sample([1.0], 2.0)]),
+    "special_polygamma": OpInfo([Sample(1, T(3, 4, low=0.5, high=4.0))], errors=[Sample(-1, T(3))]),
+    "special_logsumexp": OpInfo([Sample(T(3, 4), 1), Sample(T(3, 4), (0, 1), True)], errors=[Sample(T(3, 4), 5)]),
+    "special_softmax": OpInfo([Sample(T(3, 4), 1), Sample(T(3, 4), 0, dtype="float64")], errors=[Sample(T(3, 4), 5)]),
+    "special_log_softmax": OpInfo([Sample(T(3, 4), 1), Sample(T(3, 4), -1, dtype="float64")],
+                                  errors=[Sample(T(3, 4), 5)]),
     "polygamma": OpInfo([Sample(1, T(3, 4, low=0.5, high=4.0)), Sample(2, T(5, low=1.0, high=6.0)),
                          Sample(3, T(4, dtype="int64", low=1, high=5)), Sample(0, T(3, low=0.5, high=3.0))],
                         errors=[Sample(1, [1.0]), Sample(-1, T(3))]),
@@ -395,6 +427,13 @@ OPS = {
     "bmm": OpInfo([Sample(T(2, 3, 4), T(2, 4, 2))], errors=[Sample(T(2, 3, 4), T(2, 3, 2))]),
     "addmm": OpInfo([Sample(T(2), T(3, 4), T(4, 2)), Sample(T(3, 2), T(3, 4), T(4, 2), beta=0.5, alpha=2.0),
                      Sample(T(2), T(3, 4), T(4, 2, layout="transposed"))], errors=[Sample(T(2), T(3, 4), T(3, 2))]),
+    "baddbmm": OpInfo([Sample(T(2, 3, 2), T(2, 3, 4), T(2, 4, 2)), Sample(T(2), T(2, 3, 4), T(2, 4, 2), beta=0.5, alpha=2.0),
+                       Sample(T(3, 1), T(2, 3, 4), T(2, 4, 1), beta=0)],
+                      errors=[Sample(T(2), T(2, 3, 4), T(2, 3, 2)), Sample(T(3), T(2, 3, 4), T(2, 4, 2))]),
+    "addmv": OpInfo([Sample(T(3), T(3, 4), T(4)), Sample(T(1), T(3, 4, layout="transposed"), T(4), beta=2.0, alpha=0.5)],
+                    errors=[Sample(T(3), T(3, 4), T(3)), Sample(T(3, 1), T(3, 4), T(4))]),
+    "addr": OpInfo([Sample(T(3, 4), T(3), T(4)), Sample(T(4), T(3), T(4), beta=0.5, alpha=-1.0)],
+                   errors=[Sample(T(3, 4), T(3, 1), T(4)), Sample(T(5), T(3), T(4))]),
     "matmul": OpInfo([Sample(T(4), T(4)), Sample(T(3, 4), T(4)), Sample(T(4), T(4, 2)), Sample(T(3, 4), T(4, 2)),
                       Sample(T(2, 3, 4), T(4, 2)), Sample(T(2, 3, 4), T(2, 4, 2)), Sample(T(2, 3, 4), T(4))],
                      errors=[Sample(T(3, 4), T(3, 2))]),
@@ -561,6 +600,53 @@ OPS = {
     "native_layer_norm": OpInfo([Sample(T(3, 4), (4,), T(4), T(4), 1e-5)],
                                 errors=[Sample(T(3, 4), (3,), None, None, 1e-5)], gradgrad=_RAW),
 
+    # torch.linalg: well-conditioned matrices (a diagonal added); the factorizations whose vectors'
+    # signs are LAPACK's choice are compared on values only where the two LAPACKs agree
+    "_linalg_det": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED))], errors=[Sample(T(2, 3))], jvp=_NO_JVP),
+    "linalg_det": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED)), Sample(T(2, 3, 3))], errors=[Sample(T(2, 3))],
+                         jvp=_NO_JVP),
+    "det": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED))], errors=[Sample(T(3))], jvp=_NO_JVP),
+    "_linalg_slogdet": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED))], errors=[Sample(T(2, 3))], jvp=_NO_JVP),
+    "linalg_slogdet": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED)), Sample(T(2, 3, 3))],
+                             errors=[Sample(T(2, 3))], jvp=_NO_JVP),
+    "linalg_inv_ex": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED))], errors=[Sample(T(2, 3))]),
+    "linalg_inv": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED)), Sample(T(2, 3, 3))], errors=[Sample(T(2, 3))]),
+    "inverse": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED))], errors=[Sample(T(2, 3))]),
+    "_linalg_solve_ex": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED), T(3))], errors=[Sample(T(2, 3), T(2))],
+                               jvp=_NO_JVP),
+    "linalg_solve": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED), T(3)),
+                            Sample(T(3, 3, values=_WELL_CONDITIONED), T(3, 2)),
+                            Sample(T(3, 3, values=_WELL_CONDITIONED), T(2, 3), left=False)],
+                           errors=[Sample(T(2, 3), T(2))], jvp=_NO_JVP),
+    "slogdet": OpInfo([Sample(T(3, 3, values=_WELL_CONDITIONED))], errors=[Sample(T(2, 3))], jvp=_NO_JVP),
+    "logdet": OpInfo([Sample(T(3, 3, values=_POSITIVE_DEFINITE)), Sample(T(3, 3, values=_WELL_CONDITIONED))],
+                     errors=[Sample(T(2, 3))], jvp=_NO_JVP),
+    "svd": OpInfo([Sample(T(4, 3, grad=False)), Sample(T(4, 3, grad=False), False),
+                   Sample(T(4, 3, grad=False), True, False)], errors=[Sample(T(3))], jvp=_NO_JVP, values=False),
+    "linalg_cholesky_ex": OpInfo([Sample(T(3, 3, values=_POSITIVE_DEFINITE))], errors=[Sample(T(2, 3))],
+                                 jvp=_NO_JVP),
+    "linalg_cholesky": OpInfo([Sample(T(3, 3, values=_POSITIVE_DEFINITE)),
+                               Sample(T(3, 3, values=_POSITIVE_DEFINITE), upper=True)],
+                              errors=[Sample(T(2, 3))], jvp=_NO_JVP),
+    "linalg_qr": OpInfo([Sample(T(4, 3)), Sample(T(3, 5))], errors=[Sample(T(3))], jvp=_NO_JVP),
+    "_linalg_eigh": OpInfo([Sample(T(3, 3, values=_POSITIVE_DEFINITE, grad=False))], errors=[Sample(T(2, 3))],
+                           jvp=_NO_JVP, values=False),
+    "linalg_eigh": OpInfo([Sample(T(3, 3, values=_POSITIVE_DEFINITE, grad=False))], errors=[Sample(T(2, 3))],
+                          jvp=_NO_JVP, values=False),
+    "_linalg_svd": OpInfo([Sample(T(4, 3, grad=False))], errors=[Sample(T(3))], jvp=_NO_JVP, values=False),
+    "linalg_svd": OpInfo([Sample(T(4, 3, grad=False))], errors=[Sample(T(3))], jvp=_NO_JVP, values=False),
+    "linalg_svdvals": OpInfo([Sample(T(4, 3)), Sample(T(2, 3, 3))], errors=[Sample(T(3))], jvp=_NO_JVP),
+    "linalg_pinv": OpInfo([Sample(T(4, 3)), Sample(T(3, 5))], errors=[Sample(T(3))], jvp=_NO_JVP),
+    "linalg_matrix_rank": OpInfo([Sample(T(4, 3, grad=False)), Sample(T(3, 3, values=np.ones((3, 3)), grad=False))],
+                                 errors=[Sample(T(3))], jvp=_NO_JVP),
+    "linalg_cross": OpInfo([Sample(T(4, 3), T(4, 3)), Sample(T(3, 2), T(3, 2), dim=0)],
+                           errors=[Sample(T(4, 2), T(4, 2))]),
+    "linalg_matrix_norm": OpInfo([Sample(T(3, 4)), Sample(T(3, 4), "nuc"), Sample(T(2, 3, 3), 1),
+                                  Sample(T(3, 4), float("inf"), keepdim=True)],
+                                 errors=[Sample(T(3))], jvp=_NO_JVP),
+    "linalg_norm": OpInfo([Sample(T(3, 4)), Sample(T(4), 3), Sample(T(2, 3, 4), dim=(0, 2)), Sample(T(3, 4), "fro")],
+                          errors=[Sample(T(2, 3, 4), "fro")], jvp=_NO_JVP),
+
     # random numbers: torch's numbers for a seed
     "uniform_": OpInfo([Sample(T(3, 4, grad=False)), Sample(T(5, grad=False), -1.0, 2.0)],
                        errors=[Sample(T(3, grad=False), 2.0, 1.0)], seeded=True, call="method"),
@@ -570,6 +656,17 @@ OPS = {
                       errors=[Sample(T(3, dtype="int64"), 5, 2)], seeded=True, call="method"),
     "exponential_": OpInfo([Sample(T(3, 4, grad=False)), Sample(T(5, grad=False), 2.0)],
                            errors=[Sample(T(3, grad=False), -1.0)], seeded=True, call="method"),
+    "bernoulli": OpInfo([Sample(T(3, 4, low=0.0, high=1.0, grad=False)), Sample(T(4, 3, low=0.0, high=1.0, grad=False,
+                                                                                layout="transposed"))],
+                        errors=[Sample(T(3, values=[1.5, 0.2, 0.3], grad=False))], seeded=True),
+    "bernoulli_.Tensor": OpInfo([Sample(T(3, 4, grad=False), T(3, 4, low=0.0, high=1.0, grad=False)),
+                                 Sample(T(3, 4, dtype="int64"), T(4, low=0.0, high=1.0, grad=False))],
+                                errors=[Sample(T(3, grad=False), T(3, dtype="int64", low=0, high=2))],
+                                seeded=True, call="method"),
+    "bernoulli_.float": OpInfo([Sample(T(3, 4, grad=False)), Sample(T(5, dtype="bool"), 0.3)],
+                               errors=[Sample(T(3, grad=False), 1.5)], seeded=True, call="method"),
+    "bernoulli.p": OpInfo([Sample(T(3, 4, grad=False), 0.3), Sample(T(4, 3, grad=False, layout="transposed"), 0.6)],
+                          errors=[Sample(T(3, grad=False), -0.5)], seeded=True),
     "normal.float_float": OpInfo([Sample(0.0, 1.0, (3, 4)), Sample(2.0, 0.5, (5,))],
                                  errors=[Sample(0.0, -1.0, (3,))], seeded=True),
     "normal.Tensor_float": OpInfo([Sample(T(3, 4)), Sample(T(5), 2.0)], errors=[Sample(T(3), -1.0)], seeded=True),

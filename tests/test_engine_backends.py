@@ -136,3 +136,40 @@ def test_entering_cuda_fails_at_the_first_factory_and_restores_the_default():
         finally:
             assert str(lib.get_default_device()) == "cpu"
     same_error(program)
+
+
+# -- the meta device: shapes and dtypes, no values ----------------------------------------------
+def test_meta_tensors_carry_shapes_dtypes_and_nodes_through_ops_and_layers():
+    """Factories, .to('meta'), pointwise ops, matmul, reductions, softmax, nn.Linear(device='meta'),
+    printed as torch prints them (``tensor(..., device='meta', size=...)``); a meta model's
+    to_empty(device='cpu') gives it memory."""
+    def program(lib):
+        x = lib.randn(2, 3, device="meta")
+        layer = lib.nn.Linear(3, 4, device="meta")
+        w = lib.ones(3, requires_grad=True).to("meta")
+        results = [x + 1, x @ x.T, x.sum(0), x.mean(1, keepdim=True), x.t(), x.to(lib.float64), x.softmax(-1),
+                   lib.zeros(2, 3, device="meta", dtype=lib.int64), lib.arange(3, device="meta"), lib.empty(0, device="meta"),
+                   lib.tensor(2.0, device="meta"), layer(x), w * 2, lib.ones(2, device="meta") + lib.tensor(1.0),
+                   x.max(dim=1), lib.ones(3).to("meta")]
+        return ([repr(r) for r in results], [tuple(r.shape) if hasattr(r, "shape") else None for r in results],
+                [str(r.dtype) if hasattr(r, "dtype") else None for r in results], [r.stride() for r in results[:7]],
+                repr(layer.weight), str(x.device), x.is_meta, lib.ones(2).is_meta, x.t().is_contiguous(),
+                repr(lib.nn.Linear(3, 4).to("meta").bias), layer.to_empty(device="cpu").weight.shape,
+                str(layer.weight.device))
+    same_program(program)
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.randn(2, 3, device="meta").item(),
+    lambda lib: lib.tensor(2.0, device="meta").item(),
+    lambda lib: bool(lib.tensor(1.0, device="meta")),
+    lambda lib: float(lib.tensor(1.0, device="meta")),
+    lambda lib: lib.ones(2, device="meta").tolist(),
+    lambda lib: lib.ones(2, device="meta").cpu(),
+    lambda lib: lib.ones(2, device="meta").to("cpu"),
+    lambda lib: lib.ones(2, device="meta").numpy(),
+    lambda lib: lib.ones(2) + lib.ones(2, device="meta"),
+    lambda lib: lib.ones(2, device="meta") @ lib.ones(2),
+], ids=["item-many", "item", "bool", "float", "tolist", "cpu", "to-cpu", "numpy", "cpu-plus-meta", "meta-matmul-cpu"])
+def test_meta_tensors_refuse_to_give_values_in_torchs_words(program):
+    same_error(program)

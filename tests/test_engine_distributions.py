@@ -1,4 +1,4 @@
-"""Sampling from distributions: exponential_, multinomial and reftorch.distributions against torch.
+"""Sampling from distributions: exponential_, multinomial, bernoulli and reftorch.distributions against torch.
 
 Samples are compared as raw bytes for the same seed (exponential_ draws float64 uniforms and
 takes libm's log1p; multinomial races exponentials, or walks a cumulative sum per row), and the
@@ -462,3 +462,128 @@ def test_every_cpu_build_torch_can_run_here_gives_the_same_samples(capability):
                               capture_output=True, text=True).stdout for name in ("torch", "reftorch")]
     assert outputs[1] == outputs[0]
     assert len(outputs[0].strip()) == len(hashlib.sha256().hexdigest())
+
+
+# -- bernoulli: torch's two CPU paths -------------------------------------------------------
+# bernoulli(p tensor) and bernoulli_(p tensor) draw one uniform per element from the generator
+# (float32 from 24 bits, float64 from 53 bits for a float64 p), bernoulli_(float) and
+# bernoulli(x, p) a float64 uniform per element in the tensor's memory order. (On Intel CPUs
+# torch's bernoulli_(float) goes through MKL instead: not this machine's path, not reproduced.)
+def _intel_cpu() -> bool:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            return "GenuineIntel" in info.read(4096)
+    except OSError:
+        return False
+
+
+TORCH_BERNOULLI_FLOAT_BY_MKL = _intel_cpu()  # (torch asks cpuinfo for the first core's vendor)
+
+
+@ENGINE
+@given(seed=st.integers(0, 2**64 - 1), shape=st.sampled_from([(1,), (7,), (3, 5), (2, 3, 4), (40,)]),
+       p_dtype=st.sampled_from(FLOATS), out_dtype=st.sampled_from(["float32", "float64", "int64", "bool"]),
+       layout=st.sampled_from(["contiguous", "transposed", "stepped"]))
+def test_bernoulli_draws_torchs_numbers(seed, shape, p_dtype, out_dtype, layout):
+    probs = np.random.default_rng(seed % 2**32).uniform(0, 1, shape)
+
+    def run(lib):
+        p = as_tensor(lib, probs, p_dtype, layout)
+        target = as_tensor(lib, np.zeros(shape), out_dtype, layout)
+        drawn = [lib.bernoulli(p), target.clone().bernoulli_(p)]
+        if not TORCH_BERNOULLI_FLOAT_BY_MKL:
+            drawn += [target.clone().bernoulli_(0.3), lib.bernoulli(p, 0.7), p.bernoulli(0.2), target.bernoulli_()]
+        return drawn
+    for ours, theirs in zip(*reversed(seeded_on_both(seed, run))):
+        assert_same_bits(ours, theirs)
+
+
+def test_bernoulli_nodes_and_errors_are_torchs():
+    def nodes(lib):
+        p = lib.full((3,), 0.5, requires_grad=True)
+        x = lib.zeros(3, requires_grad=True).clone()
+        return [type(y.grad_fn).__name__ for y in (lib.bernoulli(p), x.clone().bernoulli_(0.5),
+                                                     x.clone().bernoulli_(p), lib.bernoulli(p, 0.3))]
+    assert nodes(reftorch) == nodes(torch) == ["BernoulliBackward0", "BernoulliBackward2", "BernoulliBackward1",
+                                               "NotImplemented"]
+    same_error(lambda lib: lib.bernoulli(lib.tensor([1.5])))
+    same_error(lambda lib: lib.zeros(2).bernoulli_(1.5))
+    same_error(lambda lib: lib.zeros(2).bernoulli_(lib.tensor([0.5, float("nan")])))
+    same_error(lambda lib: lib.bernoulli(lib.tensor([1, 0])))
+    same_error(lambda lib: lib.bernoulli(lib.full((3,), 0.5, requires_grad=True), 0.3).sum().backward())
+
+
+@ENGINE
+@given(seed=st.integers(0, 2**64 - 1), batch=st.sampled_from([(), (1,), (3,), (2, 17)]),
+       sample_shape=st.sampled_from([(), (5,), (4, 4)]), by=st.sampled_from(["probs", "logits", "number"]))
+def test_bernoulli_distribution_samples_and_scores_like_torch(seed, batch, sample_shape, by):
+    rng = np.random.default_rng(seed % 2**32)
+    probs = rng.uniform(0.02, 0.98, batch).astype(np.float32)
+
+    def run(lib):
+        leaf = lib.tensor(probs if by != "logits" else np.log(probs / (1 - probs)), requires_grad=True)
+        d = (lib.distributions.Bernoulli(0.3) if by == "number" else
+             lib.distributions.Bernoulli(**{by: leaf}))
+        d.printed = repr(d)  # (before the other parameter is computed: within an ulp of torch's, not its digits)
+        sample = d.sample(sample_shape)
+        score = d.log_prob(sample)
+        grad = lib.autograd.grad(score.sum(), leaf)[0] if by != "number" else None
+        return d, sample, score, grad
+    (theirs, their_sample, their_score, their_grad), (ours, our_sample, our_score, our_grad) = \
+        seeded_on_both(seed, run)
+    assert_same_bits(our_sample, their_sample)
+    assert ours.printed == theirs.printed
+    assert_close_values(our_score, their_score, "log_prob")
+    if by != "number":
+        assert_close_values(our_grad, their_grad, "grad")
+    for name in ("mean", "mode", "variance", "probs", "logits", "entropy", "enumerate_support", "param_shape"):
+        mine, expected = getattr(ours, name), getattr(theirs, name)
+        mine, expected = (mine(), expected()) if callable(expected) else (mine, expected)
+        if isinstance(expected, torch.Size):
+            assert tuple(mine) == tuple(expected), name
+        else:
+            assert_close_values(mine, expected, name)
+    assert_close_values(ours.expand((2,) + batch).sample(), theirs.expand((2,) + batch).sample(), "expand")
+
+
+@ENGINE
+@given(seed=st.integers(0, 2**64 - 1), batch=st.sampled_from([(), (3,), (2, 5)]),
+       sample_shape=st.sampled_from([(), (4,)]))
+def test_uniform_and_the_normal_quantile_like_torch(seed, batch, sample_shape):
+    rng = np.random.default_rng(seed % 2**32)
+    low = rng.uniform(-2, 0, batch).astype(np.float32)
+    high = low + rng.uniform(0.5, 3, batch).astype(np.float32)
+
+    def run(lib):
+        leaves = lib.tensor(low, requires_grad=True), lib.tensor(high, requires_grad=True)
+        d = lib.distributions.Uniform(*leaves)
+        sample, rsample = d.sample(sample_shape), d.rsample(sample_shape)
+        grads = lib.autograd.grad(rsample.sum(), leaves)
+        at = lib.linspace(-2.5, 3.5, 7).reshape((7,) + (1,) * len(batch))
+        quantiles = lib.linspace(0.01, 0.99, 7).reshape((7,) + (1,) * len(batch))
+        normal = lib.distributions.Normal(leaves[0], leaves[1] - leaves[0])
+        with lib.no_grad():
+            d_loose = lib.distributions.Uniform(*leaves, validate_args=False)
+            values = (d_loose.log_prob(at), d_loose.cdf(at), d.icdf(quantiles), d.entropy(), d.mean, d.stddev,
+                      d.variance, d.mode, normal.icdf(quantiles), normal.cdf(normal.icdf(quantiles)))
+        return d, sample, rsample, grads, values
+    (theirs, *their_rest), (ours, *our_rest) = seeded_on_both(seed, run)
+    assert_same_bits(our_rest[0], their_rest[0])
+    assert_same_bits(our_rest[1], their_rest[1])
+    assert repr(ours) == repr(theirs)
+    for name, mine, expected in zip(("low.grad", "high.grad"), our_rest[2], their_rest[2]):
+        assert_close_values(mine, expected, name)
+    for i, (mine, expected) in enumerate(zip(our_rest[3], their_rest[3])):
+        assert_close_values(mine, expected, f"value {i}")
+
+
+@pytest.mark.parametrize("program", [
+    lambda lib: lib.distributions.Bernoulli(lib.tensor([1.5])),
+    lambda lib: lib.distributions.Bernoulli(),
+    lambda lib: lib.distributions.Bernoulli(0.5, 0.0),
+    lambda lib: lib.distributions.Bernoulli(0.5).log_prob(lib.tensor(0.5)),
+    lambda lib: lib.distributions.Uniform(1.0, 0.0),
+    lambda lib: lib.distributions.Uniform(0.0, 1.0).log_prob(lib.tensor(2.0)),
+], ids=["probs", "neither", "both", "support", "low-high", "uniform-support"])
+def test_bernoulli_and_uniform_refuse_what_torch_refuses_with_its_words(program):
+    same_error(program)

@@ -80,9 +80,13 @@ def _callables(name, info):
     declaration = DECLARED[name]
     python = declaration.python_name or declaration.name
     call = info.call or ("function" if "function" in declaration.variants else
-                         "method" if "method" in declaration.variants else "aten")
+                         "method" if "method" in declaration.variants else
+                         "special" if python.startswith(("special_", "linalg_")) else "aten")
     if call == "function":
         return getattr(torch, python), getattr(reftorch, python)
+    if call == "special":  # torch.special.entr is the op special_entr, torch.linalg.det linalg_det
+        namespace, _, short = python.partition("_")
+        return getattr(getattr(torch, namespace), short), getattr(getattr(reftorch, namespace), short)
     if call == "nn":
         return getattr(torch.nn.functional, python), getattr(reftorch.nn.functional, python)
     if call == "method":

@@ -267,7 +267,7 @@ def test_a_second_root_is_caught(tmp_path):
 REFTORCH_LAYERS = (
     # 0: memory, dtypes, kernels and the dispatcher's table; the global modes; the default
     # device and what a CPU-only torch reports (backends, accelerator)
-    ("storage", "dtypes", "dispatch", "kernels", "_cpu_float", "sim", "_modes", "_formatting", "cuda",
+    ("storage", "dtypes", "dispatch", "kernels", "_cpu_float", "sim", "meta", "_modes", "_formatting", "cuda",
      "default_device", "backends", "accelerator"),
     # 1: the tensor, its storage seen typed (tensor.storage()), a tensor rebuilt over a storage
     ("tensor", "typed_storage", "_utils"),
@@ -279,7 +279,7 @@ REFTORCH_LAYERS = (
     # functional, gradcheck), and func's transforms
     ("autograd", "func"),
     # 5: what is built on the ops and the engine
-    ("nn", "optim", "random", "distributions", "amp", "fx", "fusion", "viz", "utils", "serialization"),
+    ("nn", "optim", "random", "distributions", "special", "linalg", "amp", "fx", "fusion", "viz", "utils", "serialization"),
 )
 # Imports inside a function reach up a layer: few, each with its reason on its line.
 MOST_DEFERRED_IMPORTS = 15

@@ -38,9 +38,9 @@ class SavedTensor:
     unpacking raises, because the formula would silently use the wrong numbers.
     """
 
-    __slots__ = ("tensor", "version", "is_output", "node_name", "unpack_hook")
+    __slots__ = ("tensor", "version", "is_output", "node_name", "unpack_hook", "output_nr")
 
-    def __init__(self, tensor, is_output=False, node_name=""):
+    def __init__(self, tensor, is_output=False, node_name="", output_nr=0):
         if tensor._inference:
             raise RuntimeError(
                 "Inference tensors cannot be saved for backward. Please do not use Tensors "
@@ -50,6 +50,7 @@ class SavedTensor:
             )
         self.version = tensor._version_counter[0]
         self.is_output = is_output
+        self.output_nr = output_nr  # which of the node's differentiable outputs (None: not one)
         self.node_name = node_name
         self.unpack_hook = None
         if _hooks_stack:
@@ -91,10 +92,11 @@ class SavedTensor:
         return self._as_output_of(owner, self.unpack_hook(self.tensor))
 
     def _as_output_of(self, owner, t):
-        if self.is_output and owner is not None and _modes.grad_mode.grad_enabled:
-            # double backward: the saved output must lead back through its own node again
+        if self.is_output and owner is not None and _modes.grad_mode.grad_enabled and self.output_nr is not None:
+            # double backward: the saved output must lead back through its own node again,
+            # as the output it is (svd's Vh is output 2)
             t = _detached(t)
-            t.grad_fn, t._output_nr, t._requires_grad = owner, 0, True
+            t.grad_fn, t._output_nr, t._requires_grad = owner, self.output_nr, True
         return t
 
 

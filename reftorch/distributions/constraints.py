@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..functions import all as all_
 
 __all__ = [
-    "Constraint", "dependent", "dependent_property", "greater_than", "greater_than_eq", "independent",
+    "Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq", "independent",
     "integer_interval", "interval", "is_dependent", "less_than", "multinomial", "nonnegative",
     "nonnegative_integer", "positive", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
 ]
@@ -97,6 +97,14 @@ class _IndependentConstraint(Constraint):
 
     def __repr__(self):
         return f"{type(self).__name__[1:]}({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+class _Boolean(Constraint):
+    """0 or 1 (a Bernoulli sample)."""
+    is_discrete = True
+
+    def check(self, value):
+        return (value == 0) | (value == 1)
 
 
 class _Real(Constraint):
@@ -191,6 +199,7 @@ class _Multinomial(Constraint):
 
 
 dependent = _Dependent()
+boolean = _Boolean()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
 real = _Real()

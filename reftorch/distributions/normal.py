@@ -13,7 +13,7 @@ from . import constraints
 from .distribution import Distribution, _size
 from .utils import _standard_normal, broadcast_all
 from ..autograd.grad_mode import no_grad
-from ..functions import erf, log, normal
+from ..functions import erf, erfinv, log, normal
 
 __all__ = ["Normal"]
 
@@ -74,6 +74,9 @@ class Normal(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         return 0.5 * (1 + erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+
+    def icdf(self, value):
+        return self.loc + self.scale * erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self):
         return 0.5 + 0.5 * math.log(2 * math.pi) + log(self.scale)

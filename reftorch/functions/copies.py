@@ -106,6 +106,8 @@ def _to_copy(input, *, dtype=None, device=None, non_blocking=False, memory_forma
     """A copy in ``dtype`` on ``device`` (what ``to`` makes when something changes)."""
     new_dtype = dtype or input.dtype
     new_device = input._device if device is None else canonical(device)
+    if input._device.type == "meta" and new_device.type != "meta":
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     if new_device == input._device:
         array = kernel("copy", new_device)(input._np, new_dtype.numpy)
     else:

@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 
 from . import (
-    activations, arithmetic, convolution, embeddings, indexing, joining, linalg, loss, normalization, reductions, unary,
-    views,
+    activations, arithmetic, convolution, decompositions, embeddings, indexing, joining, linalg, loss, normalization, reductions, special,
+    unary, views,
 )
 from ._support import no_derivative, not_implemented
 from .arithmetic import maybe_multiply
@@ -83,6 +83,40 @@ DERIVATIVES = [
                result="auto_element_wise"),
     derivative("clamp", self=lambda grad, self, min, max: grad * clamp_mask(self, min, max),
                result="auto_element_wise", number=1),
+
+    # -- special functions -------------------------------------------------------------------------
+    derivative("erfc", self=lambda grad, self: -2.0 / math.sqrt(math.pi) * (-(self.pow(2))).exp() * grad,
+               result="auto_element_wise"),
+    derivative("erfinv", self=lambda grad, self: 0.5 * math.sqrt(math.pi) * self.erfinv().pow(2).exp() * grad,
+               result="auto_element_wise"),
+    derivative("exp2", self=lambda grad, result: grad * result * math.log(2.0), result="auto_element_wise"),
+    derivative("logit", self=lambda grad, self, eps: special.logit_backward(grad, self, eps),
+               result="auto_element_wise"),
+    derivative("xlogy.Tensor",
+               self=lambda grad, self, other: ops.xlogy(grad, other).masked_fill((self == 0.0) & (other <= 0.0), 0.0),
+               other=lambda grad, self, other: grad * self / other,
+               result=lambda self_t, other_t, self, other:
+                   ops.xlogy(self_t, other).masked_fill((self == 0.0) & (other <= 0.0), 0.0)
+                   + other_t * self / other),
+    derivative("xlogy.Scalar_Self", other=lambda grad, self, other: grad * self / other, result="auto_element_wise"),
+    derivative("xlogy.Scalar_Other",
+               self=lambda grad, self, other: ops.xlogy(grad, other) if other > 0.0
+               else ops.xlogy(grad, other).masked_fill(self == 0.0, 0.0),
+               result="auto_element_wise"),
+    derivative("i0", self=lambda grad, self: grad * ops.special_i1(self), result="auto_element_wise"),
+    derivative("sinc", self=lambda grad, self: special.sinc_backward(grad, self), result="auto_element_wise"),
+    derivative("special_entr", self=lambda grad, self: grad * (-(1 + self.log())), result="auto_element_wise"),
+    derivative("special_ndtri", self=lambda grad, result: grad * math.sqrt(2 * math.pi) * (result.square() / 2).exp(),
+               result="auto_element_wise"),
+    derivative("special_log_ndtr",
+               self=lambda grad, self, result: grad / math.sqrt(2 * math.pi) * (result + self.pow(2) / 2).neg().exp(),
+               result="auto_element_wise"),
+    derivative("special_i0e", self=lambda grad, self, result: grad * (ops.special_i1e(self) - self.sign() * result),
+               result="auto_element_wise"),
+    derivative("special_i1", self=lambda grad, self, result: special.i1_backward(grad, self, result),
+               result="auto_element_wise"),
+    derivative("special_i1e", self=lambda grad, self, result: special.i1e_backward(grad, self, result),
+               result="auto_element_wise"),
 
     # -- pointwise, two inputs -------------------------------------------------------------------
     derivative("add.Tensor", self=lambda grad: grad, other=lambda grad, alpha: maybe_multiply(grad, alpha),
@@ -250,6 +284,27 @@ DERIVATIVES = [
                result="auto_linear"),
 
     # -- linear algebra --------------------------------------------------------------------------
+    derivative("_linalg_det", A=lambda grad, result, A, LU, pivots: decompositions.linalg_det_backward(grad, result, A),
+               output_differentiability=[True, False, False]),
+    derivative("_linalg_slogdet", A=lambda grads, A, sign, LU, pivots: decompositions.slogdet_backward(grads[1], A),
+               output_differentiability=[True, True, False, False]),
+    derivative("linalg_inv_ex", A=lambda grad, inverse: -(inverse.mT @ (grad @ inverse.mT)),
+               result=lambda A_t, inverse: -((inverse @ A_t) @ inverse), output_differentiability=[True, False]),
+    derivative("_linalg_solve_ex", **{"A, B": lambda grad, result, A, LU, pivots, left, grad_input_mask:
+                                      decompositions.linalg_solve_backward(grad, result, A, left, grad_input_mask)},
+               output_differentiability=[True, False, False, False]),
+    derivative("linalg_cholesky_ex", self=lambda grad, upper, L: decompositions.cholesky_backward(grad, upper, L),
+               output_differentiability=[True, False]),
+    derivative("linalg_qr", A=lambda grads, Q, R, mode: decompositions.linalg_qr_backward(grads, Q, R, mode)),
+    derivative("_linalg_eigh", A=lambda grads, eigenvalues, eigenvectors:
+               decompositions.eigh_backward(grads, eigenvalues, eigenvectors)),
+    derivative("_linalg_svd", A=lambda grads, U, S, Vh, full_matrices, S_sym_argsize_minus_1:
+               decompositions.svd_backward(grads[0], grads[1], grads[2], U, S, Vh, full_matrices)),
+    derivative("linalg_pinv", self=lambda grad, result, self: decompositions.pinv_backward(grad, result, self)),
+    derivative("linalg_cross", self=lambda grad, other, dim: ops.linalg_cross(other, grad, dim=dim),
+               other=lambda grad, self, dim: ops.linalg_cross(grad, self, dim=dim),
+               result=lambda self_t, other_t, self, other, dim:
+                   ops.linalg_cross(self_t, other, dim=dim) + ops.linalg_cross(self, other_t, dim=dim)),
     derivative("mm", self=lambda grad, mat2, self_sym_sizes, self_sym_strides:
                linalg.mm_mat1_backward(grad, mat2, self_sym_sizes, self_sym_strides),
                mat2=lambda grad, self, mat2_sym_sizes, mat2_sym_strides:
@@ -269,6 +324,24 @@ DERIVATIVES = [
                linalg.mm_mat2_backward(grad, mat1, mat2_sym_sizes, mat2_sym_strides, alpha),
                result=lambda self_t, mat1_t, mat2_t, mat1, mat2, beta, alpha:
                    self_t * beta + (ops.mm(mat1_t, mat2) + ops.mm(mat1, mat2_t)) * alpha),
+    derivative("baddbmm", self=lambda grad, beta: maybe_multiply(grad, beta),
+               batch1=lambda grad, batch2, alpha: maybe_multiply(grad.bmm(batch2.transpose(1, 2)), alpha),
+               batch2=lambda grad, batch1, alpha: maybe_multiply(batch1.transpose(1, 2).bmm(grad), alpha),
+               result=lambda self_t, batch1_t, batch2_t, batch1, batch2, beta, alpha:
+                   maybe_multiply(self_t, beta) + maybe_multiply(batch1_t.bmm(batch2), alpha)
+                   + maybe_multiply(batch1.bmm(batch2_t), alpha)),
+    derivative("addmv", self=lambda grad, beta: maybe_multiply(grad, beta),
+               mat=lambda grad, vec, alpha: maybe_multiply(ops.outer(grad, vec), alpha),
+               vec=lambda grad, mat, alpha: maybe_multiply(mat.t().mv(grad), alpha),
+               result=lambda self_t, mat_t, vec_t, mat, vec, beta, alpha:
+                   maybe_multiply(self_t, beta) + maybe_multiply(mat_t.mv(vec), alpha)
+                   + maybe_multiply(mat.mv(vec_t), alpha)),
+    derivative("addr", self=lambda grad, beta: maybe_multiply(grad, beta),
+               vec1=lambda grad, vec2, alpha: maybe_multiply(grad.mv(vec2), alpha),
+               vec2=lambda grad, vec1, alpha: maybe_multiply(grad.t().mv(vec1), alpha),
+               result=lambda self_t, vec1_t, vec2_t, vec1, vec2, beta, alpha:
+                   maybe_multiply(self_t, beta) + maybe_multiply(ops.outer(vec1_t, vec2), alpha)
+                   + maybe_multiply(ops.outer(vec1, vec2_t), alpha)),
     derivative("tril", self=lambda grad, diagonal: grad.tril(diagonal), result="auto_linear"),
     derivative("triu", self=lambda grad, diagonal: grad.triu(diagonal), result="auto_linear"),
 
@@ -427,6 +500,11 @@ DERIVATIVES = [
     derivative("normal.Tensor_Tensor", mean=lambda grad, mean_sym_sizes: ops.zeros(mean_sym_sizes, dtype=grad.dtype),
                std=lambda grad, std_sym_sizes: ops.zeros(std_sym_sizes, dtype=grad.dtype),
                result=lambda mean_t: ops.zeros_like(mean_t)),
+    derivative("bernoulli", self=lambda grad: _zeros(grad), result="auto_element_wise"),
+    derivative("bernoulli_.Tensor", self=lambda grad: _zeros(grad), p=lambda grad, p: ops.zeros_like(p),
+               result=lambda self: ops.zeros_like(self)),
+    derivative("bernoulli_.float", self=lambda grad: _zeros(grad), result=lambda self: ops.zeros_like(self)),
+    derivative("bernoulli.p", node="torch::autograd::NotImplemented", self=no_derivative("bernoulli")),
     derivative("random_", self=lambda grad: _zeros(grad), result=lambda self: ops.zeros_like(self)),
     derivative("exponential_", self=lambda grad: _zeros(grad), result=lambda self: ops.zeros_like(self)),
 ]

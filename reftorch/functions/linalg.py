@@ -144,6 +144,86 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         ) from None
 
 
+def _add_product(input, first, second, a, b, beta, alpha, target_shape):
+    """``beta * input + alpha * (a @ b)`` in one kernel (addmm's), ``a`` and ``b`` the arrays of
+    the tensors ``first`` and ``second``, ``input`` broadcast to the product's shape (torch's
+    expand, with its words when it cannot)."""
+    if input.dtype is not first.dtype or first.dtype is not second.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_name(first.dtype)} but found "
+                           f"{_scalar_name(input.dtype if input.dtype is not first.dtype else second.dtype)}")
+    if broadcast_shapes_or_none(input._shape, target_shape) != tuple(target_shape):
+        raise RuntimeError(
+            f"The expanded size of the tensor ({target_shape[-1]}) must match the existing size "
+            f"({input._shape[-1]}) at non-singleton dimension {len(target_shape) - 1}.  Target sizes: "
+            f"{list(target_shape)}.  Tensor sizes: {list(input._shape)}")
+    dev = _devices(input, first, second)
+    return _wrap(kernel("addmm", dev)(input._np, a, b, beta, alpha), dev)
+
+
+def broadcast_shapes_or_none(shape, target):
+    try:
+        return tuple(np.broadcast_shapes(tuple(shape), tuple(target)))
+    except ValueError:
+        return None
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (batch1 @ batch2)``, matrix by matrix."""
+    if batch1.dim() != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if batch2.dim() != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if batch1._shape[0] != batch2._shape[0] or batch1._shape[2] != batch2._shape[1]:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{batch1._shape[0]}, {batch1._shape[2]}] but got: [{batch2._shape[0]}, {batch2._shape[1]}].")
+    shape = (batch1._shape[0], batch1._shape[1], batch2._shape[2])
+    return _add_product(input, batch1, batch2, batch1._np, batch2._np, beta, alpha, shape)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat @ vec)``."""
+    if not (mat.dim() == 2 and vec.dim() == 1 and input.dim() <= 1):
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.dim()}, {mat.dim()}, {vec.dim()}")
+    if mat._shape[1] != vec._shape[0] or (input.numel() != mat._shape[0] and input.numel() != 1):
+        raise RuntimeError(f"size mismatch, got input ({input._shape[0] if input.dim() else 1}), mat "
+                           f"({mat._shape[0]}x{mat._shape[1]}), vec ({vec._shape[0]})")
+    return _add_product(input, mat, vec, mat._np, vec._np, beta, alpha, (mat._shape[0],))
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """``beta * input + alpha * outer(vec1, vec2)``."""
+    if vec1.dim() != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D")
+    if vec2.dim() != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
+    shape = (vec1._shape[0], vec2._shape[0])
+    return _add_product(input, vec1, vec2, vec1._np[:, None], vec2._np[None, :], beta, alpha, shape)
+
+
+def _check_inplace_size(input, shape):
+    if tuple(input._shape) != tuple(shape):
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(input._shape)} and output tensor size "
+                           f"{list(shape)} should match")
+
+
+def check_baddbmm_(input, batch1, batch2, *, beta=1, alpha=1):
+    if batch1.dim() == 3 and batch2.dim() == 3:
+        _check_inplace_size(input, (batch1._shape[0], batch1._shape[1], batch2._shape[2]))
+
+
+def check_addmv_(input, mat, vec, *, beta=1, alpha=1):
+    if mat.dim() == 2:
+        _check_inplace_size(input, (mat._shape[0],))
+
+
+def check_addr_(input, vec1, vec2, *, beta=1, alpha=1):
+    if input.dim() != 2:
+        raise RuntimeError(f"2D tensor expected, got {input.dim()}D tensor for input")
+    if vec1.dim() == 1 and vec2.dim() == 1:
+        _check_inplace_size(input, (vec1._shape[0], vec2._shape[0]))
+
+
 def _should_fold(tensor1, tensor2):
     """torch's rule for computing a batched product as one mm/mv on a folded matrix."""
     larger_first = tensor1.dim() >= tensor2.dim()

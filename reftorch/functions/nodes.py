@@ -84,8 +84,8 @@ def node_name(entry, overload_number) -> str:
     return f"{title}{number}"
 
 
-_DERIVED = ("_sym_sizes_opt", "_sym_sizes", "_sym_strides", "_sym_numel", "_sym_argsize_0", "_dim", "_geometry",
-            "_args_sizes")
+_DERIVED = ("_sym_sizes_opt", "_sym_sizes", "_sym_strides", "_sym_numel", "_sym_argsize_0",
+            "_sym_argsize_minus_1", "_dim", "_geometry", "_args_sizes")
 _HIDDEN = ("_geometry", "_args_sizes")  # torch keeps these too, but its Python nodes do not show them
 
 
@@ -101,6 +101,8 @@ def _derived_value(name, value):
         return value.numel()
     if name.endswith("_sym_argsize_0"):  # weight.sym_size(0)
         return value._shape[0]
+    if name.endswith("_sym_argsize_minus_1"):  # S.sym_size(-1)
+        return value._shape[-1]
     if name.endswith("_dim"):
         return value.dim()
     if name.endswith("_geometry"):  # torch's TensorGeometry: what as_strided's backward needs
@@ -137,6 +139,8 @@ def _classify(name, arguments, results):
     for suffix in _DERIVED:
         if name.endswith(suffix) and name[:-len(suffix)] in arguments:
             return "derived", name[:-len(suffix)]
+        if name.endswith(suffix) and name[:-len(suffix)] in results:  # of an output (svd's S.sym_size(-1))
+            return "derived_output", name[:-len(suffix)]
     return "unknown", name
 
 
@@ -160,7 +164,7 @@ def build_node_class(declaration, entry, name):
                 tensor_outputs.add(r)
             elif kind == "argument" and arguments[r].is_tensor:
                 tensor_inputs.add(r)
-            elif kind in ("argument", "derived"):
+            elif kind in ("argument", "derived", "derived_output"):
                 values.add(r)
             elif kind == "unknown":
                 raise TypeError(f"{entry.where}: a formula of {entry.name} reads '{r}', which is not an "
@@ -224,7 +228,8 @@ class _Autograd:
         # (the first edge whose formula reads it, when only one does; else all of them)
         self.saved = tuple((sorted(readers[n])[0] if len(readers[n]) == 1 else tuple(sorted(readers[n])),
                             results.get(n), getters.get(n)) for n in node_class._save_names)
-        self.values = tuple((n, kind == "derived", getters[base]) for n in node_class._value_names
+        self.values = tuple((n, kind == "derived", getters[base]) if kind != "derived_output" else
+                            (n, "output", results[base]) for n in node_class._value_names
                             for kind, base in [_classify(n, arguments, results)])
         self.spans = [(i, i + 1) for i in range(len(self.edges))]
 
@@ -287,12 +292,15 @@ class _Autograd:
             if not (mask[edges] if edges.__class__ is int else builtins.any([mask[e] for e in edges])):
                 saved.append(None)  # only a formula no input needs reads it
             elif output is not None:
-                saved.append(SavedTensor(outputs[output], is_output=True, node_name=name))
+                kept = outputs[output]
+                output_nr = next((i for i, o in enumerate(differentiable) if o is kept), None)
+                saved.append(SavedTensor(kept, is_output=True, node_name=name, output_nr=output_nr))
             else:
                 value = get(args, kwargs)
                 saved.append(SavedTensor(value, node_name=name) if isinstance(value, Tensor) else value)
         node._saved = tuple(saved)
-        node._values = {n: _derived_value(n, get(args, kwargs)) if derived else get(args, kwargs)
+        node._values = {n: _derived_value(n, outputs[get]) if derived == "output" else
+                        _derived_value(n, get(args, kwargs)) if derived else get(args, kwargs)
                         for n, derived, get in self.values} if self.values else _NO_VALUES
         node.num_outputs = len(differentiable)
         _record(node, edge_values, *differentiable)

@@ -296,10 +296,13 @@ def linalg_vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 
 def norm(input, p=2, dim=None, keepdim=False):
-    """``torch.norm`` for a number p: the vector norm (torch's Python calls linalg.vector_norm)."""
+    """``torch.norm``, as torch's Python routes it: a number p (None: 2) or 'fro' over at most
+    two dims is linalg.vector_norm, 'nuc' (or 'fro' over more) linalg.matrix_norm."""
     if isinstance(p, str):
-        raise NotImplementedError("reftorch.norm supports vector norms (a number p), not matrix norms")
-    return ops.linalg_vector_norm(input, p, dim, keepdim)
+        if p == "fro" and (dim is None or isinstance(dim, builtins.int) or len(dim) <= 2):
+            return ops.linalg_vector_norm(input, 2, dim, keepdim)
+        return ops.linalg_matrix_norm(input, p, tuple(range(input.dim())) if dim is None else dim, keepdim)
+    return ops.linalg_vector_norm(input, 2 if p is None else p, dim, keepdim)
 
 
 def cumsum(input, dim, *, dtype=None):

@@ -1,5 +1,5 @@
-"""The random ops: fills (uniform_, normal_, random_, exponential_), factories (rand, randn,
-randint, randperm, normal) and multinomial. Each draws from a Generator (generator.py) and
+"""The random ops: fills (uniform_, normal_, random_, exponential_, bernoulli_), factories (rand,
+randn, randint, randperm, normal, bernoulli) and multinomial. Each draws from a Generator (generator.py) and
 writes its numbers in the order torch's CPU kernels do, so a seed gives torch's numbers.
 
 The fills exist only in place: each implementation returns the new values (laid out as the
@@ -15,6 +15,7 @@ import numpy as np
 from .. import dtypes
 from ..dispatch import kernel
 from ..generator import Generator, check_vmap_randomness, default_generator_for, pick
+from ..storage import contiguous_format
 from ..tensor import Tensor
 from ._support import _wrap
 from .codegen import ops
@@ -84,6 +85,51 @@ def exponential_(input, lambd=1.0, *, generator=None):
                            f"floating point but you specified {_c10_name(input.dtype)}")
     g = pick(generator, input._device)
     return _sampled(input, lambda n, dt, contiguous: g.exponential(n, dt, lambd))
+
+
+def _bernoulli_check(probs):
+    if not ((probs >= 0) & (probs <= 1)).all():  # (nan too)
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message "
+                           "be improved?  If so, please report an enhancement request to PyTorch.)")
+
+
+def bernoulli_float_(input, p=0.5, *, generator=None):
+    """1 with probability ``p``, else 0: a float64 uniform per element below p, in memory order.
+
+    That is torch's own kernel, which torch runs on every CPU but Intel's: there it draws
+    through MKL's stream instead (seeded from the generator), whose numbers reftorch does not
+    make. Dropout's masks come from here."""
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    g = pick(generator, input._device)
+    return _sampled(input, lambda n, dt, contiguous: (g.unit_uniform(n, np.float64) < p).astype(dt))
+
+
+def bernoulli_tensor_(input, p, *, generator=None):
+    """1 with probability ``p[i]`` at each element (p broadcast to ``input``): one uniform per
+    element, float64 for a float64 p and float32 (24 bits) otherwise, in memory order."""
+    if not p.dtype.is_floating_point:
+        raise NotImplementedError(f'"bernoulli_tensor_cpu_p_" not implemented for \'{_c10_name(p.dtype)}\'')
+    g = pick(generator, input._device)
+    values = np.empty_like(input._np)
+    order = sorted(range(values.ndim), key=lambda d: -abs(values.strides[d]))
+    target = values.transpose(order)
+    probs = np.broadcast_to(p._np, values.shape).transpose(order).reshape(-1)
+    uniform_dtype = np.float64 if p.dtype is dtypes.float64 else np.float32
+    probs = probs.astype(uniform_dtype)
+    _bernoulli_check(probs)
+    target[...] = (g.unit_uniform(probs.size, uniform_dtype) < probs).reshape(target.shape)
+    return _wrap(values, input._device)
+
+
+def bernoulli(input, *, generator=None):
+    """A new tensor of 0s and 1s, 1 with the probability ``input`` holds."""
+    return bernoulli_tensor_(ops.empty_like(input, memory_format=contiguous_format), input, generator=generator)
+
+
+def bernoulli_p(input, p, *, generator=None):
+    """A new tensor shaped as ``input``, 1 with probability ``p`` everywhere."""
+    return bernoulli_float_(ops.empty_like(input, memory_format=contiguous_format), p, generator=generator)
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
@@ -230,8 +276,8 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 
 
 def bernoulli_mask(shape, p, dtype, device):
-    """1 with probability p, else 0 (the mask Dropout multiplies by). Not torch's numbers:
-    torch draws these through MKL's own generator."""
+    """1 with probability p, else 0 (the mask Dropout multiplies by): ``bernoulli_(p)`` of a new
+    row-major tensor, so torch's numbers (except on Intel CPUs, see bernoulli_float_)."""
     check_vmap_randomness()
     g = default_generator_for(device.type)
     keep = g.unit_uniform(math.prod(shape), np.float64).reshape(shape) < p

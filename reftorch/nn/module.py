@@ -16,7 +16,7 @@ from ..tensor import Tensor
 from ..utils.hooks import RemovableHandle
 from .buffer import Buffer
 from .parameter import Parameter
-from ..functions import _parse_to
+from ..functions import _parse_to, empty_like
 from ..utils.hooks import BackwardHook
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -406,10 +406,10 @@ class Module:
         fn(self)
         return self
 
-    def _apply(self, convert):
+    def _apply(self, convert, recurse=True):
         """Convert every parameter and buffer in place of the old one, keeping the
         Parameter objects (so an optimizer built earlier still holds them)."""
-        for module in self.modules():
+        for module in (self.modules() if recurse else [self]):
             for name, param in module._parameters.items():
                 if param is None:
                     continue
@@ -431,6 +431,11 @@ class Module:
             raise TypeError("nn.Module.to only accepts floating point or complex dtypes, but got "
                             f"desired dtype={dtype}")
         return self._apply(lambda t: t.to(device=device, dtype=dtype if t.is_floating_point() else None))
+
+    def to_empty(self, *, device, recurse=True):
+        """Parameters and buffers of the same shapes on ``device``, uninitialised: how a model
+        built on the meta device gets memory (then its values are loaded or initialised)."""
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     def cpu(self):
         return self.to("cpu")
