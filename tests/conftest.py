@@ -23,8 +23,9 @@ settings.register_profile(
 # that take minutes and sort late by name (the kit's fresh clone, the two-week term, the site)
 # ran last, one worker alone on them for several minutes. Handed out first, they run while the
 # many short files fill the other worker. (Figures: `--durations` in make test's output.)
-LONGEST_FIRST = ("test_student_kit.py", "test_private_checkout.py", "test_site.py",
-                 "test_grading_attacks.py", "test_assignments_capstone.py", "test_hub_browser.py",
+LONGEST_FIRST = ("test_assignments_gates.py", "test_private_checkout.py", "test_student_kit.py",
+                 "test_grading_attacks.py", "test_grading_trust.py", "test_grading_probe_attacks.py",
+                 "test_site.py", "test_assignments_capstone.py", "test_hub_browser.py",
                  "test_browser_course_loop.py")
 
 
