@@ -494,7 +494,7 @@ def test_bernoulli_draws_torchs_numbers(seed, shape, p_dtype, out_dtype, layout)
         if not TORCH_BERNOULLI_FLOAT_BY_MKL:
             drawn += [target.clone().bernoulli_(0.3), lib.bernoulli(p, 0.7), p.bernoulli(0.2), target.bernoulli_()]
         return drawn
-    for ours, theirs in zip(*reversed(seeded_on_both(seed, run))):
+    for ours, theirs in zip(*reversed(run_both(run, seed=seed))):
         assert_same_bits(ours, theirs)
 
 
@@ -530,7 +530,7 @@ def test_bernoulli_distribution_samples_and_scores_like_torch(seed, batch, sampl
         grad = lib.autograd.grad(score.sum(), leaf)[0] if by != "number" else None
         return d, sample, score, grad
     (theirs, their_sample, their_score, their_grad), (ours, our_sample, our_score, our_grad) = \
-        seeded_on_both(seed, run)
+        run_both(run, seed=seed)
     assert_same_bits(our_sample, their_sample)
     assert ours.printed == theirs.printed
     assert_close_values(our_score, their_score, "log_prob")
@@ -567,7 +567,7 @@ def test_uniform_and_the_normal_quantile_like_torch(seed, batch, sample_shape):
             values = (d_loose.log_prob(at), d_loose.cdf(at), d.icdf(quantiles), d.entropy(), d.mean, d.stddev,
                       d.variance, d.mode, normal.icdf(quantiles), normal.cdf(normal.icdf(quantiles)))
         return d, sample, rsample, grads, values
-    (theirs, *their_rest), (ours, *our_rest) = seeded_on_both(seed, run)
+    (theirs, *their_rest), (ours, *our_rest) = run_both(run, seed=seed)
     assert_same_bits(our_rest[0], their_rest[0])
     assert_same_bits(our_rest[1], their_rest[1])
     assert repr(ours) == repr(theirs)
