@@ -8,11 +8,33 @@ NumPy has no FMA, so ``fma32`` and ``fma64`` compute one exactly.
 """
 from __future__ import annotations
 
+import os
 from fractions import Fraction
 
 import numpy as np
 
 f32 = np.float32
+
+
+def _cpu_capability() -> str:
+    """The kernel build torch picks on this CPU, as ATen's compute_cpu_capability does:
+    "avx512", "avx2" or "default" (ATEN_CPU_CAPABILITY may ask for a lower one)."""
+    flags: set = set()
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            flags = next((set(line.split(":", 1)[1].split()) for line in cpuinfo
+                          if line.startswith("flags")), set())
+    except OSError:
+        pass
+    order = ["default", "avx2", "avx512"]
+    best = "avx512" if {"avx512vl", "avx512bw", "avx512dq", "fma"} <= flags else \
+        "avx2" if {"avx2", "fma"} <= flags else "default"
+    requested = os.environ.get("ATEN_CPU_CAPABILITY", "").lower()
+    return requested if requested in order and order.index(requested) < order.index(best) else best
+
+
+CPU_CAPABILITY = _cpu_capability()
+FUSED = CPU_CAPABILITY != "default"  # GCC contracts x * w + a into one FMA where FMA exists
 
 
 def _round_to_odd(high, low):
@@ -130,3 +152,12 @@ def sincos256_ps(x):
     s = np.where(use_sin_poly_for_sin, sin_poly, cos_poly)
     c = np.where(use_sin_poly_for_sin, cos_poly, sin_poly)
     return np.where(sin_negative, -s, s), np.where(cos_negative, -c, c)
+
+
+def multiply_add(a, b, c, dtype):
+    """``a * b + c`` in ``dtype`` (float32 or float64) as torch's kernels on this CPU compute it:
+    one fused multiply-add in its AVX2 and AVX-512 builds, a product then a sum in "default"."""
+    a, b, c = np.broadcast_arrays(*(np.asarray(x, dtype) for x in (a, b, c)))
+    if FUSED:
+        return (fma32 if dtype == np.float32 else fma64)(a, b, c)
+    return a * b + c

@@ -342,6 +342,27 @@ def test_grad_modes_match_torch():
             assert (x * 2).requires_grad
 
 
+
+def test_set_grad_enabled_as_a_decorator_leaves_the_mode_alone():
+    """``@torch.set_grad_enabled(False)`` switches the mode when it is built (it is also a plain
+    call): as a decorator it switches it back at once, and only the function runs without grad."""
+    def program(lib):
+        x = lib.ones(2, requires_grad=True)
+
+        @lib.set_grad_enabled(False)
+        def doubled(t):
+            return t * 2, lib.is_grad_enabled()
+
+        after_decorating = lib.is_grad_enabled()
+        y, inside = doubled(x)
+        built = lib.set_grad_enabled(False)  # switched off now...
+        lib.set_grad_enabled(True)
+        with built:  # ...and off again on entering, whatever happened between
+            in_block = lib.is_grad_enabled()
+        return after_decorating, inside, y.requires_grad, lib.is_grad_enabled(), in_block
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert mine == theirs
+
 # -- a long chain ------------------------------------------------------------------------------
 def test_backward_through_a_ten_thousand_op_chain():
     results = []

@@ -14,6 +14,7 @@ from collections import defaultdict
 
 import warnings
 
+from .. import _cpu_float
 from ..autograd.grad_mode import enable_grad
 from ..dtypes import float32, float64, get_default_dtype
 from ..functions import tensor
@@ -158,22 +159,41 @@ def _step_counter(value=0.0):
     return tensor(float(value), dtype=_scalar_dtype())
 
 
-# torch's fused point-wise updates, in the order its CPU kernels evaluate them
+# torch's fused point-wise updates, in the order its CPU kernels evaluate them; where its build fuses a
+# product and a sum into one multiply-add (AVX2, AVX-512: see _cpu_float), so do these
+def _fused(t, a, b, c):
+    """t = a * b + c, as torch's kernel for t's dtype rounds it; then t's version moves on."""
+    t._np[...] = _cpu_float.multiply_add(a, b, c, t.dtype.numpy)
+    t._bump_version()
+    return t
+
+
+def _exact(t):
+    return t.dtype in (float32, float64) and _cpu_float.FUSED
+
+
 def _addcmul_(t, a, b, value=1.0):
     """t += value * a * b."""
+    if _exact(t):
+        return _fused(t, a.mul(value)._np, b._np, t._np)
     return t.add_(a.mul(value).mul(b))
 
 
 def _addcdiv_(t, a, b, value=1.0):
-    """t += value * a / b."""
+    """t += value * a / b (a division: nothing to fuse)."""
     return t.add_(a.mul(value).div(b))
 
 
 def _lerp_(t, end, weight):
     """t moves ``weight`` of the way to ``end`` (torch's two formulas, by the size of weight)."""
+    diff = end.sub(t)
     if weight < 0.5:
-        return t.add_(end.sub(t).mul(weight))
-    return t.copy_(end.sub(end.sub(t).mul(1 - weight)))
+        if _exact(t):
+            return _fused(t, weight, diff._np, t._np)
+        return t.add_(diff.mul(weight))
+    if _exact(t):
+        return _fused(t, -diff._np, 1 - weight, end._np)
+    return t.copy_(end.sub(diff.mul(1 - weight)))
 
 
 def _like_param(param, name, value):
