@@ -182,6 +182,7 @@ SCHEDULES = {
                                                          s.MultiStepLR(o, milestones=[3], gamma=0.1)]),
     "OneCycleLR": lambda s, o: s.OneCycleLR(o, max_lr=1.0, total_steps=12),
     "CosineAnnealingLR": lambda s, o: s.CosineAnnealingLR(o, T_max=4),
+    "CyclicLR": lambda s, o: s.CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=3, mode="triangular2"),
 }
 
 
@@ -200,6 +201,52 @@ def test_schedule_rates_and_state_dict_match_torch(name):
     theirs, mine = (program(lib) for lib in LIBS)
     assert mine == theirs
 
+
+
+class _Decay:
+    """A scale function that is an object: CyclicLR's state_dict keeps its attributes."""
+
+    def __init__(self, rate):
+        self.rate = rate
+
+    def __call__(self, step):
+        return self.rate ** step
+
+
+@pytest.mark.parametrize("case", ["exp_range with Adam's beta1", "a scale function object", "uneven cycle, no momentum"])
+def test_cyclic_lr_moves_rate_and_momentum_as_torch(case):
+    def program(lib):
+        p = lib.nn.Parameter(lib.zeros(1))
+        s = lib.optim.lr_scheduler
+        if case == "exp_range with Adam's beta1":
+            optimizer = lib.optim.Adam([p], lr=0.1)
+            scheduler = s.CyclicLR(optimizer, base_lr=[0.01], max_lr=0.1, step_size_up=2, mode="exp_range", gamma=0.9)
+        elif case == "a scale function object":
+            optimizer = lib.optim.SGD([p], lr=0.1, momentum=0.9)
+            scheduler = s.CyclicLR(optimizer, 0.01, 0.1, step_size_up=2, scale_fn=_Decay(0.5), scale_mode="iterations")
+        else:
+            optimizer = lib.optim.SGD([p], lr=0.1)
+            scheduler = s.CyclicLR(optimizer, 0.01, 0.1, step_size_up=1, step_size_down=4, cycle_momentum=False)
+        seen = [(scheduler.get_last_lr(), dict((k, v) for k, v in optimizer.param_groups[0].items() if k != "params"))]
+        for _ in range(9):
+            optimizer.step()
+            scheduler.step()
+            group = optimizer.param_groups[0]
+            seen.append((scheduler.get_last_lr(), group["betas"] if "betas" in group else group["momentum"]))
+        state = scheduler.state_dict()
+        saved = sorted(state), state["_scale_fn_custom"]
+        scheduler.load_state_dict(state)  # (takes the scale function's entry out of the dict, as torch's)
+        scheduler.step()
+        return seen, saved, sorted(state), scheduler.get_last_lr()
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert mine == theirs
+
+
+def test_cyclic_lr_refuses_what_torch_refuses():
+    same_error(lambda lib: lib.optim.lr_scheduler.CyclicLR(_opt(lib), 0.01, 0.1, mode="sawtooth"))
+    same_error(lambda lib: lib.optim.lr_scheduler.CyclicLR(
+        lib.optim.Adagrad([lib.nn.Parameter(lib.zeros(1))]), 0.01, 0.1))
+    same_error(lambda lib: lib.optim.lr_scheduler.CyclicLR(_opt(lib), [0.01, 0.02], 0.1))
 
 def test_reduce_lr_on_plateau_follows_the_metric():
     def program(lib):
