@@ -3,6 +3,7 @@ trajectories, state_dicts, defaults, errors, and the rates (and warnings) schedu
 from __future__ import annotations
 
 import copy
+import importlib
 
 import numpy as np
 import pytest
@@ -162,6 +163,41 @@ def test_square_root_optimizers_round_as_torch_around_the_root(name, kwargs, dty
     _assert_same_trajectory_bits(name, kwargs, dtype_name)
 
 
+
+def test_step_hooks_run_around_every_step_as_torch():
+    def program(lib):
+        w = lib.nn.Parameter(lib.ones(2))
+        optimizer = lib.optim.Adagrad([w], lr=0.5)
+        module = importlib.import_module(f"{lib.__name__}.optim.optimizer")
+        seen = []
+
+        def pre(opt, args, kwargs):
+            seen.append(("pre", type(opt).__name__, len(args), sorted(kwargs)))
+
+        def halve_closure(opt, args, kwargs):  # a pre-hook may hand step() other arguments
+            return args, {"closure": lambda: seen.append("closure") or 2.0}
+        handles = [optimizer.register_step_pre_hook(pre), optimizer.register_step_pre_hook(halve_closure),
+                   optimizer.register_step_post_hook(lambda opt, args, kwargs: seen.append(("post", sorted(kwargs)))),
+                   module.register_optimizer_step_pre_hook(lambda opt, args, kwargs: seen.append("global pre")),
+                   module.register_optimizer_step_post_hook(lambda opt, args, kwargs: seen.append("global post"))]
+        try:
+            w.grad = lib.ones(2)
+            loss = optimizer.step()
+            handles[0].remove()
+            optimizer.step()
+        finally:
+            for handle in handles:
+                handle.remove()
+        optimizer.step()
+        return seen, loss, w.detach()
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert_same(mine, theirs)
+
+
+def test_a_set_of_parameters_is_refused_as_torch():
+    same_error(lambda lib: lib.optim.SGD([lib.nn.Parameter(lib.ones(1))], lr=0.1).add_param_group(
+        {"params": {lib.nn.Parameter(lib.ones(1))}}))
+
 # -- schedulers -----------------------------------------------------------------------------
 def _opt(lib, lr=0.1, **kwargs):
     return lib.optim.SGD([lib.nn.Parameter(lib.zeros(1)), ], lr=lr, momentum=0.9, **kwargs)
@@ -282,6 +318,33 @@ def test_scheduler_step_before_optimizer_step_warns_as_torch():
         optimizer = _opt(lib)
         lib.optim.lr_scheduler.MultiStepLR(optimizer, milestones=[1]).step()
     assert len(same_warnings(program)) == 1
+
+
+def test_scheduler_warns_when_optimizer_step_was_replaced_after_it():
+    def program(lib):
+        optimizer = _opt(lib)
+        scheduler = lib.optim.lr_scheduler.StepLR(optimizer, step_size=2)
+        optimizer.step = lambda *args, **kwargs: None  # nothing counts this one's calls
+        optimizer.step()
+        scheduler.step()
+    assert len(same_warnings(program)) == 1
+
+
+def test_a_scheduler_written_on_the_old_base_class_runs():
+    def program(lib):
+        class Halving(lib.optim.lr_scheduler._LRScheduler):
+            def get_lr(self):
+                return [group["lr"] / 2 for group in self.optimizer.param_groups]
+        optimizer = _opt(lib)
+        scheduler = Halving(optimizer)
+        rates = []
+        for _ in range(3):
+            optimizer.step()
+            scheduler.step()
+            rates.append(scheduler.get_last_lr())
+        return rates, isinstance(scheduler, lib.optim.lr_scheduler.LRScheduler)
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert mine == theirs
 
 
 @pytest.mark.parametrize("case", ["sequential milestones", "chained plateau", "linear factor", "verbose"])

@@ -93,7 +93,15 @@ class LRScheduler:
         return self._last_lr
 
     def step(self, epoch=None):
-        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+        if self._step_count == 1 and not hasattr(self.optimizer.step, "_counted_for_lr_schedulers"):
+            # the program replaced optimizer.step after the scheduler wrapped it: nothing counts its calls
+            warnings.warn(
+                "Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+                "initialization. Please, make sure to call `optimizer.step()` before "
+                "`lr_scheduler.step()`. See more details at "
+                "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                UserWarning, stacklevel=2)
+        elif self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
             warnings.warn(
                 "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 "
                 "and later, you should call them in the opposite order: `optimizer.step()` before "
@@ -127,6 +135,10 @@ class LRScheduler:
 
     def load_state_dict(self, state_dict):
         self.__dict__.update(state_dict)
+
+
+class _LRScheduler(LRScheduler):
+    """The base's old name, which older programs still subclass."""
 
 
 def _count_optimizer_steps(optimizer):
