@@ -143,6 +143,11 @@ class Tensor:
     def untyped_storage(self) -> Storage:
         return self._storage
 
+    def is_set_to(self, tensor) -> bool:
+        """Whether both tensors view the same memory in the same way (storage, offset, size, stride)."""
+        return (self._storage is tensor._storage and self._offset == tensor._offset
+                and self._shape == tensor._shape and self._stride == tensor._stride)
+
     def data_ptr(self) -> int:
         return self._storage.data_ptr() + self._offset * self.dtype.itemsize
 
