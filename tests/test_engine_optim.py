@@ -22,6 +22,7 @@ OPTIMIZERS = {
     "NAdam": [{}, {"weight_decay": 0.1}, {"weight_decay": 0.1, "decoupled_weight_decay": True}],
     "RAdam": [{}, {"weight_decay": 0.1, "decoupled_weight_decay": True}],
     "ASGD": [{}, {"t0": 2, "lambd": 0.01, "weight_decay": 0.1}],
+    "Rprop": [{}, {"etas": (0.3, 1.5), "step_sizes": (1e-3, 0.05), "maximize": True}],
 }
 CASES = [(name, kwargs) for name, options in OPTIMIZERS.items() for kwargs in options]
 
@@ -98,7 +99,8 @@ def test_load_state_dict_resumes_the_same_trajectory(name):
                                       ("Adagrad", {"lr_decay": -1}), ("Adagrad", {"initial_accumulator_value": -1}),
                                       ("Adadelta", {"rho": 1.5}), ("Adamax", {"betas": (1.0, 0.9)}),
                                       ("NAdam", {"momentum_decay": -1}), ("RAdam", {"eps": -1}),
-                                      ("ASGD", {"lr": -1}), ("RMSprop", {"verbose": True})])
+                                      ("ASGD", {"lr": -1}), ("RMSprop", {"verbose": True}),
+                                      ("Rprop", {"etas": (0.5, 1.0)}), ("Rprop", {"lr": -1})])
 def test_invalid_hyperparameters_raise_torchs_errors(name, bad):
     same_error(lambda lib: getattr(lib.optim, name)([lib.ones(1, requires_grad=True)], **bad))
 
@@ -131,7 +133,8 @@ def _assert_same_trajectory_bits(name, kwargs, dtype_name):
 
 BITWISE = [("SGD", {}), ("SGD", {"momentum": 0.9, "nesterov": True, "weight_decay": 0.1}),
            ("SGD", {"momentum": 0.9, "dampening": 0.3, "maximize": True}), ("Adamax", {}),
-           ("Adamax", {"weight_decay": 0.1, "maximize": True}), ("ASGD", {"t0": 2, "lambd": 0.01, "weight_decay": 0.1})]
+           ("Adamax", {"weight_decay": 0.1, "maximize": True}), ("ASGD", {"t0": 2, "lambd": 0.01, "weight_decay": 0.1}),
+           ("Rprop", {}), ("Rprop", {"etas": (0.3, 1.5), "step_sizes": (1e-3, 0.05), "maximize": True})]
 
 
 @pytest.mark.parametrize("dtype_name", ["float32", "float64"])

@@ -8,5 +8,6 @@ from .asgd import ASGD  # noqa: F401
 from .nadam import NAdam  # noqa: F401
 from .optimizer import Optimizer  # noqa: F401
 from .radam import RAdam  # noqa: F401
+from .rprop import Rprop  # noqa: F401
 from .rmsprop import RMSprop  # noqa: F401
 from .sgd import SGD  # noqa: F401
