@@ -201,6 +201,52 @@ def test_a_set_of_parameters_is_refused_as_torch():
     same_error(lambda lib: lib.optim.SGD([lib.nn.Parameter(lib.ones(1))], lr=0.1).add_param_group(
         {"params": {lib.nn.Parameter(lib.ones(1))}}))
 
+
+def _lbfgs_fit(lib, line_search_fn, steps=3, **options):
+    """A small tanh network fitted by L-BFGS in float64: the losses step() returns, the weights, and
+    what L-BFGS counted (closure calls, iterations, pairs kept) and keeps in its state."""
+    rng = np.random.default_rng(0)
+    x = lib.from_numpy(rng.standard_normal((30, 4)))
+    y = lib.sin(x @ lib.from_numpy(rng.standard_normal((4, 1))))
+    gen = lib.Generator().manual_seed(0)
+    w1 = lib.randn(4, 8, generator=gen, dtype=lib.float64).requires_grad_()
+    w2 = lib.randn(8, 1, generator=gen, dtype=lib.float64).requires_grad_()
+    optimizer = lib.optim.LBFGS([w1, w2], line_search_fn=line_search_fn, **options)
+
+    def closure():
+        optimizer.zero_grad()
+        loss = ((lib.tanh(x @ w1) @ w2 - y) ** 2).mean()
+        loss.backward()
+        return loss
+    losses = [optimizer.step(closure).item() for _ in range(steps)]
+    state = optimizer.state[w1]
+    return losses, w1.detach().numpy(), (state["func_evals"], state["n_iter"], len(state["old_dirs"]), sorted(state),
+                                          optimizer.param_groups[0]["max_eval"])
+
+
+@pytest.mark.parametrize("line_search_fn", [None, "strong_wolfe"])
+@pytest.mark.parametrize("options", [{}, {"history_size": 3, "max_iter": 7}], ids=["defaults", "short history"])
+def test_lbfgs_fits_as_torch(line_search_fn, options):
+    """The same iterations, closure calls and line-search steps as torch's, and the same weights up to
+    the rounding of its dot products (float64; float32 L-BFGS amplifies a 1-ulp difference)."""
+    (t_losses, t_w, t_counts), (m_losses, m_w, m_counts) = (_lbfgs_fit(lib, line_search_fn, **options) for lib in LIBS)
+    assert m_counts == t_counts
+    np.testing.assert_allclose(m_losses, t_losses, rtol=1e-9)
+    np.testing.assert_allclose(m_w, t_w, atol=1e-7)
+
+
+def test_lbfgs_refuses_what_torch_refuses():
+    def weights(lib):
+        return [lib.nn.Parameter(lib.ones(2))]
+    same_error(lambda lib: lib.optim.LBFGS([{"params": weights(lib)}, {"params": weights(lib)}]))
+    same_error(lambda lib: lib.optim.LBFGS(weights(lib), lr=-1))
+
+    def unknown_line_search(lib):
+        w = weights(lib)
+        optimizer = lib.optim.LBFGS(w, line_search_fn="backtracking")
+        optimizer.step(lambda: (w[0] ** 2).sum().backward() or (w[0] ** 2).sum())
+    same_error(unknown_line_search)
+
 # -- schedulers -----------------------------------------------------------------------------
 def _opt(lib, lr=0.1, **kwargs):
     return lib.optim.SGD([lib.nn.Parameter(lib.zeros(1)), ], lr=lr, momentum=0.9, **kwargs)
