@@ -6,6 +6,7 @@ recorded), then records one node, ``MyOpBackward``, whose backward calls yours.
 from __future__ import annotations
 
 import builtins
+import inspect
 
 from ..functions import _needs_grad, _record, zeros
 from ..tensor import Tensor
@@ -106,11 +107,16 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        separate_setup = cls.setup_context is not Function.setup_context
+        if separate_setup:
+            # setup_context sees every argument forward takes, defaults filled in (as torch binds them)
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
         ctx = cls._backward_cls()
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         ctx._tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        separate_setup = cls.setup_context is not Function.setup_context
         with grad_mode.no_grad():
             if separate_setup:  # forward(*args), then setup_context(ctx, inputs, output)
                 outputs = cls.forward(*args, **kwargs)
