@@ -93,7 +93,9 @@ def fma64(a, b, c):
     # The emulation needs its error terms representable: near the subnormal range they
     # underflow (a normal_ fill with std 1.7e-307 was 1 ulp off). Those rare values are
     # computed exactly, as fractions, and rounded once.
-    tiny = (a != 0) & (b != 0) & (np.abs(product) < 2.0 ** -960)
+    tiny = np.abs(product) < 2.0 ** -960
+    if tiny.any():
+        tiny = np.broadcast_to(tiny & (a != 0) & (b != 0), np.shape(result))
     if tiny.any():
         result = np.array(result, np.float64)  # a 0-d result becomes writable
         a, b, c = (np.broadcast_to(x, result.shape)[tiny] for x in (a, b, c))
@@ -157,7 +159,9 @@ def sincos256_ps(x):
 def multiply_add(a, b, c, dtype):
     """``a * b + c`` in ``dtype`` (float32 or float64) as torch's kernels on this CPU compute it:
     one fused multiply-add in its AVX2 and AVX-512 builds, a product then a sum in "default"."""
-    a, b, c = np.broadcast_arrays(*(np.asarray(x, dtype) for x in (a, b, c)))
-    if FUSED:
-        return (fma32 if dtype == np.float32 else fma64)(a, b, c)
-    return a * b + c
+    a, b, c = (np.asarray(x, dtype) for x in (a, b, c))
+    if not FUSED:
+        return a * b + c
+    if dtype == np.float32:  # (its sum is written into a * b: that has to have the result's shape)
+        return fma32(np.broadcast_to(a, np.broadcast_shapes(a.shape, b.shape, c.shape)), b, c)
+    return fma64(a, b, c)  # a number stays a number: its split is then one number, not an array
