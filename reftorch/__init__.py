@@ -87,6 +87,7 @@ from . import serialization  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 from . import typed_storage as _typed_storage  # noqa: E402
 from .typed_storage import TypedStorage  # noqa: E402,F401
+from .storage import UntypedStorage  # noqa: E402,F401
 
 _typed_storage._install()
 for _name, _cls in _typed_storage.LEGACY_CLASSES.items():  # torch.FloatStorage, torch.LongStorage, ...

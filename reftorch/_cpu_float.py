@@ -8,11 +8,33 @@ NumPy has no FMA, so ``fma32`` and ``fma64`` compute one exactly.
 """
 from __future__ import annotations
 
+import os
 from fractions import Fraction
 
 import numpy as np
 
 f32 = np.float32
+
+
+def _cpu_capability() -> str:
+    """The kernel build torch picks on this CPU, as ATen's compute_cpu_capability does:
+    "avx512", "avx2" or "default" (ATEN_CPU_CAPABILITY may ask for a lower one)."""
+    flags: set = set()
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            flags = next((set(line.split(":", 1)[1].split()) for line in cpuinfo
+                          if line.startswith("flags")), set())
+    except OSError:
+        pass
+    order = ["default", "avx2", "avx512"]
+    best = "avx512" if {"avx512vl", "avx512bw", "avx512dq", "fma"} <= flags else \
+        "avx2" if {"avx2", "fma"} <= flags else "default"
+    requested = os.environ.get("ATEN_CPU_CAPABILITY", "").lower()
+    return requested if requested in order and order.index(requested) < order.index(best) else best
+
+
+CPU_CAPABILITY = _cpu_capability()
+FUSED = CPU_CAPABILITY != "default"  # GCC contracts x * w + a into one FMA where FMA exists
 
 
 def _round_to_odd(high, low):
@@ -71,7 +93,9 @@ def fma64(a, b, c):
     # The emulation needs its error terms representable: near the subnormal range they
     # underflow (a normal_ fill with std 1.7e-307 was 1 ulp off). Those rare values are
     # computed exactly, as fractions, and rounded once.
-    tiny = (a != 0) & (b != 0) & (np.abs(product) < 2.0 ** -960)
+    tiny = np.abs(product) < 2.0 ** -960
+    if tiny.any():
+        tiny = np.broadcast_to(tiny & (a != 0) & (b != 0), np.shape(result))
     if tiny.any():
         result = np.array(result, np.float64)  # a 0-d result becomes writable
         a, b, c = (np.broadcast_to(x, result.shape)[tiny] for x in (a, b, c))
@@ -130,3 +154,14 @@ def sincos256_ps(x):
     s = np.where(use_sin_poly_for_sin, sin_poly, cos_poly)
     c = np.where(use_sin_poly_for_sin, cos_poly, sin_poly)
     return np.where(sin_negative, -s, s), np.where(cos_negative, -c, c)
+
+
+def multiply_add(a, b, c, dtype):
+    """``a * b + c`` in ``dtype`` (float32 or float64) as torch's kernels on this CPU compute it:
+    one fused multiply-add in its AVX2 and AVX-512 builds, a product then a sum in "default"."""
+    a, b, c = (np.asarray(x, dtype) for x in (a, b, c))
+    if not FUSED:
+        return a * b + c
+    if dtype == np.float32:  # (its sum is written into a * b: that has to have the result's shape)
+        return fma32(np.broadcast_to(a, np.broadcast_shapes(a.shape, b.shape, c.shape)), b, c)
+    return fma64(a, b, c)  # a number stays a number: its split is then one number, not an array

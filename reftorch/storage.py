@@ -15,8 +15,12 @@ import weakref
 import numpy as np
 
 
-class Storage:
-    """A flat buffer (a 1-D NumPy array) that lives on one device."""
+class UntypedStorage:
+    """A flat buffer (a 1-D NumPy array) that lives on one device: ``tensor.untyped_storage()``.
+
+    Seen from a program it is bytes, as torch's (``size()``, ``[i]``, ``tolist()`` and its
+    printout count and show bytes); reftorch's own code keeps the array in the tensor's dtype,
+    and ``len()`` counts those elements."""
 
     __slots__ = ("data", "device", "__weakref__")
 
@@ -37,8 +41,32 @@ class Storage:
     def data_ptr(self) -> int:
         return self.data.__array_interface__["data"][0]
 
+    def _bytes(self) -> np.ndarray:
+        return self.data.view(np.uint8)
+
+    def size(self) -> int:
+        return self.data.nbytes
+
+    def element_size(self) -> int:
+        return 1
+
+    def tolist(self) -> list:
+        return self._bytes().tolist()
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):  # a storage over the same bytes, as torch's
+            return UntypedStorage(self._bytes()[index], self.device)
+        return int(self._bytes()[index])
+
     def __repr__(self) -> str:
-        return f"Storage(size={len(self)}, dtype={self.data.dtype}, device={self.device})"
+        values = "".join(f"\n {byte}" for byte in self.tolist()) if self.data.nbytes else "\n "
+        return (f"{values[1:]}\n[torch.storage.UntypedStorage(device={self.device}) of size "
+                f"{self.data.nbytes}]")
+
+    __str__ = __repr__
+
+
+Storage = UntypedStorage  # the name reftorch's own modules use
 
 
 @functools.lru_cache(maxsize=4096)  # (every new tensor asks: the shapes of a program repeat)

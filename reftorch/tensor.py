@@ -33,6 +33,9 @@ _TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int32": "In
                "uint8": "ByteTensor", "float16": "HalfTensor", "bfloat16": "BFloat16Tensor"}
 
 
+_warned_float_of_requires_grad = False
+
+
 class Tensor:
     __slots__ = (
         "_storage", "_np", "_shape", "_stride", "_offset", "dtype", "_device",
@@ -142,6 +145,11 @@ class Tensor:
 
     def untyped_storage(self) -> Storage:
         return self._storage
+
+    def is_set_to(self, tensor) -> bool:
+        """Whether both tensors view the same memory in the same way (storage, offset, size, stride)."""
+        return (self._storage is tensor._storage and self._offset == tensor._offset
+                and self._shape == tensor._shape and self._stride == tensor._stride)
 
     def data_ptr(self) -> int:
         return self._storage.data_ptr() + self._offset * self.dtype.itemsize
@@ -259,7 +267,9 @@ class Tensor:
     def __float__(self):
         self._check_not_meta()
         self._check_one_element()
-        if self._requires_grad:
+        global _warned_float_of_requires_grad
+        if self._requires_grad and not _warned_float_of_requires_grad:
+            _warned_float_of_requires_grad = True  # torch says it once per process (TORCH_WARN_ONCE)
             warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
                           "unexpected behavior.\nConsider using tensor.detach() first.",
                           UserWarning, stacklevel=2)

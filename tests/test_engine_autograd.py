@@ -3,6 +3,9 @@ freed graphs, inputs=, higher-order gradients, autograd.grad, jacobian/hessian, 
 grad modes, custom Functions, and a very long chain."""
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import numpy as np
@@ -341,6 +344,43 @@ def test_grad_modes_match_torch():
         with lib.inference_mode(False):
             assert (x * 2).requires_grad
 
+
+
+def test_set_grad_enabled_as_a_decorator_leaves_the_mode_alone():
+    """``@torch.set_grad_enabled(False)`` switches the mode when it is built (it is also a plain
+    call): as a decorator it switches it back at once, and only the function runs without grad."""
+    def program(lib):
+        x = lib.ones(2, requires_grad=True)
+
+        @lib.set_grad_enabled(False)
+        def doubled(t):
+            return t * 2, lib.is_grad_enabled()
+
+        after_decorating = lib.is_grad_enabled()
+        y, inside = doubled(x)
+        built = lib.set_grad_enabled(False)  # switched off now...
+        lib.set_grad_enabled(True)
+        with built:  # ...and off again on entering, whatever happened between
+            in_block = lib.is_grad_enabled()
+        return after_decorating, inside, y.requires_grad, lib.is_grad_enabled(), in_block
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert mine == theirs
+
+
+def test_float_of_a_tensor_that_requires_grad_warns_once_per_process():
+    """torch gives this warning once per process (TORCH_WARN_ONCE): an L-BFGS closure calls float()
+    on the loss at every evaluation, and a training loop prints float(loss) every step."""
+    program = textwrap.dedent("""
+        import warnings, {lib} as torch
+        x = torch.ones(2, requires_grad=True).sum()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            float(x); float(x * 2); x.item()
+        print([str(w.message).split(" (Triggered")[0] for w in caught])
+        """)
+    said = [subprocess.run([sys.executable, "-c", program.format(lib=lib.__name__)], capture_output=True,
+                           text=True, check=True).stdout for lib in LIBS]
+    assert said[1] == said[0] and "Converting" in said[0]
 
 # -- a long chain ------------------------------------------------------------------------------
 def test_backward_through_a_ten_thousand_op_chain():

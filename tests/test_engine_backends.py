@@ -36,6 +36,29 @@ def test_backend_switches_and_availability():
     assert mine == theirs
 
 
+
+def test_cudnn_flags_block_sets_and_restores_the_switches():
+    def program(lib):
+        c = lib.backends.cudnn
+        with c.flags(deterministic=True, benchmark=True) as given:
+            inside = (given, c.enabled, c.deterministic, c.benchmark, c.allow_tf32)
+        return inside, (c.enabled, c.deterministic, c.benchmark, c.benchmark_limit, c.fp32_precision)
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert mine == theirs
+
+
+def test_untyped_storage_is_bytes_as_torchs():
+    def program(lib):
+        t = lib.tensor([1.5, -2.0])
+        s = t.untyped_storage()
+        view = t.view(2)
+        return (type(s).__name__, repr(s), str(lib.tensor([], dtype=lib.uint8).untyped_storage()), s.size(),
+                s.nbytes(), s.element_size(), s.tolist(), s[3], repr(s[1:3]), s[1:3].data_ptr() - s.data_ptr(),
+                s.data_ptr() == t.data_ptr(),
+                view.is_set_to(t), t[1:].is_set_to(t), t.t().is_set_to(t), t.clone().is_set_to(t))
+    theirs, mine = (program(lib) for lib in LIBS)
+    assert mine == theirs
+
 def test_accelerator_reports_none_and_tutorial_device_choice_is_cpu():
     def program(lib):
         device = lib.accelerator.current_accelerator().type if lib.accelerator.is_available() else "cpu"

@@ -81,6 +81,87 @@ def test_setup_context_style_forward_without_ctx():
     same_program(program)
 
 
+@pytest.mark.parametrize("style", ["ctx in forward", "setup_context", "not materialized", "vjp"])
+def test_a_non_differentiable_output_still_gets_its_gradient_slot(style):
+    """backward takes one gradient per output: a non-differentiable output's is zeros (None without
+    materialized grads); ``vjp`` may stand for backward."""
+    def program(lib):
+        class Split(lib.autograd.Function):
+            if style == "ctx in forward":
+                @staticmethod
+                def forward(ctx, x):
+                    big, small = x * 2, x * 3
+                    ctx.mark_non_differentiable(small)
+                    return big, small
+            else:
+                @staticmethod
+                def forward(x):
+                    return x * 2, x * 3
+
+                @staticmethod
+                def setup_context(ctx, inputs, output):
+                    ctx.mark_non_differentiable(output[1])
+                    ctx.set_materialize_grads(style != "not materialized")
+
+            def gradients(ctx, big_grad, small_grad):
+                return big_grad * 2 + (0 if small_grad is None else small_grad.sum())
+            if style == "vjp":
+                vjp = staticmethod(gradients)
+            else:
+                backward = staticmethod(gradients)
+
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        big, small = Split.apply(x)
+        big.sum().backward()
+        return x.grad, small.requires_grad, small.grad_fn is None
+    same_program(program)
+
+def test_setup_context_sees_forwards_arguments_with_defaults_filled_in():
+    def program(lib):
+        class Scale(lib.autograd.Function):
+            @staticmethod
+            def forward(x, k=2.0):
+                return x * k
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                _, ctx.k = inputs  # k was not passed: its default is there
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * ctx.k, None
+
+        x = lib.ones(2, requires_grad=True)
+        y = Scale.apply(x)
+        y.sum().backward()
+        by_name = Scale.apply(x, k=3.0)
+        return y, x.grad, by_name
+    same_program(program)
+
+
+@pytest.mark.parametrize("case", ["ctx in forward too", "too many arguments"])
+def test_setup_context_style_checks_the_arguments_as_torch(case):
+    def program(lib):
+        class Doubling(lib.autograd.Function):
+            if case == "ctx in forward too":
+                @staticmethod
+                def forward(ctx, x):
+                    return x * 2
+            else:
+                @staticmethod
+                def forward(x):
+                    return x * 2
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                pass
+
+            @staticmethod
+            def backward(ctx, grad):
+                return grad * 2
+        Doubling.apply(*[lib.ones(1, requires_grad=True), 3][:1 if case == "ctx in forward too" else 2])
+    same_error(program)
+
 def test_materialize_grads_with_allow_unused_false_is_refused():
     def program(lib):
         x, y = lib.ones(2, requires_grad=True), lib.ones(2, requires_grad=True)

@@ -8,7 +8,7 @@ from collections import namedtuple
 import numpy as np
 import pytest
 
-from engine_support import LIBS, assert_same, same_error, same_program
+from engine_support import LIBS, assert_same, same_error, same_program, same_warnings
 
 Pair = namedtuple("Pair", ["x", "y"])
 
@@ -126,3 +126,47 @@ def test_concat_dataset_and_the_samplers_options():
     same_error(lambda lib: lib.utils.data.RandomSampler(range(3), num_samples=0))
     same_error(lambda lib: lib.utils.data.RandomSampler(range(3), replacement=1))
     same_error(lambda lib: lib.utils.data.DataLoader(range(3), batch_size=2, batch_sampler=[[0]]))
+
+
+@pytest.mark.parametrize("batch_size", [None, 2])
+def test_iterable_dataset_longer_than_its_len_warns_for_each_extra_batch(batch_size):
+    """torch compares the batches fetched with the dataset's len() (once len(loader) asked for it)."""
+    def program(lib):
+        class Undercounted(lib.utils.data.IterableDataset):
+            def __iter__(self):
+                return iter(range(7))
+
+            def __len__(self):
+                return 3
+
+            def __repr__(self):  # (the warning names the dataset)
+                return "Undercounted()"
+        loader = lib.utils.data.DataLoader(Undercounted(), batch_size=batch_size)
+        unasked = len(list(loader))  # len(loader) not asked yet: nothing to compare with
+        return len(loader), unasked, [b.tolist() if hasattr(b, "tolist") else b for b in loader]
+    said = same_warnings(program)
+    assert len(said) == (4 if batch_size is None else 1)
+
+
+def test_loader_options_that_need_worker_processes_and_pinned_memory_as_torch():
+    def loader(lib, **options):
+        return lib.utils.data.DataLoader(lib.utils.data.TensorDataset(lib.arange(4)), batch_size=2, **options)
+    same_error(lambda lib: loader(lib, persistent_workers=True))
+    same_error(lambda lib: loader(lib, prefetch_factor=2))
+    assert len(same_warnings(lambda lib: [b[0].tolist() for b in loader(lib, pin_memory=True)])) == 1
+    theirs, mine = ((d.prefetch_factor, d.persistent_workers, d.pin_memory_device)
+                    for d in (loader(lib, num_workers=2) for lib in LIBS))
+    assert mine == theirs
+
+
+def test_stack_dataset_pairs_samples_by_position_or_name():
+    def program(lib):
+        data = lib.utils.data
+        a, b = data.TensorDataset(lib.arange(3)), data.TensorDataset(lib.arange(3) * 10)
+        by_name = data.StackDataset(x=a, y=b)
+        return (data.StackDataset(a, b)[1], by_name[2], len(by_name),
+                [batch for batch in data.DataLoader(by_name, batch_size=2)])
+    same_program(program)
+    same_error(lambda lib: lib.utils.data.StackDataset(range(2), range(3)))
+    same_error(lambda lib: lib.utils.data.StackDataset(range(2), y=range(2)))
+    same_error(lambda lib: lib.utils.data.StackDataset())

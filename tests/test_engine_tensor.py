@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import reftorch
 from engine_support import (
-    DTYPE_NAMES, ENGINE, LIBS, assert_close_values, assert_same, both_or_same_error, build,
+    DTYPE_NAMES, ENGINE, LIBS, assert_close_values, assert_same, assert_same_bits, both_or_same_error, build,
     capabilities_this_cpu_allows, dtype_name, dtype_names, float_names, grads_and_chain, layouts, make_array,
     pair, same_error, same_outcome, same_program, same_warnings, seeds, shapes,
 )
@@ -215,6 +215,25 @@ def test_binary_ops_broadcast_like_torch(op, shapes_, seed, a, b, layout_a, layo
     mine = BINARY[op](reftorch, rx, ry)
     assert_same(mine, theirs, name=op, geometry=True)
 
+
+
+SCALED_SUMS = {
+    "add": lambda lib, x, y: lib.add(x, y, alpha=0.37), "sub": lambda lib, x, y: lib.sub(x, y, alpha=-1.3),
+    "rsub": lambda lib, x, y: lib.rsub(x, y, alpha=0.01), "add_": lambda lib, x, y: x.clone().add_(y, alpha=-0.01),
+    "sub_ broadcast": lambda lib, x, y: x.clone().sub_(y[0], alpha=0.3),
+    "int other": lambda lib, x, y: x.add((y * 4).long(), alpha=0.1), "number": lambda lib, x, y: x.add(2.5, alpha=0.3),
+}
+
+
+@pytest.mark.parametrize("op", sorted(SCALED_SUMS))
+@pytest.mark.parametrize("name", ["float32", "float64"])
+def test_add_with_alpha_rounds_as_torchs_kernel(op, name):
+    """``x + alpha * y`` is one multiply-add in torch's float kernels, fused (rounded once) where its
+    build has FMA: an optimizer's ``p.add_(buf, alpha=-lr)`` then gives torch's bits, not 1 ulp off."""
+    x, y = make_array(5, (40, 50), name), make_array(6, (40, 50), name)
+    (_, tx), (_, rx) = pair(x)
+    (_, ty), (_, ry) = pair(y)
+    assert_same_bits(SCALED_SUMS[op](reftorch, rx, ry), SCALED_SUMS[op](torch, tx, ty))
 
 UNARY = {
     "neg": lambda lib, x: -x, "exp": lambda lib, x: lib.exp(x), "log": lambda lib, x: lib.log(lib.abs(x) + 1),

@@ -6,6 +6,7 @@ recorded), then records one node, ``MyOpBackward``, whose backward calls yours.
 from __future__ import annotations
 
 import builtins
+import inspect
 
 from ..functions import _needs_grad, _record, zeros
 from ..tensor import Tensor
@@ -44,12 +45,19 @@ class BackwardCFunction(Node, FunctionCtx):
         return self.saved_values
 
     def backward(self, *grads):
+        # one gradient per forward output: a non-differentiable output's is None (zeros, materialized)
+        per_output = [None] * len(self._output_meta)
+        for position, g in zip(self._differentiable_positions, grads):
+            per_output[position] = g
         if getattr(self, "_materialize", True):
-            grads = tuple(
-                g if g is not None else zeros(shape, dtype=dtype, device=device)
-                for g, (shape, dtype, device) in zip(grads, self._output_meta)
-            )
-        result = self._forward_cls.backward(self, *grads)
+            per_output = [g if g is not None or meta is None else zeros(meta[0], dtype=meta[1], device=meta[2])
+                          for g, meta in zip(per_output, self._output_meta)]
+        cls = self._forward_cls
+        if cls.backward is not Function.backward and cls.vjp is not Function.vjp:
+            raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. "
+                               "You should only implement one of them.")
+        user_fn = cls.vjp if cls.vjp is not Function.vjp else cls.backward
+        result = user_fn(self, *per_output)
         if not isinstance(result, tuple):
             result = (result,)
         expected = len(self.needs_input_grad)  # one per forward argument, tensor or not
@@ -89,13 +97,26 @@ class Function(metaclass=_FunctionMeta):
             "autograd.Function to use it with backward mode AD."
         )
 
+    @staticmethod
+    def vjp(ctx, *grad_outputs):
+        """Another name for backward: a Function defines one of the two."""
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
     @classmethod
     def apply(cls, *args, **kwargs):
+        separate_setup = cls.setup_context is not Function.setup_context
+        if separate_setup:
+            # setup_context sees every argument forward takes, defaults filled in (as torch binds them)
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
         ctx = cls._backward_cls()
         tensor_args = [a for a in args if isinstance(a, Tensor)]
         ctx._tensor_positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        separate_setup = cls.setup_context is not Function.setup_context
         with grad_mode.no_grad():
             if separate_setup:  # forward(*args), then setup_context(ctx, inputs, output)
                 outputs = cls.forward(*args, **kwargs)
@@ -119,7 +140,9 @@ class Function(metaclass=_FunctionMeta):
             diff_outs = [o if not any(o is a for a in args) or any(o is d for d in dirty) else o.view_as(o)
                          for o in diff_outs]
             ctx.num_outputs = len(diff_outs)
-            ctx._output_meta = [(o._shape, o.dtype, o._device) for o in diff_outs]
+            ctx._output_meta = [(o._shape, o.dtype, o._device) if isinstance(o, Tensor) else None for o in outs]
+            ctx._differentiable_positions = [i for i, o in enumerate(outs)
+                                             if isinstance(o, Tensor) and id(o) not in non_diff]
             _record(ctx, tensor_args, *diff_outs)
             ctx.save(*getattr(ctx, "_to_save", ()))
             it = iter(diff_outs)

@@ -110,8 +110,13 @@ class set_grad_enabled(_Mode):
         self._prev = state.grad_enabled
         state.grad_enabled = bool(mode)
 
+    def __call__(self, fn):
+        # ``@set_grad_enabled(False)`` set the mode when it was built: only the function runs in it
+        state.grad_enabled = self._prev
+        return super().__call__(fn)
+
     def __enter__(self):
-        pass
+        state.grad_enabled = bool(self._args[0])
 
     def __exit__(self, *exc):
         state.grad_enabled = self._prev

@@ -15,7 +15,7 @@ import builtins
 
 import numpy as np
 
-from .. import dtypes
+from .. import _cpu_float, dtypes
 from ..autograd.graph import Node, SavedTensor, _sum_to, gradient_edge
 from ..dispatch import kernel
 from ..storage import broadcast_shapes
@@ -222,11 +222,13 @@ def _kernel_write(name, target, args, alpha):
         else:
             operands.append(a)
     dev = _devices(*tensors)
-    if alpha != 1:  # scaled after the cast, as torch does; a bare array, no tensor needed
+    compute = kernel(name, dev)
+    if alpha != 1 and name in ("add", "sub") and _cpu_float.FUSED and target.dtype.numpy in (np.float32, np.float64):
+        compute = _fused_plus_scaled(alpha if name == "add" else -alpha, target.dtype.numpy)
+    elif alpha != 1:  # scaled after the cast, as torch does; a bare array, no tensor needed
         if isinstance(alpha, builtins.float) and not target.dtype.is_floating_point:
             raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
         operands[0] = operands[0] * alpha if not isinstance(args[0], Tensor) else kernel("mul", dev)(operands[0], alpha)
-    compute = kernel(name, dev)
     shared = _shared_cells(target) if not target.is_contiguous() else None
     if shared is not None:
         tensor_operand = operands[0] if operands and isinstance(args[0], Tensor) else None
@@ -237,6 +239,18 @@ def _kernel_write(name, target, args, alpha):
             _write_in_order(target, *shared, lambda now, o: compute(now, o, *rest), tensor_operand)
         return
     compute(target._np, *operands, out=target._np)
+
+
+def _fused_plus_scaled(scale, np_dtype):
+    """add_/sub_ with alpha as torch's AVX2/AVX-512 kernels compute it: one fused multiply-add
+    (see arithmetic._plus_scaled)."""
+    def compute(now, other, out=None):
+        values = _cpu_float.multiply_add(other, scale, now, np_dtype)
+        if out is None:
+            return values
+        out[...] = values
+        return out
+    return compute
 
 
 def inplace_variant(op, declaration):

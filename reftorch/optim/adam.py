@@ -1,11 +1,10 @@
 """Adam, and AdamW (Adam whose weight decay shrinks the weights themselves)."""
 from __future__ import annotations
 
-import math
 
 from ..autograd.grad_mode import no_grad
 from ..dtypes import get_default_dtype
-from .optimizer import Optimizer, _refuse_unsupported
+from .optimizer import Optimizer, _addcdiv_, _addcmul_, _lerp_, _refuse_unsupported
 from ..functions import maximum, tensor, zeros_like
 
 
@@ -57,16 +56,17 @@ class Adam(Optimizer):
                         state["max_exp_avg_sq"] = zeros_like(p)
                 state["step"] += 1
                 m, v = state["exp_avg"], state["exp_avg_sq"]
-                m.mul_(beta1).add_(g, alpha=1 - beta1)
-                v.mul_(beta2).add_(g * g, alpha=1 - beta2)
+                # torch's single-tensor update, operation for operation (same roundings)
+                _lerp_(m, g, 1 - beta1)
+                _addcmul_(v.mul_(beta2), g, g, 1 - beta2)
                 if group["amsgrad"]:
                     state["max_exp_avg_sq"].copy_(maximum(state["max_exp_avg_sq"], v))
                     v = state["max_exp_avg_sq"]
                 step = state["step"].item()
                 bias1 = 1 - beta1 ** step
                 bias2 = 1 - beta2 ** step
-                denom = (v.sqrt() / math.sqrt(bias2)).add_(group["eps"])
-                p.add_(m / denom, alpha=-group["lr"] / bias1)
+                denom = (v.sqrt() / bias2 ** 0.5).add_(group["eps"])
+                _addcdiv_(p, m, denom, -(group["lr"] / bias1))
         return loss
 
 

@@ -26,7 +26,7 @@ from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
            "ExponentialLR", "SequentialLR", "PolynomialLR", "CosineAnnealingLR", "ChainedScheduler",
-           "ReduceLROnPlateau", "CosineAnnealingWarmRestarts", "OneCycleLR"]
+           "ReduceLROnPlateau", "CosineAnnealingWarmRestarts", "OneCycleLR", "CyclicLR"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being "
@@ -93,7 +93,15 @@ class LRScheduler:
         return self._last_lr
 
     def step(self, epoch=None):
-        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+        if self._step_count == 1 and not hasattr(self.optimizer.step, "_counted_for_lr_schedulers"):
+            # the program replaced optimizer.step after the scheduler wrapped it: nothing counts its calls
+            warnings.warn(
+                "Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+                "initialization. Please, make sure to call `optimizer.step()` before "
+                "`lr_scheduler.step()`. See more details at "
+                "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                UserWarning, stacklevel=2)
+        elif self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
             warnings.warn(
                 "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 "
                 "and later, you should call them in the opposite order: `optimizer.step()` before "
@@ -127,6 +135,10 @@ class LRScheduler:
 
     def load_state_dict(self, state_dict):
         self.__dict__.update(state_dict)
+
+
+class _LRScheduler(LRScheduler):
+    """The base's old name, which older programs still subclass."""
 
 
 def _count_optimizer_steps(optimizer):
@@ -335,6 +347,109 @@ class OneCycleLR(LRScheduler):
         return rates
 
 
+
+
+class CyclicLR(LRScheduler):
+    """The cyclical policy (Smith), stepped once per batch: the rate climbs from ``base_lr`` to
+    ``max_lr`` over ``step_size_up`` steps and falls back over ``step_size_down``, again and again;
+    each cycle's height is scaled by ``mode`` ("triangular": 1, "triangular2": halved every cycle,
+    "exp_range": ``gamma`` to the power of the step) or by ``scale_fn``. Momentum (or Adam's beta1)
+    moves the opposite way, between ``max_momentum`` and ``base_momentum``."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
+                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
+                 max_momentum=0.9, last_epoch=-1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size  # the part of a cycle spent climbing
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode, self.gamma = mode, gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for top, bottom, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
+                    _set_momentum(group, top, self.use_beta1)
+                    group["max_momentum"], group["base_momentum"] = top, bottom
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _init_scale_fn(self):
+        # a built-in mode fixes what the scale is a function of: the cycle, or the step
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode == "exp_range":
+            self._scale_fn_ref = functools.partial(_exp_range_scale, self.gamma)
+            self.scale_mode = "iterations"
+        else:
+            self._scale_fn_ref = _triangular2_scale if self.mode == "triangular2" else _triangular_scale
+            self.scale_mode = "cycle"
+
+    def scale_fn(self, x):
+        return (self._scale_fn_custom or self._scale_fn_ref)(x)
+
+    def get_lr(self):
+        _warn_get_lr_called_within_step(self)
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle  # how far into this cycle, 0 to 1
+        height = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        rates = [low + (high - low) * height * scale for low, high in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for low, high, group in zip(self.base_momentums, self.max_momentums, self.optimizer.param_groups):
+                _set_momentum(group, high - (high - low) * height * scale, self.use_beta1)
+        return rates
+
+    def state_dict(self):
+        # functions are not saved (a callable object's attributes are)
+        state = super().state_dict()
+        state.pop("_scale_fn_ref", None)
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None if fn is None or isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+        return state
+
+    def load_state_dict(self, state_dict):
+        fn = state_dict.pop("_scale_fn_custom")
+        super().load_state_dict(state_dict)
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()
+
+
+def _triangular_scale(x):
+    return 1.0
+
+
+def _triangular2_scale(x):
+    return 1 / (2.0 ** (x - 1))
+
+
+def _exp_range_scale(gamma, x):
+    return gamma ** x
+
+
+def _set_momentum(group, value, use_beta1):
+    if use_beta1:
+        group["betas"] = (value, *group["betas"][1:])
+    else:
+        group["momentum"] = value
 
 class MultiplicativeLR(LRScheduler):
     """Multiply the rate by ``lr_lambda(epoch)`` every epoch (one function, or one per group)."""

@@ -9,20 +9,72 @@ from __future__ import annotations
 
 import builtins
 import copy
+import functools
 import itertools
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 
 import warnings
 
+from .. import _cpu_float
 from ..autograd.grad_mode import enable_grad
 from ..dtypes import float32, float64, get_default_dtype
 from ..functions import tensor
 from ..tensor import Tensor
+from ..utils.hooks import RemovableHandle
+
+
+# hooks every optimizer's step() runs (register_optimizer_step_pre_hook / _post_hook)
+_global_optimizer_pre_hooks: OrderedDict = OrderedDict()
+_global_optimizer_post_hooks: OrderedDict = OrderedDict()
+
+
+def _register(hooks, hook):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_pre_hook(hook) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs)`` before every optimizer's step(); it may return new (args, kwargs)."""
+    return _register(_global_optimizer_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook) -> RemovableHandle:
+    """``hook(optimizer, args, kwargs)`` after every optimizer's step()."""
+    return _register(_global_optimizer_post_hooks, hook)
+
+
+def _with_step_hooks(step):
+    """A class's step() running the pre-hooks first (global ones, then the optimizer's own) and the
+    post-hooks after it (its own, then global); ``args`` holds the optimizer itself, as in torch."""
+    @functools.wraps(step)
+    def hooked(*args, **kwargs):
+        self = args[0]
+        for pre_hook in itertools.chain(_global_optimizer_pre_hooks.values(),
+                                        self.__dict__.get("_optimizer_step_pre_hooks", {}).values()):
+            result = pre_hook(self, args, kwargs)
+            if result is not None:
+                if not (isinstance(result, tuple) and len(result) == 2):
+                    raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got {result}.")
+                args, kwargs = result
+        out = step(*args, **kwargs)
+        for post_hook in itertools.chain(self.__dict__.get("_optimizer_step_post_hooks", {}).values(),
+                                         _global_optimizer_post_hooks.values()):
+            post_hook(self, args, kwargs)
+        return out
+    return hooked
 
 
 class Optimizer:
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "step" in cls.__dict__:  # each class's own step, a student's subclass too
+            cls.step = _with_step_hooks(cls.__dict__["step"])
+
     def __init__(self, params, defaults: dict):
         self.defaults = defaults
+        self._optimizer_step_pre_hooks: OrderedDict = OrderedDict()
+        self._optimizer_step_post_hooks: OrderedDict = OrderedDict()
         self.state: defaultdict = defaultdict(dict)  # per parameter, made on its first step
         self.param_groups: list = []
         if isinstance(params, Tensor):  # a bare tensor iterates over its rows: refuse it
@@ -35,9 +87,20 @@ class Optimizer:
         for group in groups:
             self.add_param_group(group)
 
+    def register_step_pre_hook(self, hook) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` before this optimizer's step(); it may return new (args, kwargs)."""
+        return _register(self._optimizer_step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs)`` after this optimizer's step()."""
+        return _register(self._optimizer_step_post_hooks, hook)
+
     def add_param_group(self, group: dict) -> None:
         group = dict(group)
         params = group["params"]
+        if isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering "
+                            "of tensors in sets will change between runs. Please use a list instead.")
         group["params"] = [params] if isinstance(params, Tensor) else list(params)
         for p in group["params"]:
             if not isinstance(p, Tensor):
@@ -158,22 +221,41 @@ def _step_counter(value=0.0):
     return tensor(float(value), dtype=_scalar_dtype())
 
 
-# torch's fused point-wise updates, in the order its CPU kernels evaluate them
+# torch's fused point-wise updates, in the order its CPU kernels evaluate them; where its build fuses a
+# product and a sum into one multiply-add (AVX2, AVX-512: see _cpu_float), so do these
+def _fused(t, a, b, c):
+    """t = a * b + c, as torch's kernel for t's dtype rounds it; then t's version moves on."""
+    t._np[...] = _cpu_float.multiply_add(a, b, c, t.dtype.numpy)
+    t._bump_version()
+    return t
+
+
+def _exact(t):
+    return t.dtype in (float32, float64) and _cpu_float.FUSED
+
+
 def _addcmul_(t, a, b, value=1.0):
     """t += value * a * b."""
+    if _exact(t):
+        return _fused(t, a.mul(value)._np, b._np, t._np)
     return t.add_(a.mul(value).mul(b))
 
 
 def _addcdiv_(t, a, b, value=1.0):
-    """t += value * a / b."""
+    """t += value * a / b (a division: nothing to fuse)."""
     return t.add_(a.mul(value).div(b))
 
 
 def _lerp_(t, end, weight):
     """t moves ``weight`` of the way to ``end`` (torch's two formulas, by the size of weight)."""
+    diff = end.sub(t)
     if weight < 0.5:
-        return t.add_(end.sub(t).mul(weight))
-    return t.copy_(end.sub(end.sub(t).mul(1 - weight)))
+        if _exact(t):
+            return _fused(t, weight, diff._np, t._np)
+        return t.add_(diff.mul(weight))
+    if _exact(t):
+        return _fused(t, -diff._np, 1 - weight, end._np)
+    return t.copy_(end.sub(diff.mul(1 - weight)))
 
 
 def _like_param(param, name, value):

@@ -45,7 +45,7 @@ class RMSprop(Optimizer):
                 _addcmul_(square_avg.mul_(alpha), g, g, 1 - alpha)
                 if group["centered"]:
                     grad_avg = _lerp_(state["grad_avg"], g, 1 - alpha)
-                    avg = square_avg.add(grad_avg.mul(-1).mul(grad_avg)).sqrt_()
+                    avg = _addcmul_(square_avg.clone(), grad_avg, grad_avg, -1).sqrt_()
                 else:
                     avg = square_avg.sqrt()
                 avg = avg.add_(eps)

@@ -122,6 +122,31 @@ class ConcatDataset(Dataset):
         return self.datasets[which][idx - start]
 
 
+
+class StackDataset(Dataset):
+    """Datasets side by side: sample i is ``(a[i], b[i])``, or ``{"x": a[i], "y": b[i]}`` when
+    given by name."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                             "input/output, but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        self.datasets = args or kwargs
+        parts = list(args or kwargs.values())
+        self._length = len(parts[0])
+        if any(self._length != len(dataset) for dataset in parts):
+            raise ValueError("Size mismatch between datasets")
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {name: dataset[index] for name, dataset in self.datasets.items()}
+        return tuple(dataset[index] for dataset in self.datasets)
+
+    def __len__(self):
+        return self._length
+
 def random_split(dataset, lengths, generator=None):
     """Split ``dataset`` into non-overlapping ``Subset`` objects of the given lengths (or fractions).
 
@@ -342,6 +367,15 @@ class DataLoader:
                              "multiprocessing.")
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
+                             "to enable multiprocessing, otherwise set prefetch_factor to None.")
+        elif num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        elif prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:  # a stream has no indices to sample
             if shuffle not in {False, None}:
@@ -383,6 +417,10 @@ class DataLoader:
             collate_fn = default_collate if batch_size is not None or batch_sampler is not None else default_convert
         self.collate_fn = collate_fn
         self.generator = generator
+        self.prefetch_factor, self.persistent_workers = prefetch_factor, persistent_workers
+        self.pin_memory_device, self.in_order = pin_memory_device, in_order
+        # an IterableDataset's own len(), once len(loader) asked for it: more batches than that warn
+        self._IterableDataset_len_called = None
         self._initialized = True
 
     def __setattr__(self, attr, value):
@@ -394,7 +432,7 @@ class DataLoader:
 
     def __len__(self):
         if self._iterable:
-            length = len(self.dataset)
+            length = self._IterableDataset_len_called = len(self.dataset)
             if self.batch_size is not None:
                 length = length // self.batch_size if self.drop_last else math.ceil(length / self.batch_size)
             return length
@@ -404,12 +442,23 @@ class DataLoader:
         # torch draws a base seed for worker processes as the iterator is made, even with no
         # workers: it moves the global generator, so it must happen here to match torch's order
         self._base_seed = _draw_seed(self.generator)
+        if self.pin_memory:  # (reftorch has no accelerator either)
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                          "memory won't be used.", stacklevel=2)
+        if self._iterable:
+            return self._counted(self._stream(), self._IterableDataset_len_called)
         return self._batches()
 
+    def _counted(self, batches, reported):
+        """Batches of an IterableDataset, with torch's warning for each one past the length its
+        len() reported (when len(loader) asked for it)."""
+        for fetched, batch in enumerate(batches, 1):
+            if reported is not None and fetched > reported:
+                warnings.warn(f"Length of IterableDataset {self.dataset} was reported to be {reported}(when "
+                              f"accessing len(dataloader)), but {fetched} samples have been fetched. ", stacklevel=2)
+            yield batch
+
     def _batches(self):
-        if self._iterable:
-            yield from self._stream()
-            return
         if self.batch_sampler is None:  # batch_size=None: one converted sample at a time
             for index in self.sampler:
                 yield self.collate_fn(self.dataset[index])
