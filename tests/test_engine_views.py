@@ -3,7 +3,12 @@ contiguity, view-ness) and the same storage sharing (a write through the view re
 base), on contiguous and non-contiguous inputs; advanced indexing and masked assignment."""
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
+import pytest
 import torch
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -397,3 +402,48 @@ def test_sim_device_computes_what_torch_computes_on_cpu(program, n, m, seed):
         assert r.device.type == "sim"
     assert_same(tuple(t.cpu() for t in mine) if isinstance(mine, tuple) else mine.cpu(), theirs)
     assert reftorch.sim.memory_allocated() > 0
+
+
+# -- meshgrid (issue 29: d2l's programs build their grids with it) -----------------------------
+MESHGRIDS = {
+    "ij": lambda lib: lib.meshgrid(lib.arange(3), lib.arange(2), indexing="ij"),
+    "xy": lambda lib: lib.meshgrid(lib.arange(3), lib.arange(2), indexing="xy"),
+    "xy_three": lambda lib: lib.meshgrid(lib.arange(3.0), lib.arange(2.0), lib.arange(4.0), indexing="xy"),
+    "a_list": lambda lib: lib.meshgrid([lib.arange(3), lib.tensor(7)], indexing="xy"),
+    "one_tensor_xy": lambda lib: lib.meshgrid(lib.arange(3.0), indexing="xy"),
+    "mixed_dtypes": lambda lib: lib.meshgrid(lib.arange(3), lib.arange(2.0), indexing="ij"),
+    "a_matrix": lambda lib: lib.meshgrid(lib.arange(2.0), lib.ones(2, 3) * 1.5, indexing="xy"),
+    "bad_indexing": lambda lib: lib.meshgrid(lib.arange(3), indexing="yx"),
+    "nothing": lambda lib: lib.meshgrid(indexing="ij"),
+    "not_a_tensor": lambda lib: lib.meshgrid(lib.arange(3), 5, indexing="ij"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MESHGRIDS))
+def test_meshgrid_as_torch(case):
+    same_outcome(MESHGRIDS[case], geometry=True)
+
+
+def test_meshgrid_gradients_flow_back_through_expand_and_view():
+    def program(lib):
+        x, y = lib.arange(3.0, requires_grad=True), lib.arange(2.0, requires_grad=True)
+        gx, gy = lib.meshgrid(x, y, indexing="xy")
+        (gx * gy * gy).sum().backward()
+        return x.grad, y.grad, node_chain(gx.grad_fn)
+    same_program(program)
+
+
+def test_meshgrid_without_indexing_warns_once_per_process_as_torch():
+    script = textwrap.dedent("""
+        import warnings
+        import {lib} as torch
+        warnings.simplefilter("always")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            grids = torch.meshgrid(torch.arange(3), torch.arange(2))
+            torch.meshgrid(torch.arange(3), torch.arange(2))
+        print([(w.category.__name__, str(w.message).split(" (Triggered")[0]) for w in caught], grids[1].tolist())
+    """)
+    said = [subprocess.run([sys.executable, "-c", script.format(lib=lib.__name__)], capture_output=True, text=True,
+                           check=True).stdout for lib in LIBS]
+    assert said[1] == said[0] and said[0].count("it will be required to pass the indexing argument") == 1

@@ -69,12 +69,13 @@ from .creation import (  # noqa: E402,F401
     LongTensor, ShortTensor, as_tensor, from_numpy, tensor,
 )
 from .views import _broadcast_shapes_api as broadcast_shapes  # noqa: E402,F401
+from .views import _meshgrid_api as meshgrid  # noqa: E402,F401
 
 ops.broadcast_shapes = broadcast_shapes
 
 # torch.<name>: the ops declared with the function variant, and the Python functions above
 PUBLIC = tuple(dict.fromkeys(GENERATED.public + [
-    "tensor", "as_tensor", "from_numpy", "broadcast_shapes", "FloatTensor", "DoubleTensor", "HalfTensor",
+    "tensor", "as_tensor", "from_numpy", "broadcast_shapes", "meshgrid", "FloatTensor", "DoubleTensor", "HalfTensor",
     "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"]))
 POINTWISE_KERNELS = codegen.pointwise_kernels(GENERATED.declarations)    # what fusion may fuse
 AUTOCAST_LISTS = codegen.autocast_lists(GENERATED.declarations)          # what amp casts

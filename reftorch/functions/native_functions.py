@@ -222,6 +222,8 @@ NATIVE_FUNCTIONS = [
     func("expand_as(Tensor(a) self, Tensor other) -> Tensor(a)", views.expand_as, variants="method"),
     func("broadcast_to(Tensor(a) self, SymInt[] size) -> Tensor(a)", views.broadcast_to, variants=F_M),
     func("broadcast_tensors(Tensor[] tensors) -> Tensor[]", views.broadcast_tensors, variants="function"),
+    func("meshgrid(Tensor[] tensors) -> Tensor[]", views.meshgrid),
+    func("meshgrid.indexing(Tensor[] tensors, *, str indexing) -> Tensor[]", views.meshgrid_indexing),
     func("select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a)", views.select, variants=F_M),
     func("slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)",
          views.slice),

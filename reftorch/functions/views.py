@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes
 from ..dispatch import kernel
 from ..storage import broadcast_shapes, contiguous_strides, expand_strides, view_strides
-from ..tensor import Size, _wrap_dim
+from ..tensor import Size, Tensor, _wrap_dim
 from ._support import _non_overlapping_and_dense, _view_of, _warn_once
 from .codegen import ops
 
@@ -277,6 +277,83 @@ def broadcast_tensors(*tensors):
     shape = broadcast_shapes(*(t._shape for t in tensors))
     # a tensor already of the shape comes back itself, not an expanded view (as torch's does)
     return tuple(t if t._shape == shape else ops.expand(t, shape) for t in tensors)
+
+
+def _cpp_print(t) -> str:
+    """A tensor as torch's C++ ``operator<<`` prints it in an error (a matrix, or its slices
+    under a ``(i,.,.) =`` heading), then ``[ torch.FloatTensor{2,2} ]``."""
+    a = np.asarray(t._np)
+    whole = a.dtype.kind in "iub" or bool(np.all(np.mod(a, 1) == 0))
+    finite = np.abs(a[np.isfinite(a)]) if a.dtype.kind == "f" else np.abs(a.astype(np.int64))
+    largest = float(np.max(finite)) if finite.size else 0.0
+    digits = math.floor(math.log10(largest)) + 1 if largest else 1  # before the point
+    # the column width of torch's __printFormat (4 decimals: 7 below 1, digits + 6 above)
+    width = digits + 1 if whole else (7 if digits == 0 else digits + 6)
+    cells = [str(int(v)) if whole else f"{v:.4f}" for v in a.reshape(-1).tolist()]
+    cells = iter(cells)
+
+    def matrix(rows, cols):
+        return "".join(" ".join(next(cells).rjust(width) for _ in range(cols)) + "\n" for _ in range(rows))
+    shape = a.shape if a.ndim >= 2 else (1,) + a.shape
+    body = ""
+    for index in np.ndindex(*shape[:-2]):
+        if index:
+            body += "(" + ",".join(str(i + 1) for i in index) + ",.,.) = \n"
+        body += matrix(*shape[-2:])
+    return f"{body}[ torch.{t.type()[len('torch.'):]}{{{','.join(map(str, t._shape))}}} ]"
+
+
+def meshgrid(tensors):
+    """``aten::meshgrid`` without ``indexing``: ``'ij'``, and a warning (TORCH_WARN_ONCE in
+    torch: once per process)."""
+    _warn_once("meshgrid", "torch.meshgrid: in an upcoming release, it will be required to pass the "
+                           "indexing argument.")
+    return meshgrid_indexing(tensors, indexing="ij")
+
+
+def meshgrid_indexing(tensors, *, indexing):
+    """Coordinate grids: the i-th output is the i-th input viewed along dim i and expanded over
+    the others (``'xy'`` swaps the first two dims, as NumPy's meshgrid does)."""
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for a, b in zip(tensors, tensors[1:]):
+        if a.dtype is not b.dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+        if a.device != b.device:
+            raise RuntimeError("meshgrid expects all tensors to have the same device")
+    tensors = list(tensors)
+    swap = indexing == "xy" and len(tensors) >= 2
+    if indexing not in ("xy", "ij"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if swap:
+        tensors[0], tensors[1] = tensors[1], tensors[0]
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {_cpp_print(t)}")
+    shape = [t.numel() for t in tensors]
+    grids = []
+    for i, t in enumerate(tensors):
+        view_shape = [1] * len(tensors)
+        view_shape[i] = -1
+        grids.append(ops.view(t, view_shape).expand(shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def _meshgrid_api(*tensors, indexing=None):
+    """``torch.meshgrid`` (torch/functional.py): tensors or one list of them."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    for i, t in enumerate(tensors):  # (the words of torch's parser for a TensorList)
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    if indexing is None:
+        return ops.meshgrid(tensors)
+    return ops.meshgrid(tensors, indexing=indexing)
+
+
+_meshgrid_api.__name__ = _meshgrid_api.__qualname__ = "meshgrid"
 
 
 def _broadcast_shapes_api(*shapes):
