@@ -410,3 +410,41 @@ def test_views_know_their_base_and_data_pointer(shape, seed, layout):
                 leaf.untyped_storage(), "nbytes") else None,
         ))
     assert facts[1] == facts[0]
+
+
+# -- remainders (issue 29): `%` with the tensor on the right, fmod ------------------------------
+REMAINDERS = {
+    "number_mod_ints": lambda lib: 3 % lib.tensor([2, -2, 5]),
+    "float_mod_ints": lambda lib: 3.5 % lib.tensor([2, -2, 5], dtype=lib.int32),
+    "number_mod_floats": lambda lib: -7 % lib.tensor([2.0, -2.0, 5.0]),
+    "number_mod_zero": lambda lib: 3 % lib.tensor([0, 1]),
+    "number_mod_bools": lambda lib: True % lib.tensor([True]),
+    "rmod_of_str": lambda lib: lib.tensor([2.0]).__rmod__("a"),
+    "fmod_ints": lambda lib: lib.fmod(lib.tensor([-3, 3, -7], dtype=lib.int8), 2),
+    "fmod_floats": lambda lib: lib.fmod(lib.tensor([-3.0, 3.0, -7.5]), -2),
+    "fmod_half": lambda lib: lib.fmod(lib.tensor([-3.0, 3.0, -7.5], dtype=lib.float16), 2),
+    "fmod_tensors": lambda lib: lib.tensor([-3, 3]).fmod(lib.tensor([2, -2])),
+    "fmod_int_by_float": lambda lib: lib.tensor([-3, 3]).fmod(2.5),
+    "fmod_int_by_zero": lambda lib: lib.fmod(lib.tensor([-3, 3]), lib.tensor([2, 0])),
+    "fmod_float_by_zero": lambda lib: lib.fmod(lib.tensor([-3, 3]), 0.0),
+    "fmod_bools": lambda lib: lib.fmod(lib.tensor([True]), lib.tensor([True])),
+    "fmod_number_first": lambda lib: lib.fmod(3, lib.tensor([2])),
+    "fmod_in_place": lambda lib: lib.tensor([-3.0, 3.0]).fmod_(lib.tensor([2.0])),
+    "fmod_in_place_int_by_float": lambda lib: lib.tensor([-3, 3]).fmod_(2.5),
+    "fmod_out": lambda lib: lib.fmod(lib.tensor([-3.0, 3.0]), 2, out=lib.empty(2)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REMAINDERS))
+def test_remainders_as_torch(case):
+    same_outcome(REMAINDERS[case])
+
+
+def test_remainder_and_fmod_gradients_as_torch():
+    def program(lib):
+        x, y = lib.tensor([-3.5, 3.0, 7.25], requires_grad=True), lib.tensor([2.0, -2.0, 1.5], requires_grad=True)
+        f, r, s = lib.fmod(x, y), x % y, lib.fmod(x, 1.5)
+        (f * 2 + r * 3 + s).sum().backward()
+        number_first = 3 % y
+        return x.grad, y.grad, [t.grad_fn.name() for t in (f, r, s, number_first)]
+    same_program(program)

@@ -125,6 +125,17 @@ def remainder(input, other):
     return _binary("remainder", input, other)
 
 
+def fmod(input, other):
+    """a - b * trunc(a / b): the sign of a, as C's fmod (remainder has b's)."""
+    if not isinstance(input, Tensor):  # torch's parser takes no number for fmod's first argument
+        raise TypeError(
+            f"fmod() received an invalid combination of arguments - got ({type(input).__name__}, "
+            f"{type(other).__name__ if not isinstance(other, Tensor) else 'Tensor'}), but expected one of:\n"
+            " * (Tensor input, Tensor other, *, Tensor out = None)\n * (Tensor input, Number other, *, Tensor out = None)\n")
+    _check_integer_divisor(input, other, "fmod")
+    return _binary("fmod", input, other)
+
+
 def pow(input, exponent):
     if isinstance(input, Tensor) and not input.dtype.is_floating_point and \
             isinstance(exponent, builtins.int) and exponent < 0:

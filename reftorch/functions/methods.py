@@ -39,6 +39,14 @@ def _rdiv(self, other):
     return ops.mul(ops.reciprocal(self), other)
 
 
+def _rmod(self, other):
+    """``3 % x``: torch.remainder(3, x); an operand remainder cannot take hands over to Python."""
+    try:
+        return ops.remainder(other, self)
+    except TypeError:
+        return NotImplemented
+
+
 def _invert(input):  # ~x: Python's operator has its own check (and TypeError) in torch
     if input.dtype.is_floating_point:
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
@@ -79,7 +87,7 @@ def operators():
         __mul__=o.mul, __rmul__=_commuted(o.mul), __imul__=o.mul_,
         __truediv__=o.div, __rtruediv__=_rdiv, __itruediv__=o.div_,
         __floordiv__=o.floor_divide, __rfloordiv__=_reverse(o.floor_divide), __ifloordiv__=o.floor_divide_,
-        __mod__=o.remainder, __imod__=o.remainder_,
+        __mod__=o.remainder, __rmod__=_rmod, __imod__=o.remainder_,
         __pow__=o.pow, __rpow__=_reverse(o.pow), __ipow__=o.pow_,
         __matmul__=o.matmul, __rmatmul__=_reverse(o.matmul),
         __neg__=o.neg, __abs__=o.abs, __invert__=_invert,
