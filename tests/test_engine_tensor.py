@@ -448,3 +448,51 @@ def test_remainder_and_fmod_gradients_as_torch():
         number_first = 3 % y
         return x.grad, y.grad, [t.grad_fn.name() for t in (f, r, s, number_first)]
     same_program(program)
+
+
+# -- integers that do not fit (issue 29): torch wraps some and refuses others ---------------------
+INTEGER_OVERFLOWS = {
+    "uint8_of_minus_one": lambda lib: lib.tensor([-1], dtype=lib.uint8),
+    "uint8_down_to_minus_255": lambda lib: lib.tensor([[1, -1], [-255, 255]], dtype=lib.uint8),
+    "uint8_of_256": lambda lib: lib.tensor([256, 300], dtype=lib.uint8),
+    "uint8_of_minus_256": lambda lib: lib.tensor([-256], dtype=lib.uint8),
+    "uint8_of_a_number": lambda lib: lib.tensor(-1, dtype=lib.uint8),
+    "uint8_of_negative_float": lambda lib: lib.tensor([-0.5], dtype=lib.uint8),
+    "uint8_of_mixed": lambda lib: lib.tensor([True, -1, 2.7], dtype=lib.uint8),
+    "int8_of_200": lambda lib: lib.tensor([200], dtype=lib.int8),
+    "int32_of_2_40": lambda lib: lib.tensor([2 ** 40], dtype=lib.int32),
+    "int32_of_nan": lambda lib: lib.tensor([float("nan")], dtype=lib.int32),
+    "int64_of_2_63": lambda lib: lib.tensor([2 ** 63], dtype=lib.int64),
+    "int64_of_1e30": lambda lib: lib.tensor([1e30], dtype=lib.int64),
+    "uint8_plus_300": lambda lib: lib.tensor([1, 2], dtype=lib.uint8) + 300,
+    "uint8_plus_minus_one": lambda lib: lib.tensor([1, 2], dtype=lib.uint8) + (-1),
+    "uint8_times_minus_one": lambda lib: lib.tensor([1, 2], dtype=lib.uint8) * -1,
+    "int8_times_1000": lambda lib: lib.tensor([1, 2], dtype=lib.int8) * 1000,
+    "int16_plus_32768": lambda lib: lib.tensor([1, 2], dtype=lib.int16) + 32768,
+    "int64_plus_2_63": lambda lib: lib.tensor([1, 2]) + 2 ** 63,
+    "int64_plus_2_64": lambda lib: lib.tensor([1, 2]) + 2 ** 64,
+    "float_plus_2_70": lambda lib: lib.ones(2) + 2 ** 70,
+    "int_minus_huge": lambda lib: lib.ones(2, dtype=lib.int64) - (-2 ** 63 - 1),
+    "uint8_floor_divide_300": lambda lib: lib.tensor([5], dtype=lib.uint8) // 300,
+    "uint8_equals_261": lambda lib: lib.tensor([5], dtype=lib.uint8) == 261,
+    "uint8_add_300_in_place": lambda lib: lib.tensor([250], dtype=lib.uint8).add_(300),
+    "int8_mul_1000_in_place": lambda lib: lib.tensor([1], dtype=lib.int8).mul_(1000),
+    "int8_sub_minus_200_in_place": lambda lib: lib.tensor([1], dtype=lib.int8).sub_(-200),
+    "full_uint8_minus_one": lambda lib: lib.full((2,), -1, dtype=lib.uint8),
+    "full_uint8_300": lambda lib: lib.full((2,), 300, dtype=lib.uint8),
+    "full_int32_2_40": lambda lib: lib.full((2,), 2 ** 40, dtype=lib.int32),
+    "full_uint8_negative_float": lambda lib: lib.full((2,), -1.5, dtype=lib.uint8),
+    "fill_uint8_minus_255": lambda lib: lib.zeros(1, dtype=lib.uint8).fill_(-255),
+    "fill_int8_1000": lambda lib: lib.zeros(2, dtype=lib.int8).fill_(1000),
+    "fill_int64_2_63": lambda lib: lib.zeros(1, dtype=lib.int64).fill_(2 ** 63),
+    "fill_uint8_with_tensor_300": lambda lib: lib.zeros(1, dtype=lib.uint8).fill_(lib.tensor(300)),
+    "clamp_uint8_at_300": lambda lib: lib.tensor([1, 2], dtype=lib.uint8).clamp(-1, 300),
+    "where_uint8_or_300": lambda lib: lib.where(lib.tensor([True, False]), lib.tensor([1, 2], dtype=lib.uint8), 300),
+    "masked_fill_uint8_300": lambda lib: lib.tensor([[1, 2]], dtype=lib.uint8).masked_fill(lib.tensor([[True, False]]), 300),
+    "masked_fill_uint8_minus_3": lambda lib: lib.tensor([[1, 2]], dtype=lib.uint8).masked_fill_(lib.tensor([[True, False]]), -3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INTEGER_OVERFLOWS))
+def test_integers_that_do_not_fit_as_torch(case):
+    same_outcome(INTEGER_OVERFLOWS[case])

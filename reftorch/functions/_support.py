@@ -105,6 +105,11 @@ def _binary(op: str, a, b, result_dtype=None, compute_dtype=None):
         raise NotImplementedError(f"\"add_stub\" not implemented for '{_scalar_name(ct)}'")
     # torch computes float16/bfloat16 arithmetic in float32 and rounds once; its add, sub and
     # comparison kernels round a number (or 0-dim tensor) operand to 16 bits first, mul and div do not
+    for x in (a, b):
+        if type(x) is builtins.int:
+            dtypes.wrapped_int(x, dtypes.int64)  # (torch reads it as a 64-bit integer: larger raises)
+    if dtypes.is_integral(ct):  # a Python int wraps to the integer dtype (u8 + 300 is u8 + 44)
+        a, b = (dtypes.wrapped_int(x, ct) if type(x) is builtins.int else x for x in (a, b))
     kt = dtypes.float32 if ct in dtypes.REDUCED_FLOATS and result_dtype is None else ct
     if ct in dtypes.REDUCED_FLOATS and (op in ("add", "sub") or result_dtype is not None):
         a, b = _scalar_rounded_to(a, ct), _scalar_rounded_to(b, ct)

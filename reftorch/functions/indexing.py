@@ -357,6 +357,8 @@ def masked_fill(input, mask, value):
     _check_masked_fill_args(mask, value)
     broadcast_shapes(mask._shape, input._shape)  # torch expands the mask first: it is "tensor a"
     fill = value._np.astype(input.dtype.numpy) if isinstance(value, Tensor) else value
+    if dtypes.is_integral(input.dtype) and not isinstance(value, Tensor):
+        fill = dtypes.checked_convert(value, input.dtype)
     dev = _devices(input, mask)
     # torch fills a row-major clone, whatever the input's layout
     return _wrap(np.asarray(
