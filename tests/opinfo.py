@@ -296,6 +296,10 @@ OPS = {
     # views
     "view": view_op(Sample(T(3, 4), 12), Sample(T(3, 4), 2, -1), Sample(T(2, 3, 4), (6, 4)),
                     errors=[Sample(T(3, 4), 5), Sample(T(4, 3, layout="transposed"), 12)]),
+    "view.dtype": view_op(Sample(T(3, 4), dtype="int32"), Sample(T(3, 4), dtype="uint8"), Sample(T(3, 4), dtype="float64"),
+                          Sample(T(2, 4, dtype="int64"), dtype="int16"), Sample(T(4, dtype="uint8", low=0, high=2), dtype="bool"),
+                          errors=[Sample(T(3, 3), dtype="float64"), Sample(T(4, 3, layout="transposed"), dtype="int16"),
+                                  Sample(T(), dtype="int16")]),
     "_reshape_alias": view_op(Sample(T(3, 4), (12,), (1,)), Sample(T(3, 4), (2, 6), (6, 1)),
                               no_error_because="(internal: reshape checks the sizes first)"),
     "_unsafe_view": view_op(Sample(T(3, 4), (12,)), Sample(T(3, 4), (2, 6)), errors=[Sample(T(3, 4), (5,))]),

@@ -75,7 +75,9 @@ def _accepts(type_: str, value, numbers_as_tensors=False) -> bool:
     if base in ("int", "SymInt"):
         return isinstance(value, (builtins.int, np.integer)) and not isinstance(value, builtins.bool)
     if base.startswith(("int[", "SymInt[")):
-        return isinstance(value, (builtins.int, np.integer, list, tuple)) and not isinstance(value, builtins.bool)
+        if isinstance(value, (list, tuple)):  # (of things with __index__: x.view(torch.int32) is view.dtype)
+            return builtins.all(hasattr(type(v), "__index__") for v in value)
+        return isinstance(value, (builtins.int, np.integer)) and not isinstance(value, builtins.bool)
     if base == "bool":
         return isinstance(value, (builtins.bool, np.bool_))
     if base == "float":

@@ -80,6 +80,7 @@ def _check_masks(input, key):
 def _expand_key(input, key):
     if not isinstance(key, tuple):
         key = (key,)
+    key = tuple(list(k) if isinstance(k, range) else k for k in key)  # a range is a sequence of ints
     # an integer or bool tensor with one element is still advanced indexing, as in torch
     used = builtins.sum(_index_dims(k) for k in key)
     if used > input.dim():

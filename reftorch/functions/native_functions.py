@@ -201,6 +201,7 @@ NATIVE_FUNCTIONS = [
 
     # -- views (views.py) ---------------------------------------------------------------------------
     func("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", views.view, variants="method"),
+    func("view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)", views.view_dtype, variants="method"),
     func("_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)", views._reshape_alias),
     func("_unsafe_view(Tensor self, SymInt[] size) -> Tensor", views._unsafe_view),
     func("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", views.reshape, variants=F_M),

@@ -16,6 +16,7 @@ from .. import dtypes
 from ..dispatch import kernel
 from ..storage import broadcast_shapes, contiguous_strides, expand_strides, view_strides
 from ..tensor import Size, Tensor, _wrap_dim
+from ..tensor import _scalar_type_name as _scalar_name
 from ._support import _non_overlapping_and_dense, _view_of, _warn_once
 from .codegen import ops
 
@@ -40,8 +41,6 @@ def _infer_shape(shape, numel):
 
 
 def view(input, *size):
-    if len(size) == 1 and isinstance(size[0], dtypes.dtype):
-        raise NotImplementedError("view(dtype) is not part of reftorch")
     shape = _infer_shape(size, input.numel())
     strides = view_strides(input._shape, input._stride, shape)
     if strides is None:
@@ -50,6 +49,51 @@ def view(input, *size):
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         )
     return _view_of(input, shape, strides, input._offset)
+
+
+def view_dtype(input, dtype):
+    """The same bytes read as ``dtype``. With another element size the last dim (which must be
+    dense) grows or shrinks by the ratio, as do the other strides and the offset. Not
+    differentiable, and not a view for autograd (no ``_base``), but it shares the memory and
+    the version counter, as torch's."""
+    old, new = input.dtype.itemsize, dtype.itemsize
+    shape, strides, offset = list(input._shape), list(input._stride), input._offset
+    what = f"to view {_scalar_name(input.dtype)} as {_scalar_name(dtype)} (different element sizes)"
+    if old != new and input.dim() == 0:
+        raise RuntimeError(f"self.dim() cannot be 0 {what}")
+    if old > new:
+        ratio = old // new
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        shape[-1] *= ratio
+        strides = [st * ratio for st in strides[:-1]] + [1]
+        offset *= ratio
+    elif old < new:
+        ratio = new // old
+        if shape[-1] % ratio:
+            raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got {shape[-1]}")
+        if offset % ratio:
+            raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, but got {offset}")
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        for d, st in enumerate(strides[:-1]):
+            if st % ratio:
+                raise RuntimeError(f"self.stride({d}) must be divisible by {ratio} {what}, but got {st}")
+        shape[-1] //= ratio
+        strides = [st // ratio for st in strides[:-1]] + [1]
+        offset //= ratio
+    out = _view_of(input, tuple(shape), tuple(strides), offset, storage=_storage_as(input._storage, dtype))
+    out._base = None
+    return out
+
+
+def _storage_as(storage, dtype):
+    """The same memory as a flat array of ``dtype`` (the whole elements it holds)."""
+    raw = storage.data.view(np.uint8)
+    reinterpreted = object.__new__(type(storage))  # (the memory is counted once, by its owner)
+    reinterpreted.data = raw[:len(raw) - len(raw) % dtype.itemsize].view(dtype.numpy)
+    reinterpreted.device = storage.device
+    return reinterpreted
 
 
 def _reshape_alias(input, size, stride):
