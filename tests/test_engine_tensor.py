@@ -496,3 +496,50 @@ INTEGER_OVERFLOWS = {
 @pytest.mark.parametrize("case", sorted(INTEGER_OVERFLOWS))
 def test_integers_that_do_not_fit_as_torch(case):
     same_outcome(INTEGER_OVERFLOWS[case])
+
+
+# -- median, nanmedian, kthvalue, mode, stable sort (issue 29): torch's values, and its indices
+# where values repeat (median: the place in a stable sort; kthvalue: torch's quick-select; mode:
+# the last index of the run std::sort leaves)
+NAN = float("nan")
+SELECTIONS = {
+    "median_rows": lambda lib: lib.median(lib.tensor([[3.0, 1.0, 2.0, 1.0], [0.0, 5.0, 5.0, 4.0]]), 1),
+    "median_all": lambda lib: lib.tensor([[3.0, 1.0, 2.0, 1.0], [0.0, 5.0, 5.0, 4.0]]).median(),
+    "median_keepdim": lambda lib: lib.median(lib.tensor([[3.0, 1.0], [0.0, 5.0], [2.0, 2.0]]), 0, keepdim=True),
+    "median_many_repeats": lambda lib: lib.median(lib.tensor([1, 2, 3] * 8 + [3, 2, 1, 0]), 0),
+    "median_all_equal": lambda lib: lib.median(lib.full((31,), 5), 0),
+    "median_nan": lambda lib: lib.median(lib.tensor([[1.0, NAN, 0.0, NAN]]), 1),
+    "median_empty": lambda lib: lib.median(lib.tensor([])),
+    "median_empty_dim": lambda lib: lib.median(lib.zeros(2, 0), 1),
+    "median_of_bools": lambda lib: lib.median(lib.tensor([True, False]), 0),
+    "nanmedian_rows": lambda lib: lib.nanmedian(lib.tensor([[NAN, 2.0, NAN, 1.0], [NAN, NAN, NAN, NAN]]), 1),
+    "nanmedian_all": lambda lib: lib.nanmedian(lib.tensor([NAN, 3.0, 1.0, 2.0])),
+    "kthvalue_rows": lambda lib: lib.kthvalue(lib.tensor([[3.0, 1, 2, 1, 1, 5, 3, 3], [2, 2, 2, 2, 1, 1, 1, 1]]), 3),
+    "kthvalue_keepdim": lambda lib: lib.kthvalue(lib.tensor([[3.0, 1, 2, 1, 1, 5, 3, 3]]), 6, 1, True),
+    "kthvalue_repeats": lambda lib: lib.kthvalue(lib.tensor([1, 2, 3] * 8 + [3, 2, 1, 0]), 11),
+    "kthvalue_nan_last": lambda lib: lib.kthvalue(lib.tensor([3.0, NAN, 2.0, 1.0]), 4),
+    "kthvalue_out_of_range": lambda lib: lib.kthvalue(lib.tensor([3.0, 1.0, 2.0]), 4),
+    "mode_ties": lambda lib: lib.mode(lib.tensor([1.0, 2.0, 2.0, 1.0])),
+    "mode_long_rows": lambda lib: lib.mode(lib.tensor([[1, 2, 3] * 9 + [0], [4] * 28])),
+    "mode_bools": lambda lib: lib.mode(lib.tensor([True, False, True])),
+    "mode_empty_dim": lambda lib: lib.mode(lib.zeros(2, 0), 1),
+    "sort_stable": lambda lib: lib.sort(lib.tensor([3.0, 1.0, 3.0, 1.0]), stable=True, descending=True),
+    "sort_stable_method": lambda lib: lib.tensor([[3, 1, 3], [0, 0, 1]]).sort(stable=True, dim=0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SELECTIONS))
+def test_selections_as_torch(case):
+    results = same_outcome(SELECTIONS[case])
+    if results is not None:  # (the named tuple too: torch.return_types.median, ...)
+        assert repr(results[1]) == repr(results[0])
+
+
+def test_selections_gradients_as_torch():
+    def program(lib):
+        x = lib.tensor([[3.0, 1.0, 2.0, 1.0], [0.0, 5.0, 5.0, 4.0]], requires_grad=True)
+        outs = [lib.median(x), lib.median(x, 1).values, lib.nanmedian(x), lib.nanmedian(x, 0).values,
+                lib.kthvalue(x, 2).values, lib.mode(x, 0).values, lib.sort(x, stable=True).values]
+        sum(o.sum() for o in outs).backward()
+        return x.grad, [o.grad_fn.name() for o in outs]
+    same_program(program)

@@ -16,6 +16,7 @@
                     split, as_strided, unfold: new geometry over the same storage
     joining.py      cat, stack, repeat, tile
     reductions.py   sum, mean, prod, max, min, argmax, topk, sort, var, std, norm
+    selection.py    median, nanmedian, kthvalue, mode: which element torch's CPU kernels pick
     linalg.py       mm, mv, dot, bmm, addmm, matmul, linear
     inplace.py      add_, mul_, copy_, fill_, ...: writing into a tensor, and its autograd
     indexing.py     t[key], t[key] = v, index_put_, masked_fill, gather, scatter
@@ -39,14 +40,15 @@ import types as _types
 
 from . import _support, autocast, schema, arguments, nodes, codegen  # noqa: I001  (the machinery first)
 from . import creation, copies, comparison, unary, arithmetic, joining, views, reductions, linalg  # noqa: I001
-from . import inplace, indexing, embeddings, activations, convolution, loss, normalization, sampling
+from . import inplace, indexing, embeddings, activations, convolution, loss, normalization, sampling, selection
 from . import native_functions, derivatives
 from . import methods as _methods
 from .codegen import ops  # noqa: F401
 from .nodes import GeneratedNode  # noqa: F401
 
 FAMILIES = (_support, copies, creation, comparison, unary, arithmetic, joining, views, reductions,
-            linalg, inplace, indexing, embeddings, activations, convolution, loss, normalization, sampling, _methods)
+            linalg, inplace, indexing, embeddings, activations, convolution, loss, normalization, sampling, selection,
+            _methods)
 
 GENERATED = codegen.generate(native_functions.NATIVE_FUNCTIONS, derivatives.DERIVATIVES,
                              inplace.inplace_variant, inplace.run_inplace)

@@ -174,6 +174,30 @@ DERIVATIVES = [
                reductions.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True),
                result=lambda self_t, dim, indices: (reductions.gather_with_keepdimed_indices(self_t, dim, indices, True), None),
                output_differentiability=[True, False]),
+    derivative("sort.stable", self=lambda grad, dim, indices, self_sym_sizes:
+               reductions.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True),
+               result=lambda self_t, dim, indices: (reductions.gather_with_keepdimed_indices(self_t, dim, indices, True), None),
+               output_differentiability=[True, False]),
+    derivative("median", self=lambda grad, self, result: reductions.evenly_distribute_backward(grad, self, result),
+               result=lambda self_t, self, result: reductions.evenly_read_jvp(self_t, self, result)),
+    derivative("median.dim", self=lambda grad, dim, indices, self_sym_sizes, keepdim:
+               reductions.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim),
+               result=lambda self_t, dim, indices, keepdim: (reductions.gather_with_keepdimed_indices(self_t, dim, indices, keepdim), None),
+               output_differentiability=[True, False]),
+    derivative("nanmedian", self=lambda grad, self, result: reductions.evenly_distribute_backward(grad, self, result),
+               result=lambda self_t, self, result: reductions.evenly_read_jvp(self_t, self, result)),
+    derivative("nanmedian.dim", self=lambda grad, dim, indices, self_sym_sizes, keepdim:
+               reductions.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim),
+               result=lambda self_t, dim, indices, keepdim: (reductions.gather_with_keepdimed_indices(self_t, dim, indices, keepdim), None),
+               output_differentiability=[True, False]),
+    derivative("kthvalue", self=lambda grad, dim, indices, self_sym_sizes, keepdim:
+               reductions.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim),
+               result=lambda self_t, dim, indices, keepdim: (reductions.gather_with_keepdimed_indices(self_t, dim, indices, keepdim), None),
+               output_differentiability=[True, False]),
+    derivative("mode", self=lambda grad, dim, indices, self_sym_sizes, keepdim:
+               reductions.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim),
+               result=lambda self_t, dim, indices, keepdim: (reductions.gather_with_keepdimed_indices(self_t, dim, indices, keepdim), None),
+               output_differentiability=[True, False]),
     derivative("var.correction", self=lambda grad, self, dim, correction, keepdim:
                reductions.var_backward(grad, self, dim, correction, keepdim),
                result=lambda self_t, self, dim, correction, keepdim: reductions.var_jvp(self_t, self, dim, correction, keepdim)),

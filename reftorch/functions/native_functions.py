@@ -18,7 +18,7 @@ import numpy as np
 
 from . import (
     activations, arithmetic, comparison, convolution, copies, creation, embeddings, indexing, inplace, joining,
-    linalg, loss, normalization, reductions, sampling, unary, views,
+    linalg, loss, normalization, reductions, sampling, selection, unary, views,
 )
 from .schema import func
 
@@ -179,8 +179,20 @@ NATIVE_FUNCTIONS = [
          reductions.topk, variants="function method out", out_dtype="same"),
     func("sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
          reductions.sort, variants="function method out", out_dtype="same"),
+    func("sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)",
+         reductions.sort_stable, variants="function method out", out_dtype="same"),
     func("argsort(Tensor self, int dim=-1, bool descending=False, *, bool stable=False) -> Tensor",
          reductions.argsort, variants=F_M),
+    func("median(Tensor self) -> Tensor", selection.median, variants=F_M),
+    func("median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+         selection.median_dim, variants="function method out", out_dtype="same"),
+    func("nanmedian(Tensor self) -> Tensor", selection.nanmedian, variants=F_M),
+    func("nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
+         selection.nanmedian_dim, variants="function method out", out_dtype="same"),
+    func("kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
+         selection.kthvalue, variants="function method out", out_dtype="same"),
+    func("mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)",
+         selection.mode, variants="function method out", out_dtype="same"),
     func("all.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", reductions.all, variants=F_M),
     func("any.dims(Tensor self, int[1]? dim=None, bool keepdim=False) -> Tensor", reductions.any, variants=F_M),
     func("nonzero(Tensor self, *, bool as_tuple=False) -> Tensor", reductions.nonzero, variants=F_M),
