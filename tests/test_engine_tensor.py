@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import reftorch
 from engine_support import (
     DTYPE_NAMES, ENGINE, LIBS, assert_same, dtype_name, dtype_names, float_names, layouts,
-    make_array, pair, same_outcome, same_program, seeds, shapes,
+    make_array, node_chain, pair, same_outcome, same_program, seeds, shapes,
 )
 
 
@@ -542,4 +542,51 @@ def test_selections_gradients_as_torch():
                 lib.kthvalue(x, 2).values, lib.mode(x, 0).values, lib.sort(x, stable=True).values]
         sum(o.sum() for o in outs).backward()
         return x.grad, [o.grad_fn.name() for o in outs]
+    same_program(program)
+
+
+# -- diff, repeat_interleave, tensor_split (issue 29): composites with torch's graphs ------------
+COMPOSITES = {
+    "diff": lambda lib: lib.diff(lib.tensor([1, 3, 6, 10])),
+    "diff_twice": lambda lib: lib.tensor([1, 3, 6, 10]).diff(n=2),
+    "diff_past_the_length": lambda lib: lib.diff(lib.tensor([1, 3, 6, 10]), n=5),
+    "diff_zero_times": lambda lib: lib.diff(lib.tensor([1.0, 3.0]), n=0, prepend=lib.tensor([5.0])),
+    "diff_rows_with_ends": lambda lib: lib.diff(lib.tensor([[1.0, 3], [6, 10]]), dim=0, prepend=lib.zeros(1, 2),
+                                                append=lib.ones(2, 2)),
+    "diff_promotes_prepend": lambda lib: lib.diff(lib.tensor([1, 3], dtype=lib.int32), prepend=lib.tensor([0.5])),
+    "diff_bools": lambda lib: lib.diff(lib.tensor([True, False, False])),
+    "diff_bad_prepend": lambda lib: lib.diff(lib.tensor([[1.0, 3], [6, 10]]), prepend=lib.zeros(3, 1)),
+    "diff_of_a_number": lambda lib: lib.diff(lib.tensor(3.0)),
+    "repeat_interleave_int": lambda lib: lib.tensor([[1, 2], [3, 4]]).repeat_interleave(2),
+    "repeat_interleave_dim": lambda lib: lib.repeat_interleave(lib.tensor([[1, 2], [3, 4]]), 3, dim=1),
+    "repeat_interleave_tensor": lambda lib: lib.tensor([[1, 2], [3, 4]]).repeat_interleave(lib.tensor([1, 2]), dim=0),
+    "repeat_interleave_one_repeat": lambda lib: lib.tensor([1, 2]).repeat_interleave(lib.tensor([3])),
+    "repeat_interleave_indices": lambda lib: lib.repeat_interleave(lib.tensor([2, 0, 1], dtype=lib.int32)),
+    "repeat_interleave_negative": lambda lib: lib.tensor([1, 2]).repeat_interleave(-1),
+    "repeat_interleave_wrong_length": lambda lib: lib.tensor([1, 2]).repeat_interleave(lib.tensor([1, 2, 3])),
+    "repeat_interleave_output_size": lambda lib: lib.tensor([1, 2]).repeat_interleave(2, output_size=3),
+    "repeat_interleave_float_repeats": lambda lib: lib.repeat_interleave(lib.tensor([2.0, 1.0])),
+    "tensor_split_sections": lambda lib: lib.tensor_split(lib.arange(7), 3),
+    "tensor_split_more_sections": lambda lib: lib.arange(7).tensor_split(10),
+    "tensor_split_indices": lambda lib: lib.tensor_split(lib.arange(7), (1, 9, 3)),
+    "tensor_split_columns": lambda lib: lib.tensor_split(lib.arange(12).view(3, 4), [1, 2], dim=-1),
+    "tensor_split_tensor": lambda lib: lib.arange(7).tensor_split(lib.tensor([1, 4])),
+    "tensor_split_keyword": lambda lib: lib.arange(7).tensor_split(sections=2),
+    "tensor_split_zero": lambda lib: lib.arange(7).tensor_split(0),
+    "tensor_split_float_tensor": lambda lib: lib.arange(7).tensor_split(lib.tensor([1.0])),
+}
+
+
+@pytest.mark.parametrize("case", sorted(COMPOSITES))
+def test_diff_repeat_interleave_tensor_split_as_torch(case):
+    same_outcome(COMPOSITES[case], geometry=True)
+
+
+def test_composites_record_torchs_graph():
+    def program(lib):
+        x = lib.tensor([[1.0, 2.0, 4.0], [0.5, 3.0, 9.0]], requires_grad=True)
+        outs = [lib.diff(x, n=2), x.repeat_interleave(2), x.repeat_interleave(lib.tensor([1, 3]), dim=0),
+                *lib.tensor_split(x, [1], dim=1)]
+        sum((o * o).sum() for o in outs).backward()
+        return x.grad, [node_chain(o.grad_fn) for o in outs], [o._base is not None for o in outs]
     same_program(program)

@@ -254,6 +254,12 @@ NATIVE_FUNCTIONS = [
     func("split(Tensor(a -> *) self, SymInt[] split_size_or_sections, int dim=0) -> Tensor(a)[]", views.split,
          variants=F_M),
     func("chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]", views.chunk, variants=F_M),
+    func("tensor_split.sections(Tensor(a -> *) self, SymInt sections, int dim=0) -> Tensor(a)[]",
+         views.tensor_split_sections, variants=F_M),
+    func("tensor_split.indices(Tensor(a -> *) self, SymInt[] indices, int dim=0) -> Tensor(a)[]",
+         views.tensor_split_indices, variants=F_M),
+    func("tensor_split.tensor_indices_or_sections(Tensor(a -> *) self, Tensor tensor_indices_or_sections, int dim=0) -> Tensor(a)[]",
+         views.tensor_split_tensor, variants=F_M),
     func("unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]", views.unbind, variants=F_M),
     func("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
          views.as_strided, variants=F_M),
@@ -327,6 +333,14 @@ NATIVE_FUNCTIONS = [
     func("vstack(Tensor[] tensors) -> Tensor", joining.vstack, variants="function"),
     func("repeat(Tensor self, SymInt[] repeats) -> Tensor", joining.repeat, variants="method"),
     func("tile(Tensor self, SymInt[] dims) -> Tensor", joining.tile, variants=F_M),
+    func("repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor",
+         joining.repeat_interleave_self_tensor, variants=F_M),
+    func("repeat_interleave.self_int(Tensor self, SymInt repeats, int? dim=None, *, SymInt? output_size=None) -> Tensor",
+         joining.repeat_interleave_self_int, variants=F_M),
+    func("repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor",
+         joining.repeat_interleave_indices, variants="function"),  # (after the two with self: the method reads the first)
+    func("diff(Tensor self, int n=1, int dim=-1, Tensor? prepend=None, Tensor? append=None) -> Tensor", joining.diff,
+         variants="function method out"),
 
     # -- linear algebra (linalg.py) -----------------------------------------------------------------
     func("mm(Tensor self, Tensor mat2) -> Tensor", linalg.mm, variants="function method out", out_dtype="same",

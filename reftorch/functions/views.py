@@ -535,6 +535,51 @@ def split_with_sizes(input, split_sizes, dim=0):
     return _pieces(input, dim, sections)
 
 
+def _tensor_split_dim(input, dim):
+    if input.dim() == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    return _wrap_dim(dim, input.dim())
+
+
+def tensor_split_sections(input, sections, dim=0):
+    """``sections`` pieces as equal as can be: the first ``size % sections`` one longer."""
+    d = _tensor_split_dim(input, dim)
+    if sections <= 0:
+        raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+    size = input._shape[d]
+    pieces, start = [], 0
+    for i in range(sections):
+        length = size // sections + (1 if i < size % sections else 0)
+        pieces.append(ops.slice(input, d, start, start + length))
+        start += length
+    return tuple(pieces)
+
+
+def tensor_split_indices(input, indices, dim=0):
+    """Pieces cut at ``indices`` (NumPy's array_split): [0, i0), [i0, i1), ..., [ik, end)."""
+    d = _tensor_split_dim(input, dim)
+    pieces, start = [], 0
+    for end in indices:
+        pieces.append(ops.slice(input, d, start, end))
+        start = end
+    pieces.append(ops.slice(input, d, start, input._shape[d]))
+    return tuple(pieces)
+
+
+def tensor_split_tensor(input, tensor_indices_or_sections, dim=0):
+    """A 0-dim tensor is a number of sections, a 1-dim one the indices."""
+    cuts = tensor_indices_or_sections
+    if cuts.dtype is not dtypes.int64:
+        raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                           f"{_scalar_name(cuts.dtype)}")
+    if cuts.dim() > 1:
+        raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                           f"one-dimensional tensor, but got a tensor with {cuts.dim()} dims")
+    if cuts.dim() == 0:
+        return tensor_split_sections(input, cuts.item(), dim)
+    return tensor_split_indices(input, cuts.tolist(), dim)
+
+
 def split(input, split_size_or_sections, dim=0):
     """``torch.split``: equal pieces for an int, pieces of the given sizes for a list."""
     if isinstance(split_size_or_sections, builtins.int):
