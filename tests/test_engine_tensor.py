@@ -590,3 +590,58 @@ def test_composites_record_torchs_graph():
         sum((o * o).sum() for o in outs).backward()
         return x.grad, [node_chain(o.grad_fn) for o in outs], [o._base is not None for o in outs]
     same_program(program)
+
+
+# -- bincount, histc, unique, unique_consecutive (issue 29) ---------------------------------------
+COUNTINGS = {
+    "bincount": lambda lib: lib.bincount(lib.tensor([1, 2, 2, 5])),
+    "bincount_minlength": lambda lib: lib.tensor([1, 2, 2, 5]).bincount(minlength=8),
+    "bincount_float_weights": lambda lib: lib.bincount(lib.tensor([1, 2, 2]), weights=lib.tensor([0.5, 1.0, 2.0])),
+    "bincount_int_weights": lambda lib: lib.bincount(lib.tensor([1, 2, 2]), weights=lib.tensor([1, 2, 3], dtype=lib.int32)),
+    "bincount_many_weights": lambda lib: lib.bincount(lib.tensor([i * 7 % 9 for i in range(200)]),
+                                                      lib.tensor([(i * 0.37) % 1.3 for i in range(200)])),
+    "bincount_empty": lambda lib: lib.bincount(lib.tensor([], dtype=lib.int64), minlength=3),
+    "bincount_negative": lambda lib: lib.bincount(lib.tensor([-1, 2])),
+    "bincount_floats": lambda lib: lib.bincount(lib.tensor([1.0, 2.0])),
+    "bincount_weights_too_short": lambda lib: lib.bincount(lib.tensor([1, 2, 2]), weights=lib.tensor([1.0, 2.0])),
+    "histc": lambda lib: lib.histc(lib.tensor([1.0, 2, 1, 7, -1]), bins=4, min=0, max=3),
+    "histc_data_range": lambda lib: lib.tensor([[1.0, 2], [3, 3]]).histc(bins=3),
+    "histc_edges": lambda lib: lib.histc(lib.tensor([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]), bins=6, min=0.1, max=0.7),
+    "histc_one_value": lambda lib: lib.histc(lib.tensor([1.0, 1, 1]), bins=3),
+    "histc_double": lambda lib: lib.histc(lib.arange(50, dtype=lib.float64) * 0.37 % 2.9, bins=7),
+    "histc_infinite": lambda lib: lib.histc(lib.tensor([1.0, 2, float("inf")]), bins=3),
+    "histc_min_above_max": lambda lib: lib.histc(lib.tensor([1.0]), bins=4, min=3, max=0),
+    "histc_ints": lambda lib: lib.histc(lib.tensor([1, 2, 1]), bins=3),
+    "unique": lambda lib: lib.unique(lib.tensor([3, 1, 2, 1, 3])),
+    "unique_unsorted": lambda lib: lib.unique(lib.tensor([30, 10, 20, 5, 100, 7]), sorted=False),
+    "unique_everything": lambda lib: lib.unique(lib.tensor([[3, 1], [2, 1]]), return_inverse=True, return_counts=True),
+    "unique_counts": lambda lib: lib.tensor([3, 1, 2, 1]).unique(return_counts=True),
+    "unique_nan": lambda lib: lib.unique(lib.tensor([3.0, NAN, 1.0, NAN])),
+    "unique_number": lambda lib: lib.unique(lib.tensor(5), return_inverse=True, return_counts=True),
+    "unique_rows": lambda lib: lib.unique(lib.tensor([[1, 2], [1, 2], [0, 5]]), dim=0),
+    "unique_columns": lambda lib: lib.unique(lib.tensor([[1, 1, 0], [2, 2, 5]]), dim=1, return_inverse=True),
+    "unique_consecutive": lambda lib: lib.unique_consecutive(lib.tensor([1, 1, 2, 2, 3, 1, 1]), return_inverse=True,
+                                                             return_counts=True),
+    "unique_consecutive_method": lambda lib: lib.tensor([1, 1, 2]).unique_consecutive(return_counts=True),
+    "unique_consecutive_rows": lambda lib: lib.unique_consecutive(lib.tensor([[1, 1], [1, 1], [2, 3]]), dim=0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(COUNTINGS))
+def test_counting_as_torch(case):
+    same_outcome(COUNTINGS[case], geometry=True)
+
+
+def test_counting_nodes_as_torch():
+    def program(lib):
+        x = lib.tensor([3.0, 1.0, 3.0], requires_grad=True)
+        w = lib.tensor([1.0, 2.0, 0.5], requires_grad=True)
+        outs = [lib.unique(x), lib.unique(x.view(1, 3), dim=1), lib.unique_consecutive(x), lib.bincount(lib.tensor([0, 2, 2]), w)]
+        said = []
+        for o in outs:
+            try:
+                o.sum().backward()
+            except (RuntimeError, NotImplementedError) as error:
+                said.append((type(error).__name__, str(error)))
+        return [o.grad_fn.name() for o in outs], said, lib.histc(x, bins=2).requires_grad
+    same_program(program)

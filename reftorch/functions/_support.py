@@ -214,7 +214,7 @@ def not_implemented(name):
     """derivatives.yaml's ``not_implemented("inplace version of asinh")``: a node that raises
     when backward reaches it."""
     def formula(grad):
-        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
     return formula
 
 

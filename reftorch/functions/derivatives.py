@@ -178,6 +178,12 @@ DERIVATIVES = [
                reductions.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True),
                result=lambda self_t, dim, indices: (reductions.gather_with_keepdimed_indices(self_t, dim, indices, True), None),
                output_differentiability=[True, False]),
+    derivative("bincount", node="torch::autograd::NotImplemented", self="non_differentiable",
+               weights=no_derivative("bincount")),
+    derivative("_unique2", self=not_implemented("_unique2"), output_differentiability=[True, False, False]),
+    derivative("unique_dim", self=not_implemented("unique_dim"), output_differentiability=[True, False, False]),
+    derivative("unique_consecutive", self=not_implemented("unique_consecutive"),
+               output_differentiability=[True, False, False]),
     derivative("median", self=lambda grad, self, result: reductions.evenly_distribute_backward(grad, self, result),
                result=lambda self_t, self, result: reductions.evenly_read_jvp(self_t, self, result)),
     derivative("median.dim", self=lambda grad, dim, indices, self_sym_sizes, keepdim:

@@ -193,4 +193,3 @@ def repeat_interleave_self_int(input, repeats, dim=None, *, output_size=None):
     if output_size is not None and output_size != shape[d] * repeats:
         raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {shape[d] * repeats} but got {output_size}")
     return ops.clone(wide, memory_format=contiguous_format).flatten(d, d + 1)
-

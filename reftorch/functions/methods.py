@@ -13,6 +13,7 @@ from .. import dtypes
 from ..tensor import Tensor
 from .codegen import ops
 from .copies import detach_
+from .counting import unique_api, unique_consecutive_api
 from .creation import legacy_new
 from .indexing import getitem, setitem
 from .views import _H, _T, _matrix_transpose
@@ -103,6 +104,7 @@ CONVERSIONS = dict(
     bfloat16=_converter(dtypes.bfloat16), long=_converter(dtypes.int64), int=_converter(dtypes.int32),
     bool=_converter(dtypes.bool), short=_converter(dtypes.int16), byte=_converter(dtypes.uint8),
     char=_converter(dtypes.int8), new=_new, detach_=detach_,
+    unique=unique_api, unique_consecutive=unique_consecutive_api,  # (Python functions in torch too)
 )
 
 PROPERTIES = dict(

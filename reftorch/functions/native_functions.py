@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import (
-    activations, arithmetic, comparison, convolution, copies, creation, embeddings, indexing, inplace, joining,
+    activations, arithmetic, comparison, convolution, copies, counting, creation, embeddings, indexing, inplace, joining,
     linalg, loss, normalization, reductions, sampling, selection, unary, views,
 )
 from .schema import func
@@ -183,6 +183,15 @@ NATIVE_FUNCTIONS = [
          reductions.sort_stable, variants="function method out", out_dtype="same"),
     func("argsort(Tensor self, int dim=-1, bool descending=False, *, bool stable=False) -> Tensor",
          reductions.argsort, variants=F_M),
+    func("bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor", counting.bincount, variants=F_M),
+    func("histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor", counting.histc,
+         variants="function method out"),
+    func("_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+         counting._unique2, variants="function"),
+    func("unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)",
+         counting.unique_dim, variants="function"),
+    func("unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)",
+         counting.unique_consecutive),
     func("median(Tensor self) -> Tensor", selection.median, variants=F_M),
     func("median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)",
          selection.median_dim, variants="function method out", out_dtype="same"),
