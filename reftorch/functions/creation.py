@@ -273,6 +273,8 @@ def _integers_stored(data, dtype):
     integer, then checked (uint8 takes -1 as 255, refuses 256), a float truncated if it fits."""
     if not dtypes.is_integral(dtype):
         return data
+    if isinstance(data, np.ndarray):  # (torch reads an array inside a list element by element)
+        data = data.tolist()
     if isinstance(data, list):
         return [_integers_stored(v, dtype) for v in data]
     if isinstance(data, (builtins.int, np.integer)) and not isinstance(data, builtins.bool) \
