@@ -489,6 +489,10 @@ INTEGER_OVERFLOWS = {
     "clamp_uint8_at_300": lambda lib: lib.tensor([1, 2], dtype=lib.uint8).clamp(-1, 300),
     "where_uint8_or_300": lambda lib: lib.where(lib.tensor([True, False]), lib.tensor([1, 2], dtype=lib.uint8), 300),
     "masked_fill_uint8_300": lambda lib: lib.tensor([[1, 2]], dtype=lib.uint8).masked_fill(lib.tensor([[True, False]]), 300),
+    "uint8_to_the_300": lambda lib: lib.tensor([2], dtype=lib.uint8) ** 300,
+    "int8_pow_200_in_place": lambda lib: lib.tensor([2], dtype=lib.int8).pow_(200),
+    "uint8_add_alpha_300": lambda lib: lib.tensor([1], dtype=lib.uint8).add_(1, alpha=300),
+    "int8_add_alpha_200": lambda lib: lib.tensor([1], dtype=lib.int8).add(lib.tensor([1], dtype=lib.int8), alpha=200),
     "masked_fill_uint8_minus_3": lambda lib: lib.tensor([[1, 2]], dtype=lib.uint8).masked_fill_(lib.tensor([[True, False]]), -3),
 }
 

@@ -22,6 +22,8 @@ _grad_state = _modes.grad_mode
 def _check_alpha(alpha, dtype):
     if isinstance(alpha, builtins.float) and not dtype.is_floating_point:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if dtypes.is_integral(dtype):  # the kernel reads alpha as the dtype, checked (c10's words)
+        dtypes.checked_convert(alpha, dtype)
 
 
 def _scaled(other, alpha, dtype):
@@ -140,6 +142,8 @@ def pow(input, exponent):
     if isinstance(input, Tensor) and not input.dtype.is_floating_point and \
             isinstance(exponent, builtins.int) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if isinstance(input, Tensor) and dtypes.is_integral(input.dtype) and type(exponent) is builtins.int:
+        dtypes.checked_convert(exponent, input.dtype)  # (the kernel reads it as the dtype, checked)
     return _binary("pow", input, exponent)
 
 
