@@ -186,10 +186,10 @@ def _in_one_kernel(op, tensors, *args):
 _warned_once = set()  # torch gives some warnings once per process (TORCH_WARN_ONCE)
 
 
-def _warn_once(key, message):
+def _warn_once(key, message, stacklevel=3):
     if key not in _warned_once:
         _warned_once.add(key)
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel)
 
 
 def check_not_double(grad, name, reads_inputs=False):

@@ -351,7 +351,7 @@ def meshgrid(tensors):
     """``aten::meshgrid`` without ``indexing``: ``'ij'``, and a warning (TORCH_WARN_ONCE in
     torch: once per process)."""
     _warn_once("meshgrid", "torch.meshgrid: in an upcoming release, it will be required to pass the "
-                           "indexing argument.")
+                           "indexing argument.", stacklevel=5)  # (at torch.meshgrid's call, as torch's)
     return meshgrid_indexing(tensors, indexing="ij")
 
 
