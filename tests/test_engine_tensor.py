@@ -649,3 +649,15 @@ def test_counting_nodes_as_torch():
                 said.append((type(error).__name__, str(error)))
         return [o.grad_fn.name() for o in outs], said, lib.histc(x, bins=2).requires_grad
     same_program(program)
+
+
+@pytest.mark.parametrize("op", ["max", "min", "topk", "sort", "median", "kthvalue", "mode"])
+def test_out_calls_return_torchs_out_named_tuples(op):
+    """``torch.max(x, 0, out=(v, i))`` returns a ``torch.return_types.max_out``, whose repr says so."""
+    def program(lib):
+        x = lib.tensor([[3.0, 1.0, 3.0], [0.0, 2.0, 2.0]])
+        args = {"topk": (1,), "kthvalue": (2,), "sort": (), "mode": ()}.get(op, (1,))
+        out = (lib.empty(0), lib.empty(0, dtype=lib.int64))
+        result = getattr(lib, op)(x, *args, out=out)
+        return repr(result), type(result).__name__, result[0] is out[0], result.indices is out[1]
+    same_program(program)

@@ -10,6 +10,7 @@ Then, if grad mode is on and an input requires grad, codegen.py records a Node
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
 import warnings
 import weakref
@@ -293,7 +294,25 @@ def call_with_out(op, spec, args, kwargs, out):
     results = result if isinstance(result, tuple) else (result,)
     for target, value in zip(outs, results):
         _write_out(name, target, value, out_dtype, factory)
+    if hasattr(type(result), "_fields"):  # torch.return_types.max -> torch.return_types.max_out
+        return _out_return_type(type(result))(*outs)
     return type(result)(*outs) if isinstance(result, tuple) else out
+
+
+_OUT_RETURN_TYPES = {}
+
+
+def _out_return_type(cls):
+    """The named tuple torch returns for an out= call (``max_out`` for ``max``)."""
+    if cls not in _OUT_RETURN_TYPES:
+        name = cls.__name__ + "_out"
+
+        def __repr__(self):
+            fields = ",\n".join(f"{field}={value!r}" for field, value in zip(self._fields, self))
+            return f"torch.return_types.{name}(\n{fields})"
+        _OUT_RETURN_TYPES[cls] = type(name, (collections.namedtuple(name, cls._fields),),
+                                      {"__repr__": __repr__, "__slots__": ()})
+    return _OUT_RETURN_TYPES[cls]
 
 
 def _has_grad(values) -> bool:
