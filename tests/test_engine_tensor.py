@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import reftorch
 from engine_support import (
     DTYPE_NAMES, ENGINE, LIBS, assert_same, dtype_name, dtype_names, float_names, layouts,
-    make_array, node_chain, pair, same_outcome, same_program, seeds, shapes,
+    make_array, node_chain, pair, run_program, same_outcome, same_program, seeds, shapes,
 )
 
 
@@ -661,3 +661,18 @@ def test_out_calls_return_torchs_out_named_tuples(op):
         result = getattr(lib, op)(x, *args, out=out)
         return repr(result), type(result).__name__, result[0] is out[0], result.indices is out[1]
     same_program(program)
+
+
+def test_return_types_are_reachable_as_torchs():
+    source = (
+        "import torch\n"
+        "from torch.return_types import median\n"
+        "x = torch.tensor([[3.0, 1.0], [0.0, 2.0]])\n"
+        "out = (torch.empty(0), torch.empty(0, dtype=torch.int64))\n"
+        "result = [isinstance(torch.max(x, 0), torch.return_types.max), isinstance(torch.median(x, 1), median),\n"
+        "          isinstance(torch.sort(x, out=out), torch.return_types.sort_out),\n"
+        "          isinstance(torch.kthvalue(x, 1, out=out), torch.return_types.kthvalue_out),\n"
+        "          torch.return_types.kthvalue.__name__, torch.return_types.mode_out.__name__]\n"
+        "print(result)\n")
+    theirs, mine = run_program(source, torch), run_program(source, reftorch)
+    assert mine == theirs and theirs[1] is None
