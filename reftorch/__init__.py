@@ -84,6 +84,7 @@ from . import linalg  # noqa: E402,F401
 from . import accelerator, backends  # noqa: E402,F401
 from .default_device import get_default_device, set_default_device  # noqa: E402,F401
 from . import serialization  # noqa: E402,F401
+from . import return_types  # noqa: E402,F401
 from .serialization import load, save  # noqa: E402,F401
 from . import typed_storage as _typed_storage  # noqa: E402
 from .typed_storage import TypedStorage  # noqa: E402,F401

@@ -151,6 +151,44 @@ def scalar_dtype(value) -> dtype:
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 
 
+# -- integers that do not fit: wrapped, or refused, as c10 does --------------------------------
+_CPP_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t"}
+
+
+def is_integral(d: dtype) -> builtins.bool:
+    return d._category == 1
+
+
+def checked_convert(value, d: dtype, name: str | None = None):
+    """A number as integer dtype ``d`` holds it, or c10's checked_convert error (worded with
+    ``name``: by default the C++ type, as ``Scalar::to<uint8_t>`` says it). A float must fit
+    (it is truncated); an int too, except that an unsigned dtype also takes negative ints down
+    to -max, which wrap (uint8 of -1 is 255: ``a - b`` may be done as ``a + 255 * b``)."""
+    if isinstance(value, (builtins.bool, np.bool_)):
+        return builtins.int(value)
+    info = np.iinfo(d.numpy)
+    if isinstance(value, (builtins.float, np.floating)):
+        fits = info.min <= builtins.float(value) <= info.max  # (False for nan)
+        number = builtins.int(value) if fits else None
+    else:
+        number = builtins.int(value)
+        fits = number <= info.max and number >= (-info.max if info.min == 0 else info.min)
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {name or _CPP_NAMES[d.name]} without overflow")
+    return number % (info.max + 1) if number < 0 and info.min == 0 else number
+
+
+def wrapped_int(value: builtins.int, d: dtype):
+    """A Python int operand of an integer op, as torch's kernels see it: read as a 64-bit
+    integer (signed, or unsigned above int64's range), then cast to ``d``, wrapping as C does:
+    ``uint8_tensor + 300`` adds 44."""
+    if value >= 2 ** 64:
+        raise OverflowError("int too big to convert")
+    if value < -2 ** 63:
+        raise OverflowError("can't convert negative int to unsigned")
+    return np.array(value % 2 ** 64, dtype=np.uint64).astype(d.numpy)[()]
+
+
 def python_number(value):
     """The Python number torch reads from a NumPy scalar operand: an integer as an int, a
     float as a float, and a bool as a float too (torch's argument parsing takes np.bool_ so)."""

@@ -78,7 +78,7 @@ def _through_float32(value, np_dtype):
 # element-wise: NumPy ufuncs already broadcast, keep memory order, and accept out=
 for _name, _ufunc in {
     "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.true_divide,
-    "floor_divide": np.floor_divide, "remainder": np.remainder,
+    "floor_divide": np.floor_divide, "remainder": np.remainder, "fmod": np.fmod,
     "maximum": np.maximum, "minimum": np.minimum,
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
     "gt": np.greater, "ge": np.greater_equal,

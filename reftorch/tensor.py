@@ -79,10 +79,11 @@ class Tensor:
         return t
 
     @staticmethod
-    def _view_of(base: "Tensor", shape, stride, offset, array=None) -> "Tensor":
+    def _view_of(base: "Tensor", shape, stride, offset, array=None, storage=None) -> "Tensor":
         """A tensor sharing ``base``'s storage (and version counter) with new geometry.
-        ``array``: the same view as NumPy made it (``base._np.T``), when the caller has it."""
-        storage = base._storage
+        ``array``: the same view as NumPy made it (``base._np.T``), when the caller has it;
+        ``storage``: base's memory read as another dtype (``view(dtype)``)."""
+        storage = base._storage if storage is None else storage
         t = object.__new__(Tensor)
         t._storage = storage
         if array is None:
@@ -95,7 +96,7 @@ class Tensor:
         t._shape = tuple(shape)
         t._stride = tuple(stride)
         t._offset = offset
-        t.dtype = base.dtype
+        t.dtype = base.dtype if storage is base._storage else dtypes.from_numpy_dtype(storage.data.dtype)
         t._device = base._device
         t._init_autograd_state()
         t._version_counter = base._version_counter

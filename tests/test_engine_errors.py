@@ -509,3 +509,21 @@ def test_index_put_into_expanded_tensor_warns_as_torch_does():
                 if issubclass(w.category, UserWarning)]
     theirs, mine = caught(torch), caught(reftorch)
     assert theirs and mine == theirs
+
+
+# an int list with something that is no int in it: torch's parser names the position (issue 29:
+# since x.view(torch.int32) is view.dtype, an int list must hold ints, not just be a list)
+INT_LIST_ELEMENTS = {
+    "sum_over_a_float_dim": lambda lib: lib.ones(2, 3).sum((0, 1.0)),
+    "amax_over_a_str_dim": lambda lib: lib.ones(2, 3).amax((0, "a")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INT_LIST_ELEMENTS))
+def test_int_lists_holding_no_int_raise_torchs_words(case):
+    said = []
+    for lib in LIBS:
+        with pytest.raises(TypeError) as caught:
+            INT_LIST_ELEMENTS[case](lib)
+        said.append(str(caught.value))
+    assert said[1] == said[0]

@@ -20,7 +20,7 @@ import reftorch
 from engine_support import (
     DTYPE_NAMES, ENGINE, LIBS, assert_close_values, assert_same, assert_same_bits, both_or_same_error, build,
     capabilities_this_cpu_allows, dtype_name, dtype_names, float_names, grads_and_chain, layouts, make_array,
-    pair, same_error, same_outcome, same_program, same_warnings, seeds, shapes,
+    node_chain, pair, run_program, same_error, same_outcome, same_program, same_warnings, seeds, shapes,
 )
 
 
@@ -960,3 +960,269 @@ def test_baddbmm_addmv_addr_with_their_scales_and_gradients():
         inplace = lib.zeros(3, 4).addr_(v3.detach(), v4.detach(), alpha=2)
         return out, grads, [o.grad_fn.name() for o in out], inplace
     same_program(program)
+
+
+# -- remainders (issue 29): `%` with the tensor on the right, fmod ------------------------------
+REMAINDERS = {
+    "number_mod_ints": lambda lib: 3 % lib.tensor([2, -2, 5]),
+    "float_mod_ints": lambda lib: 3.5 % lib.tensor([2, -2, 5], dtype=lib.int32),
+    "number_mod_floats": lambda lib: -7 % lib.tensor([2.0, -2.0, 5.0]),
+    "number_mod_zero": lambda lib: 3 % lib.tensor([0, 1]),
+    "number_mod_bools": lambda lib: True % lib.tensor([True]),
+    "rmod_of_str": lambda lib: lib.tensor([2.0]).__rmod__("a"),
+    "fmod_ints": lambda lib: lib.fmod(lib.tensor([-3, 3, -7], dtype=lib.int8), 2),
+    "fmod_floats": lambda lib: lib.fmod(lib.tensor([-3.0, 3.0, -7.5]), -2),
+    "fmod_half": lambda lib: lib.fmod(lib.tensor([-3.0, 3.0, -7.5], dtype=lib.float16), 2),
+    "fmod_tensors": lambda lib: lib.tensor([-3, 3]).fmod(lib.tensor([2, -2])),
+    "fmod_int_by_float": lambda lib: lib.tensor([-3, 3]).fmod(2.5),
+    "fmod_int_by_zero": lambda lib: lib.fmod(lib.tensor([-3, 3]), lib.tensor([2, 0])),
+    "fmod_float_by_zero": lambda lib: lib.fmod(lib.tensor([-3, 3]), 0.0),
+    "fmod_bools": lambda lib: lib.fmod(lib.tensor([True]), lib.tensor([True])),
+    "fmod_number_first": lambda lib: lib.fmod(3, lib.tensor([2])),
+    "fmod_in_place": lambda lib: lib.tensor([-3.0, 3.0]).fmod_(lib.tensor([2.0])),
+    "fmod_in_place_int_by_float": lambda lib: lib.tensor([-3, 3]).fmod_(2.5),
+    "fmod_out": lambda lib: lib.fmod(lib.tensor([-3.0, 3.0]), 2, out=lib.empty(2)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REMAINDERS))
+def test_remainders_as_torch(case):
+    same_outcome(REMAINDERS[case])
+
+
+def test_remainder_and_fmod_gradients_as_torch():
+    def program(lib):
+        x, y = lib.tensor([-3.5, 3.0, 7.25], requires_grad=True), lib.tensor([2.0, -2.0, 1.5], requires_grad=True)
+        f, r, s = lib.fmod(x, y), x % y, lib.fmod(x, 1.5)
+        (f * 2 + r * 3 + s).sum().backward()
+        number_first = 3 % y
+        return x.grad, y.grad, [t.grad_fn.name() for t in (f, r, s, number_first)]
+    same_program(program)
+
+
+# -- integers that do not fit (issue 29): torch wraps some and refuses others ---------------------
+INTEGER_OVERFLOWS = {
+    "uint8_of_minus_one": lambda lib: lib.tensor([-1], dtype=lib.uint8),
+    "uint8_down_to_minus_255": lambda lib: lib.tensor([[1, -1], [-255, 255]], dtype=lib.uint8),
+    "uint8_of_256": lambda lib: lib.tensor([256, 300], dtype=lib.uint8),
+    "uint8_of_minus_256": lambda lib: lib.tensor([-256], dtype=lib.uint8),
+    "uint8_of_a_number": lambda lib: lib.tensor(-1, dtype=lib.uint8),
+    "uint8_of_negative_float": lambda lib: lib.tensor([-0.5], dtype=lib.uint8),
+    "uint8_of_mixed": lambda lib: lib.tensor([True, -1, 2.7], dtype=lib.uint8),
+    "int8_of_200": lambda lib: lib.tensor([200], dtype=lib.int8),
+    "int32_of_2_40": lambda lib: lib.tensor([2 ** 40], dtype=lib.int32),
+    "int32_of_nan": lambda lib: lib.tensor([float("nan")], dtype=lib.int32),
+    "int64_of_2_63": lambda lib: lib.tensor([2 ** 63], dtype=lib.int64),
+    "int64_of_1e30": lambda lib: lib.tensor([1e30], dtype=lib.int64),
+    "uint8_plus_300": lambda lib: lib.tensor([1, 2], dtype=lib.uint8) + 300,
+    "uint8_plus_minus_one": lambda lib: lib.tensor([1, 2], dtype=lib.uint8) + (-1),
+    "uint8_times_minus_one": lambda lib: lib.tensor([1, 2], dtype=lib.uint8) * -1,
+    "int8_times_1000": lambda lib: lib.tensor([1, 2], dtype=lib.int8) * 1000,
+    "int16_plus_32768": lambda lib: lib.tensor([1, 2], dtype=lib.int16) + 32768,
+    "int64_plus_2_63": lambda lib: lib.tensor([1, 2]) + 2 ** 63,
+    "int64_plus_2_64": lambda lib: lib.tensor([1, 2]) + 2 ** 64,
+    "float_plus_2_70": lambda lib: lib.ones(2) + 2 ** 70,
+    "int_minus_huge": lambda lib: lib.ones(2, dtype=lib.int64) - (-2 ** 63 - 1),
+    "uint8_floor_divide_300": lambda lib: lib.tensor([5], dtype=lib.uint8) // 300,
+    "uint8_equals_261": lambda lib: lib.tensor([5], dtype=lib.uint8) == 261,
+    "uint8_add_300_in_place": lambda lib: lib.tensor([250], dtype=lib.uint8).add_(300),
+    "int8_mul_1000_in_place": lambda lib: lib.tensor([1], dtype=lib.int8).mul_(1000),
+    "int8_sub_minus_200_in_place": lambda lib: lib.tensor([1], dtype=lib.int8).sub_(-200),
+    "full_uint8_minus_one": lambda lib: lib.full((2,), -1, dtype=lib.uint8),
+    "full_uint8_300": lambda lib: lib.full((2,), 300, dtype=lib.uint8),
+    "full_int32_2_40": lambda lib: lib.full((2,), 2 ** 40, dtype=lib.int32),
+    "full_uint8_negative_float": lambda lib: lib.full((2,), -1.5, dtype=lib.uint8),
+    "fill_uint8_minus_255": lambda lib: lib.zeros(1, dtype=lib.uint8).fill_(-255),
+    "fill_int8_1000": lambda lib: lib.zeros(2, dtype=lib.int8).fill_(1000),
+    "fill_int64_2_63": lambda lib: lib.zeros(1, dtype=lib.int64).fill_(2 ** 63),
+    "fill_uint8_with_tensor_300": lambda lib: lib.zeros(1, dtype=lib.uint8).fill_(lib.tensor(300)),
+    "clamp_uint8_at_300": lambda lib: lib.tensor([1, 2], dtype=lib.uint8).clamp(-1, 300),
+    "where_uint8_or_300": lambda lib: lib.where(lib.tensor([True, False]), lib.tensor([1, 2], dtype=lib.uint8), 300),
+    "masked_fill_uint8_300": lambda lib: lib.tensor([[1, 2]], dtype=lib.uint8).masked_fill(lib.tensor([[True, False]]), 300),
+    "uint8_to_the_300": lambda lib: lib.tensor([2], dtype=lib.uint8) ** 300,
+    "int8_pow_200_in_place": lambda lib: lib.tensor([2], dtype=lib.int8).pow_(200),
+    "uint8_add_alpha_300": lambda lib: lib.tensor([1], dtype=lib.uint8).add_(1, alpha=300),
+    "int8_add_alpha_200": lambda lib: lib.tensor([1], dtype=lib.int8).add(lib.tensor([1], dtype=lib.int8), alpha=200),
+    "masked_fill_uint8_minus_3": lambda lib: lib.tensor([[1, 2]], dtype=lib.uint8).masked_fill_(lib.tensor([[True, False]]), -3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INTEGER_OVERFLOWS))
+def test_integers_that_do_not_fit_as_torch(case):
+    same_outcome(INTEGER_OVERFLOWS[case])
+
+
+# -- median, nanmedian, kthvalue, mode, stable sort (issue 29): torch's values, and its indices
+# where values repeat (median: the place in a stable sort; kthvalue: torch's quick-select; mode:
+# the last index of the run std::sort leaves)
+NAN = float("nan")
+SELECTIONS = {
+    "median_rows": lambda lib: lib.median(lib.tensor([[3.0, 1.0, 2.0, 1.0], [0.0, 5.0, 5.0, 4.0]]), 1),
+    "median_all": lambda lib: lib.tensor([[3.0, 1.0, 2.0, 1.0], [0.0, 5.0, 5.0, 4.0]]).median(),
+    "median_keepdim": lambda lib: lib.median(lib.tensor([[3.0, 1.0], [0.0, 5.0], [2.0, 2.0]]), 0, keepdim=True),
+    "median_many_repeats": lambda lib: lib.median(lib.tensor([1, 2, 3] * 8 + [3, 2, 1, 0]), 0),
+    "median_all_equal": lambda lib: lib.median(lib.full((31,), 5), 0),
+    "median_nan": lambda lib: lib.median(lib.tensor([[1.0, NAN, 0.0, NAN]]), 1),
+    "median_empty": lambda lib: lib.median(lib.tensor([])),
+    "median_empty_dim": lambda lib: lib.median(lib.zeros(2, 0), 1),
+    "median_of_bools": lambda lib: lib.median(lib.tensor([True, False]), 0),
+    "nanmedian_rows": lambda lib: lib.nanmedian(lib.tensor([[NAN, 2.0, NAN, 1.0], [NAN, NAN, NAN, NAN]]), 1),
+    "nanmedian_all": lambda lib: lib.nanmedian(lib.tensor([NAN, 3.0, 1.0, 2.0])),
+    "kthvalue_rows": lambda lib: lib.kthvalue(lib.tensor([[3.0, 1, 2, 1, 1, 5, 3, 3], [2, 2, 2, 2, 1, 1, 1, 1]]), 3),
+    "kthvalue_keepdim": lambda lib: lib.kthvalue(lib.tensor([[3.0, 1, 2, 1, 1, 5, 3, 3]]), 6, 1, True),
+    "kthvalue_repeats": lambda lib: lib.kthvalue(lib.tensor([1, 2, 3] * 8 + [3, 2, 1, 0]), 11),
+    "kthvalue_nan_last": lambda lib: lib.kthvalue(lib.tensor([3.0, NAN, 2.0, 1.0]), 4),
+    "kthvalue_out_of_range": lambda lib: lib.kthvalue(lib.tensor([3.0, 1.0, 2.0]), 4),
+    "mode_ties": lambda lib: lib.mode(lib.tensor([1.0, 2.0, 2.0, 1.0])),
+    "mode_long_rows": lambda lib: lib.mode(lib.tensor([[1, 2, 3] * 9 + [0], [4] * 28])),
+    "mode_bools": lambda lib: lib.mode(lib.tensor([True, False, True])),
+    "mode_empty_dim": lambda lib: lib.mode(lib.zeros(2, 0), 1),
+    "sort_stable": lambda lib: lib.sort(lib.tensor([3.0, 1.0, 3.0, 1.0]), stable=True, descending=True),
+    "sort_stable_method": lambda lib: lib.tensor([[3, 1, 3], [0, 0, 1]]).sort(stable=True, dim=0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SELECTIONS))
+def test_selections_as_torch(case):
+    results = same_outcome(SELECTIONS[case])
+    if results is not None:  # (the named tuple too: torch.return_types.median, ...)
+        assert repr(results[1]) == repr(results[0])
+
+
+def test_selections_gradients_as_torch():
+    def program(lib):
+        x = lib.tensor([[3.0, 1.0, 2.0, 1.0], [0.0, 5.0, 5.0, 4.0]], requires_grad=True)
+        outs = [lib.median(x), lib.median(x, 1).values, lib.nanmedian(x), lib.nanmedian(x, 0).values,
+                lib.kthvalue(x, 2).values, lib.mode(x, 0).values, lib.sort(x, stable=True).values]
+        sum(o.sum() for o in outs).backward()
+        return x.grad, [o.grad_fn.name() for o in outs]
+    same_program(program)
+
+
+# -- diff, repeat_interleave, tensor_split (issue 29): composites with torch's graphs ------------
+COMPOSITES = {
+    "diff": lambda lib: lib.diff(lib.tensor([1, 3, 6, 10])),
+    "diff_twice": lambda lib: lib.tensor([1, 3, 6, 10]).diff(n=2),
+    "diff_past_the_length": lambda lib: lib.diff(lib.tensor([1, 3, 6, 10]), n=5),
+    "diff_zero_times": lambda lib: lib.diff(lib.tensor([1.0, 3.0]), n=0, prepend=lib.tensor([5.0])),
+    "diff_rows_with_ends": lambda lib: lib.diff(lib.tensor([[1.0, 3], [6, 10]]), dim=0, prepend=lib.zeros(1, 2),
+                                                append=lib.ones(2, 2)),
+    "diff_promotes_prepend": lambda lib: lib.diff(lib.tensor([1, 3], dtype=lib.int32), prepend=lib.tensor([0.5])),
+    "diff_bools": lambda lib: lib.diff(lib.tensor([True, False, False])),
+    "diff_bad_prepend": lambda lib: lib.diff(lib.tensor([[1.0, 3], [6, 10]]), prepend=lib.zeros(3, 1)),
+    "diff_of_a_number": lambda lib: lib.diff(lib.tensor(3.0)),
+    "repeat_interleave_int": lambda lib: lib.tensor([[1, 2], [3, 4]]).repeat_interleave(2),
+    "repeat_interleave_dim": lambda lib: lib.repeat_interleave(lib.tensor([[1, 2], [3, 4]]), 3, dim=1),
+    "repeat_interleave_tensor": lambda lib: lib.tensor([[1, 2], [3, 4]]).repeat_interleave(lib.tensor([1, 2]), dim=0),
+    "repeat_interleave_one_repeat": lambda lib: lib.tensor([1, 2]).repeat_interleave(lib.tensor([3])),
+    "repeat_interleave_indices": lambda lib: lib.repeat_interleave(lib.tensor([2, 0, 1], dtype=lib.int32)),
+    "repeat_interleave_negative": lambda lib: lib.tensor([1, 2]).repeat_interleave(-1),
+    "repeat_interleave_wrong_length": lambda lib: lib.tensor([1, 2]).repeat_interleave(lib.tensor([1, 2, 3])),
+    "repeat_interleave_output_size": lambda lib: lib.tensor([1, 2]).repeat_interleave(2, output_size=3),
+    "repeat_interleave_float_repeats": lambda lib: lib.repeat_interleave(lib.tensor([2.0, 1.0])),
+    "tensor_split_sections": lambda lib: lib.tensor_split(lib.arange(7), 3),
+    "tensor_split_more_sections": lambda lib: lib.arange(7).tensor_split(10),
+    "tensor_split_indices": lambda lib: lib.tensor_split(lib.arange(7), (1, 9, 3)),
+    "tensor_split_columns": lambda lib: lib.tensor_split(lib.arange(12).view(3, 4), [1, 2], dim=-1),
+    "tensor_split_tensor": lambda lib: lib.arange(7).tensor_split(lib.tensor([1, 4])),
+    "tensor_split_keyword": lambda lib: lib.arange(7).tensor_split(sections=2),
+    "tensor_split_zero": lambda lib: lib.arange(7).tensor_split(0),
+    "tensor_split_float_tensor": lambda lib: lib.arange(7).tensor_split(lib.tensor([1.0])),
+}
+
+
+@pytest.mark.parametrize("case", sorted(COMPOSITES))
+def test_diff_repeat_interleave_tensor_split_as_torch(case):
+    same_outcome(COMPOSITES[case], geometry=True)
+
+
+def test_composites_record_torchs_graph():
+    def program(lib):
+        x = lib.tensor([[1.0, 2.0, 4.0], [0.5, 3.0, 9.0]], requires_grad=True)
+        outs = [lib.diff(x, n=2), x.repeat_interleave(2), x.repeat_interleave(lib.tensor([1, 3]), dim=0),
+                *lib.tensor_split(x, [1], dim=1)]
+        sum((o * o).sum() for o in outs).backward()
+        return x.grad, [node_chain(o.grad_fn) for o in outs], [o._base is not None for o in outs]
+    same_program(program)
+
+
+# -- bincount, histc, unique, unique_consecutive (issue 29) ---------------------------------------
+COUNTINGS = {
+    "bincount": lambda lib: lib.bincount(lib.tensor([1, 2, 2, 5])),
+    "bincount_minlength": lambda lib: lib.tensor([1, 2, 2, 5]).bincount(minlength=8),
+    "bincount_float_weights": lambda lib: lib.bincount(lib.tensor([1, 2, 2]), weights=lib.tensor([0.5, 1.0, 2.0])),
+    "bincount_int_weights": lambda lib: lib.bincount(lib.tensor([1, 2, 2]), weights=lib.tensor([1, 2, 3], dtype=lib.int32)),
+    "bincount_many_weights": lambda lib: lib.bincount(lib.tensor([i * 7 % 9 for i in range(200)]),
+                                                      lib.tensor([(i * 0.37) % 1.3 for i in range(200)])),
+    "bincount_empty": lambda lib: lib.bincount(lib.tensor([], dtype=lib.int64), minlength=3),
+    "bincount_negative": lambda lib: lib.bincount(lib.tensor([-1, 2])),
+    "bincount_floats": lambda lib: lib.bincount(lib.tensor([1.0, 2.0])),
+    "bincount_weights_too_short": lambda lib: lib.bincount(lib.tensor([1, 2, 2]), weights=lib.tensor([1.0, 2.0])),
+    "histc": lambda lib: lib.histc(lib.tensor([1.0, 2, 1, 7, -1]), bins=4, min=0, max=3),
+    "histc_data_range": lambda lib: lib.tensor([[1.0, 2], [3, 3]]).histc(bins=3),
+    "histc_edges": lambda lib: lib.histc(lib.tensor([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]), bins=6, min=0.1, max=0.7),
+    "histc_one_value": lambda lib: lib.histc(lib.tensor([1.0, 1, 1]), bins=3),
+    "histc_double": lambda lib: lib.histc(lib.arange(50, dtype=lib.float64) * 0.37 % 2.9, bins=7),
+    "histc_infinite": lambda lib: lib.histc(lib.tensor([1.0, 2, float("inf")]), bins=3),
+    "histc_min_above_max": lambda lib: lib.histc(lib.tensor([1.0]), bins=4, min=3, max=0),
+    "histc_ints": lambda lib: lib.histc(lib.tensor([1, 2, 1]), bins=3),
+    "unique": lambda lib: lib.unique(lib.tensor([3, 1, 2, 1, 3])),
+    "unique_unsorted": lambda lib: lib.unique(lib.tensor([30, 10, 20, 5, 100, 7]), sorted=False),
+    "unique_everything": lambda lib: lib.unique(lib.tensor([[3, 1], [2, 1]]), return_inverse=True, return_counts=True),
+    "unique_counts": lambda lib: lib.tensor([3, 1, 2, 1]).unique(return_counts=True),
+    "unique_nan": lambda lib: lib.unique(lib.tensor([3.0, NAN, 1.0, NAN])),
+    "unique_number": lambda lib: lib.unique(lib.tensor(5), return_inverse=True, return_counts=True),
+    "unique_rows": lambda lib: lib.unique(lib.tensor([[1, 2], [1, 2], [0, 5]]), dim=0),
+    "unique_columns": lambda lib: lib.unique(lib.tensor([[1, 1, 0], [2, 2, 5]]), dim=1, return_inverse=True),
+    "unique_consecutive": lambda lib: lib.unique_consecutive(lib.tensor([1, 1, 2, 2, 3, 1, 1]), return_inverse=True,
+                                                             return_counts=True),
+    "unique_consecutive_method": lambda lib: lib.tensor([1, 1, 2]).unique_consecutive(return_counts=True),
+    "unique_consecutive_rows": lambda lib: lib.unique_consecutive(lib.tensor([[1, 1], [1, 1], [2, 3]]), dim=0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(COUNTINGS))
+def test_counting_as_torch(case):
+    same_outcome(COUNTINGS[case], geometry=True)
+
+
+def test_counting_nodes_as_torch():
+    def program(lib):
+        x = lib.tensor([3.0, 1.0, 3.0], requires_grad=True)
+        w = lib.tensor([1.0, 2.0, 0.5], requires_grad=True)
+        outs = [lib.unique(x), lib.unique(x.view(1, 3), dim=1), lib.unique_consecutive(x), lib.bincount(lib.tensor([0, 2, 2]), w)]
+        said = []
+        for o in outs:
+            try:
+                o.sum().backward()
+            except (RuntimeError, NotImplementedError) as error:
+                said.append((type(error).__name__, str(error)))
+        return [o.grad_fn.name() for o in outs], said, lib.histc(x, bins=2).requires_grad
+    same_program(program)
+
+
+@pytest.mark.parametrize("op", ["max", "min", "topk", "sort", "median", "kthvalue", "mode"])
+def test_out_calls_return_torchs_out_named_tuples(op):
+    """``torch.max(x, 0, out=(v, i))`` returns a ``torch.return_types.max_out``, whose repr says so."""
+    def program(lib):
+        x = lib.tensor([[3.0, 1.0, 3.0], [0.0, 2.0, 2.0]])
+        args = {"topk": (1,), "kthvalue": (2,), "sort": (), "mode": ()}.get(op, (1,))
+        out = (lib.empty(0), lib.empty(0, dtype=lib.int64))
+        result = getattr(lib, op)(x, *args, out=out)
+        return repr(result), type(result).__name__, result[0] is out[0], result.indices is out[1]
+    same_program(program)
+
+
+def test_return_types_are_reachable_as_torchs():
+    source = (
+        "import torch\n"
+        "from torch.return_types import median\n"
+        "x = torch.tensor([[3.0, 1.0], [0.0, 2.0]])\n"
+        "out = (torch.empty(0), torch.empty(0, dtype=torch.int64))\n"
+        "result = [isinstance(torch.max(x, 0), torch.return_types.max), isinstance(torch.median(x, 1), median),\n"
+        "          isinstance(torch.sort(x, out=out), torch.return_types.sort_out),\n"
+        "          isinstance(torch.kthvalue(x, 1, out=out), torch.return_types.kthvalue_out),\n"
+        "          torch.return_types.kthvalue.__name__, torch.return_types.mode_out.__name__]\n"
+        "print(result)\n")
+    theirs, mine = run_program(source, torch), run_program(source, reftorch)
+    assert mine == theirs and theirs[1] is None

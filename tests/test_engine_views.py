@@ -6,6 +6,10 @@ what prints (repr, print options, parameters, graph nodes); unfold and movedim (
 (a copy), with their gradients and errors."""
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 import torch
@@ -678,3 +682,120 @@ def test_flip_copies_with_torch_layout_and_gradient(shape, seed, name, layout, d
 @pytest.mark.parametrize("args", [((0, 0),), ((2,),), (0,), ((0, -2),)])
 def test_flip_errors_match_torch(args):
     same_error(lambda lib: lib.flip(lib.zeros(2, 3), *args))
+
+
+# -- meshgrid (issue 29: d2l's programs build their grids with it) -----------------------------
+MESHGRIDS = {
+    "ij": lambda lib: lib.meshgrid(lib.arange(3), lib.arange(2), indexing="ij"),
+    "xy": lambda lib: lib.meshgrid(lib.arange(3), lib.arange(2), indexing="xy"),
+    "xy_three": lambda lib: lib.meshgrid(lib.arange(3.0), lib.arange(2.0), lib.arange(4.0), indexing="xy"),
+    "a_list": lambda lib: lib.meshgrid([lib.arange(3), lib.tensor(7)], indexing="xy"),
+    "one_tensor_xy": lambda lib: lib.meshgrid(lib.arange(3.0), indexing="xy"),
+    "mixed_dtypes": lambda lib: lib.meshgrid(lib.arange(3), lib.arange(2.0), indexing="ij"),
+    "a_matrix": lambda lib: lib.meshgrid(lib.arange(2.0), lib.ones(2, 3) * 1.5, indexing="xy"),
+    "bad_indexing": lambda lib: lib.meshgrid(lib.arange(3), indexing="yx"),
+    "nothing": lambda lib: lib.meshgrid(indexing="ij"),
+    "not_a_tensor": lambda lib: lib.meshgrid(lib.arange(3), 5, indexing="ij"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MESHGRIDS))
+def test_meshgrid_as_torch(case):
+    same_outcome(MESHGRIDS[case], geometry=True)
+
+
+def test_meshgrid_gradients_flow_back_through_expand_and_view():
+    def program(lib):
+        x, y = lib.arange(3.0, requires_grad=True), lib.arange(2.0, requires_grad=True)
+        gx, gy = lib.meshgrid(x, y, indexing="xy")
+        (gx * gy * gy).sum().backward()
+        return x.grad, y.grad, node_chain(gx.grad_fn)
+    same_program(program)
+
+
+def test_meshgrid_without_indexing_warns_once_per_process_as_torch():
+    script = textwrap.dedent("""
+        import warnings
+        import {lib} as torch
+        warnings.simplefilter("always")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            grids = torch.meshgrid(torch.arange(3), torch.arange(2))
+            torch.meshgrid(torch.arange(3), torch.arange(2))
+        print([(w.category.__name__, str(w.message).split(" (Triggered")[0]) for w in caught], grids[1].tolist())
+    """)
+    said = [subprocess.run([sys.executable, "-c", script.format(lib=lib.__name__)], capture_output=True, text=True,
+                           check=True).stdout for lib in LIBS]
+    assert said[1] == said[0] and said[0].count("it will be required to pass the indexing argument") == 1
+
+
+# -- view(dtype) and indexing with a range (issue 29) -----------------------------------------
+VIEWS_AS_DTYPE = {
+    "float_as_int": lambda lib: lib.arange(4, dtype=lib.float32).view(lib.int32),
+    "float_as_bytes": lambda lib: lib.arange(4, dtype=lib.float32).view(lib.uint8),
+    "bytes_as_float": lambda lib: lib.arange(8, dtype=lib.uint8).view(lib.float32),
+    "rows_of_bytes_as_short": lambda lib: lib.arange(8, dtype=lib.uint8).view(2, 4).view(lib.int16),
+    "a_slice_as_short": lambda lib: lib.arange(8, dtype=lib.uint8).view(2, 4)[1:].view(lib.int16),
+    "float_as_half_keyword": lambda lib: lib.tensor([1.5, -2.0]).view(dtype=lib.float16),
+    "float_as_bfloat16": lambda lib: lib.tensor([1.5, -2.0]).view(lib.bfloat16),
+    "double_as_long": lambda lib: lib.tensor([1.5, -2.0], dtype=lib.float64).view(lib.int64),
+    "a_number_same_size": lambda lib: lib.tensor(1.5).view(lib.int32),
+    "empty": lambda lib: lib.zeros(0).view(lib.int64),
+    "transposed_same_size": lambda lib: lib.arange(8, dtype=lib.uint8).view(2, 4).t().view(lib.int8),
+    "size_not_divisible": lambda lib: lib.arange(6, dtype=lib.uint8).view(lib.int32),
+    "transposed_other_size": lambda lib: lib.arange(8, dtype=lib.uint8).view(2, 4).t().view(lib.int16),
+    "offset_not_divisible": lambda lib: lib.arange(8, dtype=lib.uint8).view(2, 4)[:, 1:3].view(lib.int16),
+    "stride_not_divisible": lambda lib: lib.zeros(3, 0).view(lib.int64),
+    "a_number_other_size": lambda lib: lib.tensor(1.5).view(lib.int16),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VIEWS_AS_DTYPE))
+def test_view_as_another_dtype_as_torch(case):
+    same_outcome(VIEWS_AS_DTYPE[case], geometry=True)
+
+
+def test_view_as_another_dtype_shares_memory_and_version_but_not_autograd():
+    def program(lib):
+        a = lib.tensor([1.5, -2.0], requires_grad=True)
+        same_size = a.view(lib.float32)
+        b = lib.tensor([1.5, -2.0])
+        bits = b.view(lib.int32)
+        bits[0] = 0
+        b.add_(1)
+        return (same_size.requires_grad, same_size.grad_fn is None, same_size._base is None, bits._is_view(),
+                b, bits, b._version, bits._version,
+                bits.untyped_storage().data_ptr() == b.untyped_storage().data_ptr())
+    same_program(program)
+
+
+RANGE_KEYS = {
+    "range": lambda lib: lib.arange(10)[range(3)],
+    "range_with_step": lambda lib: lib.arange(10)[range(1, 8, 2)],
+    "range_of_rows": lambda lib: lib.arange(12).view(3, 4)[range(2)],
+    "range_of_columns": lambda lib: lib.arange(12).view(3, 4)[:, range(1, 3)],
+    "two_ranges": lambda lib: lib.arange(12).view(3, 4)[range(2), range(2)],
+    "empty_range": lambda lib: lib.arange(10)[range(0)],
+    "range_out_of_bounds": lambda lib: lib.arange(3)[range(5)],
+    "range_assigned": lambda lib: _assign_through_range(lib),
+}
+
+
+def _assign_through_range(lib):
+    t = lib.zeros(2, 5)
+    t[:, range(1, 4, 2)] = 7
+    return t
+
+
+@pytest.mark.parametrize("case", sorted(RANGE_KEYS))
+def test_indexing_with_a_range_as_torch(case):
+    same_outcome(RANGE_KEYS[case], geometry=True)
+
+
+def test_indexing_with_a_range_is_differentiable():
+    def program(lib):
+        x = lib.arange(6.0, requires_grad=True)
+        y = x[range(1, 5, 2)]
+        (y * 3).sum().backward()
+        return y, x.grad, node_chain(y.grad_fn)
+    same_program(program)

@@ -279,7 +279,8 @@ REFTORCH_LAYERS = (
     # functional, gradcheck), and func's transforms
     ("autograd", "func"),
     # 5: what is built on the ops and the engine
-    ("nn", "optim", "random", "distributions", "special", "linalg", "amp", "fx", "fusion", "viz", "utils", "serialization"),
+    ("nn", "optim", "random", "distributions", "special", "linalg", "amp", "fx", "fusion", "viz", "utils", "serialization",
+     "return_types"),
 )
 # Imports inside a function reach up a layer: few, each with its reason on its line.
 MOST_DEFERRED_IMPORTS = 15

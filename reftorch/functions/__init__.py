@@ -16,6 +16,8 @@
                     split, as_strided, unfold: new geometry over the same storage
     joining.py      cat, stack, repeat, tile
     reductions.py   sum, mean, prod, max, min, argmax, topk, sort, var, std, norm
+    selection.py    median, nanmedian, kthvalue, mode: which element torch's CPU kernels pick
+    counting.py     bincount, histc, unique, unique_consecutive
     linalg.py       mm, mv, dot, bmm, addmm, matmul, linear
     inplace.py      add_, mul_, copy_, fill_, ...: writing into a tensor, and its autograd
     indexing.py     t[key], t[key] = v, index_put_, masked_fill, gather, scatter
@@ -39,14 +41,16 @@ import types as _types
 
 from . import _support, autocast, schema, arguments, nodes, codegen  # noqa: I001  (the machinery first)
 from . import creation, copies, comparison, unary, arithmetic, joining, views, reductions, linalg  # noqa: I001
-from . import inplace, indexing, embeddings, activations, convolution, loss, normalization, sampling
+from . import inplace, indexing, embeddings, activations, convolution, loss, normalization, sampling, selection
+from . import counting  # noqa: I001
 from . import native_functions, derivatives
 from . import methods as _methods
 from .codegen import ops  # noqa: F401
 from .nodes import GeneratedNode  # noqa: F401
 
 FAMILIES = (_support, copies, creation, comparison, unary, arithmetic, joining, views, reductions,
-            linalg, inplace, indexing, embeddings, activations, convolution, loss, normalization, sampling, _methods)
+            linalg, inplace, indexing, embeddings, activations, convolution, loss, normalization, sampling, selection,
+            counting, _methods)
 
 GENERATED = codegen.generate(native_functions.NATIVE_FUNCTIONS, derivatives.DERIVATIVES,
                              inplace.inplace_variant, inplace.run_inplace)
@@ -69,12 +73,14 @@ from .creation import (  # noqa: E402,F401
     LongTensor, ShortTensor, as_tensor, from_numpy, tensor,
 )
 from .views import _broadcast_shapes_api as broadcast_shapes  # noqa: E402,F401
+from .views import _meshgrid_api as meshgrid  # noqa: E402,F401
+from .counting import unique_api as unique, unique_consecutive_api as unique_consecutive  # noqa: E402,F401
 
 ops.broadcast_shapes = broadcast_shapes
 
 # torch.<name>: the ops declared with the function variant, and the Python functions above
 PUBLIC = tuple(dict.fromkeys(GENERATED.public + [
-    "tensor", "as_tensor", "from_numpy", "broadcast_shapes", "FloatTensor", "DoubleTensor", "HalfTensor",
+    "tensor", "as_tensor", "from_numpy", "broadcast_shapes", "meshgrid", "unique", "unique_consecutive", "FloatTensor", "DoubleTensor", "HalfTensor",
     "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor"]))
 POINTWISE_KERNELS = codegen.pointwise_kernels(GENERATED.declarations)    # what fusion may fuse
 AUTOCAST_LISTS = codegen.autocast_lists(GENERATED.declarations)          # what amp casts

@@ -10,6 +10,7 @@ Then, if grad mode is on and an input requires grad, codegen.py records a Node
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
 import warnings
 import weakref
@@ -105,6 +106,11 @@ def _binary(op: str, a, b, result_dtype=None, compute_dtype=None):
         raise NotImplementedError(f"\"add_stub\" not implemented for '{_scalar_name(ct)}'")
     # torch computes float16/bfloat16 arithmetic in float32 and rounds once; its add, sub and
     # comparison kernels round a number (or 0-dim tensor) operand to 16 bits first, mul and div do not
+    for x in (a, b):
+        if type(x) is builtins.int:
+            dtypes.wrapped_int(x, dtypes.int64)  # (torch reads it as a 64-bit integer: larger raises)
+    if dtypes.is_integral(ct):  # a Python int wraps to the integer dtype (u8 + 300 is u8 + 44)
+        a, b = (dtypes.wrapped_int(x, ct) if type(x) is builtins.int else x for x in (a, b))
     kt = dtypes.float32 if ct in dtypes.REDUCED_FLOATS and result_dtype is None else ct
     if ct in dtypes.REDUCED_FLOATS and (op in ("add", "sub") or result_dtype is not None):
         a, b = _scalar_rounded_to(a, ct), _scalar_rounded_to(b, ct)
@@ -181,10 +187,10 @@ def _in_one_kernel(op, tensors, *args):
 _warned_once = set()  # torch gives some warnings once per process (TORCH_WARN_ONCE)
 
 
-def _warn_once(key, message):
+def _warn_once(key, message, stacklevel=3):
     if key not in _warned_once:
         _warned_once.add(key)
-        warnings.warn(message, UserWarning, stacklevel=3)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel)
 
 
 def check_not_double(grad, name, reads_inputs=False):
@@ -209,7 +215,7 @@ def not_implemented(name):
     """derivatives.yaml's ``not_implemented("inplace version of asinh")``: a node that raises
     when backward reaches it."""
     def formula(grad):
-        raise RuntimeError(f"the derivative for '{name}' is not implemented.")
+        raise NotImplementedError(f"the derivative for '{name}' is not implemented.")
     return formula
 
 
@@ -288,7 +294,25 @@ def call_with_out(op, spec, args, kwargs, out):
     results = result if isinstance(result, tuple) else (result,)
     for target, value in zip(outs, results):
         _write_out(name, target, value, out_dtype, factory)
+    if hasattr(type(result), "_fields"):  # torch.return_types.max -> torch.return_types.max_out
+        return _out_return_type(type(result))(*outs)
     return type(result)(*outs) if isinstance(result, tuple) else out
+
+
+_OUT_RETURN_TYPES = {}
+
+
+def _out_return_type(cls):
+    """The named tuple torch returns for an out= call (``max_out`` for ``max``)."""
+    if cls not in _OUT_RETURN_TYPES:
+        name = cls.__name__ + "_out"
+
+        def __repr__(self):
+            fields = ",\n".join(f"{field}={value!r}" for field, value in zip(self._fields, self))
+            return f"torch.return_types.{name}(\n{fields})"
+        _OUT_RETURN_TYPES[cls] = type(name, (collections.namedtuple(name, cls._fields),),
+                                      {"__repr__": __repr__, "__slots__": ()})
+    return _OUT_RETURN_TYPES[cls]
 
 
 def _has_grad(values) -> bool:

@@ -75,7 +75,9 @@ def _accepts(type_: str, value, numbers_as_tensors=False) -> bool:
     if base in ("int", "SymInt"):
         return isinstance(value, (builtins.int, np.integer)) and not isinstance(value, builtins.bool)
     if base.startswith(("int[", "SymInt[")):
-        return isinstance(value, (builtins.int, np.integer, list, tuple)) and not isinstance(value, builtins.bool)
+        if isinstance(value, (list, tuple)):  # (of things with __index__: x.view(torch.int32) is view.dtype)
+            return builtins.all(hasattr(type(v), "__index__") for v in value)
+        return isinstance(value, (builtins.int, np.integer)) and not isinstance(value, builtins.bool)
     if base == "bool":
         return isinstance(value, (builtins.bool, np.bool_))
     if base == "float":
@@ -115,6 +117,14 @@ def argument_error(name, declaration, getters, args, kwargs):
             return None  # (a list of tensors with a wrong element: the implementation says which)
         python = "input" if argument.name == "self" else argument.name
         where = f" (position {position + 1})" if not argument.kwarg_only and position < len(args) else ""
+        if isinstance(value, (tuple, list)) and argument.is_int_list:  # an element that is no int
+            bad = next(i for i, v in enumerate(value) if not hasattr(type(v), "__index__"))
+            kind = type(value[bad]).__name__
+            if type_.startswith("int[]"):  # (torch's parser words the two kinds of int list differently)
+                return TypeError(f"{name}(): argument '{python}'{where} must be tuple of ints, but found element "
+                                 f"of type {kind} at pos {bad}")
+            return TypeError(f"{name}(): argument '{python}' failed to unpack the object at pos {bad + 1} with error "
+                             f"\"type must be tuple of ints,but got {kind}\"")
         return TypeError(f"{name}(): argument '{python}'{where} must be {_python_type_name(type_)}, "
                          f"not {type(value).__name__}")
     return None

@@ -22,6 +22,8 @@ _grad_state = _modes.grad_mode
 def _check_alpha(alpha, dtype):
     if isinstance(alpha, builtins.float) and not dtype.is_floating_point:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if dtypes.is_integral(dtype):  # the kernel reads alpha as the dtype, checked (c10's words)
+        dtypes.checked_convert(alpha, dtype)
 
 
 def _scaled(other, alpha, dtype):
@@ -139,10 +141,23 @@ def remainder(input, other):
     return _binary("remainder", input, other)
 
 
+def fmod(input, other):
+    """a - b * trunc(a / b): the sign of a, as C's fmod (remainder has b's)."""
+    if not isinstance(input, Tensor):  # torch's parser takes no number for fmod's first argument
+        raise TypeError(
+            f"fmod() received an invalid combination of arguments - got ({type(input).__name__}, "
+            f"{type(other).__name__ if not isinstance(other, Tensor) else 'Tensor'}), but expected one of:\n"
+            " * (Tensor input, Tensor other, *, Tensor out = None)\n * (Tensor input, Number other, *, Tensor out = None)\n")
+    _check_integer_divisor(input, other, "fmod")
+    return _binary("fmod", input, other)
+
+
 def pow(input, exponent):
     if isinstance(input, Tensor) and not input.dtype.is_floating_point and \
             isinstance(exponent, builtins.int) and exponent < 0:
         raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if isinstance(input, Tensor) and dtypes.is_integral(input.dtype) and type(exponent) is builtins.int:
+        dtypes.checked_convert(exponent, input.dtype)  # (the kernel reads it as the dtype, checked)
     return _binary("pow", input, exponent)
 
 

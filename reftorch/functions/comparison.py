@@ -43,6 +43,8 @@ def where(condition, input, other):
                            f"dtype {_scalar_name(condition.dtype)}")
     dev = _devices(condition, input, other)
     rt = dtypes.result_type(input, other)
+    if dtypes.is_integral(rt):  # a number is converted to the dtype, checked (c10's words)
+        input, other = (dtypes.checked_convert(v, rt) if isinstance(v, (int, float)) else v for v in (input, other))
     values = kernel("where", dev)(condition._np, _array(input, rt), _array(other, rt))
     return _elementwise_result(values.astype(rt.numpy, copy=False), dev, condition, input, other)
 

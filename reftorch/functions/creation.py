@@ -59,6 +59,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     _check_sizes(size)
     if dtype is None:
         dtype = dtypes.scalar_dtype(fill_value)
+    if dtypes.is_integral(dtype):
+        fill_value = dtypes.checked_convert(fill_value, dtype)
     d = _device_arg(device)
     return _finish(_wrap(kernel("full", d)(tuple(size), fill_value, dtype.numpy), d), requires_grad)
 
@@ -252,7 +254,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False):
         dtype = dtype or _infer_dtype(data)
         _check_rectangular(data, shape, dtype)
         values = (np.empty(shape, dtype.numpy) if 0 in shape
-                  else dtypes.cast(_unwrap_scalars(data), dtype))
+                  else dtypes.cast(_integers_stored(_unwrap_scalars(data), dtype), dtype))
     out = _wrap(kernel("copy", d)(values) if d.type != "cpu" else values, d)
     return _finish(out, requires_grad)
 
@@ -264,6 +266,21 @@ def _copy_keeping_layout(source, dtype):
     if not _non_overlapping_and_dense(source._shape, source._stride):
         return _wrap(np.array(source._np, dtype=dtype.numpy, order="C", copy=True))
     return _with_strides(source._np.astype(dtype.numpy, copy=False), source._stride)
+
+
+def _integers_stored(data, dtype):
+    """For an integer dtype, each element as torch's store_scalar reads it: an int as a 64-bit
+    integer, then checked (uint8 takes -1 as 255, refuses 256), a float truncated if it fits."""
+    if not dtypes.is_integral(dtype):
+        return data
+    if isinstance(data, np.ndarray):  # (torch reads an array inside a list element by element)
+        data = data.tolist()
+    if isinstance(data, list):
+        return [_integers_stored(v, dtype) for v in data]
+    if isinstance(data, (builtins.int, np.integer)) and not isinstance(data, builtins.bool) \
+            and not -2 ** 63 <= data < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")
+    return dtypes.checked_convert(data, dtype, name=dtype.name)
 
 
 def _unwrap_scalars(data):

@@ -146,6 +146,11 @@ DERIVATIVES = [
     derivative("remainder.Tensor", self=lambda grad: grad,
                other=lambda grad, self, other: -grad * self.div(other, rounding_mode="floor"),
                result=lambda self_t, other_t, self, other: self_t - other_t * self.div(other, rounding_mode="floor")),
+    derivative("remainder.Scalar_Tensor", node="torch::autograd::NotImplemented", other=no_derivative("remainder")),
+    derivative("fmod.Scalar", self=lambda grad: grad, result="auto_element_wise"),
+    derivative("fmod.Tensor", self=lambda grad: grad,
+               other=lambda grad, self, other: -grad * self.div(other, rounding_mode="trunc"),
+               result=lambda self_t, other_t, self, other: self_t - other_t * self.div(other, rounding_mode="trunc")),
     derivative("pow.Tensor_Scalar", self=lambda grad, self, exponent: arithmetic.pow_backward(grad, self, exponent),
                result="auto_element_wise"),
     derivative("pow.Tensor_Tensor",
@@ -202,6 +207,36 @@ DERIVATIVES = [
     derivative("sort", self=lambda grad, dim, indices, self_sym_sizes:
                reductions.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True),
                result=lambda self_t, dim, indices: (reductions.gather_with_keepdimed_indices(self_t, dim, indices, True), None),
+               output_differentiability=[True, False]),
+    derivative("sort.stable", self=lambda grad, dim, indices, self_sym_sizes:
+               reductions.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, True),
+               result=lambda self_t, dim, indices: (reductions.gather_with_keepdimed_indices(self_t, dim, indices, True), None),
+               output_differentiability=[True, False]),
+    derivative("bincount", node="torch::autograd::NotImplemented", self="non_differentiable",
+               weights=no_derivative("bincount")),
+    derivative("_unique2", self=not_implemented("_unique2"), output_differentiability=[True, False, False]),
+    derivative("unique_dim", self=not_implemented("unique_dim"), output_differentiability=[True, False, False]),
+    derivative("unique_consecutive", self=not_implemented("unique_consecutive"),
+               output_differentiability=[True, False, False]),
+    derivative("median", self=lambda grad, self, result: reductions.evenly_distribute_backward(grad, self, result),
+               result=lambda self_t, self, result: reductions.evenly_read_jvp(self_t, self, result)),
+    derivative("median.dim", self=lambda grad, dim, indices, self_sym_sizes, keepdim:
+               reductions.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim),
+               result=lambda self_t, dim, indices, keepdim: (reductions.gather_with_keepdimed_indices(self_t, dim, indices, keepdim), None),
+               output_differentiability=[True, False]),
+    derivative("nanmedian", self=lambda grad, self, result: reductions.evenly_distribute_backward(grad, self, result),
+               result=lambda self_t, self, result: reductions.evenly_read_jvp(self_t, self, result)),
+    derivative("nanmedian.dim", self=lambda grad, dim, indices, self_sym_sizes, keepdim:
+               reductions.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim),
+               result=lambda self_t, dim, indices, keepdim: (reductions.gather_with_keepdimed_indices(self_t, dim, indices, keepdim), None),
+               output_differentiability=[True, False]),
+    derivative("kthvalue", self=lambda grad, dim, indices, self_sym_sizes, keepdim:
+               reductions.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim),
+               result=lambda self_t, dim, indices, keepdim: (reductions.gather_with_keepdimed_indices(self_t, dim, indices, keepdim), None),
+               output_differentiability=[True, False]),
+    derivative("mode", self=lambda grad, dim, indices, self_sym_sizes, keepdim:
+               reductions.value_selecting_reduction_backward(grad, dim, indices, self_sym_sizes, keepdim),
+               result=lambda self_t, dim, indices, keepdim: (reductions.gather_with_keepdimed_indices(self_t, dim, indices, keepdim), None),
                output_differentiability=[True, False]),
     derivative("var.correction", self=lambda grad, self, dim, correction, keepdim:
                reductions.var_backward(grad, self, dim, correction, keepdim),

@@ -80,6 +80,7 @@ def _check_masks(input, key):
 def _expand_key(input, key):
     if not isinstance(key, tuple):
         key = (key,)
+    key = tuple(list(k) if isinstance(k, range) else k for k in key)  # a range is a sequence of ints
     # an integer or bool tensor with one element is still advanced indexing, as in torch
     used = builtins.sum(_index_dims(k) for k in key)
     if used > input.dim():
@@ -357,6 +358,8 @@ def masked_fill(input, mask, value):
     _check_masked_fill_args(mask, value)
     broadcast_shapes(mask._shape, input._shape)  # torch expands the mask first: it is "tensor a"
     fill = value._np.astype(input.dtype.numpy) if isinstance(value, Tensor) else value
+    if dtypes.is_integral(input.dtype) and not isinstance(value, Tensor):
+        fill = dtypes.checked_convert(value, input.dtype)
     dev = _devices(input, mask)
     # torch fills a row-major clone, whatever the input's layout
     return _wrap(np.asarray(

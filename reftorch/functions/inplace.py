@@ -346,5 +346,8 @@ def fill_values(input, value):
     if isinstance(value, Tensor) and value.dim() != 0:
         raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{value.dim()} dimensions.")
-    number = value.item() if isinstance(value, Tensor) else value
+    if isinstance(value, Tensor):  # a tensor's value is cast as .to() casts (wrapping)
+        number = value._np.astype(input.dtype.numpy)[()] if dtypes.is_integral(input.dtype) else value.item()
+    else:  # a number is converted, checked (c10's words)
+        number = dtypes.checked_convert(value, input.dtype) if dtypes.is_integral(input.dtype) else value
     return _wrap(kernel("full", input._device)(input._shape, number, input.dtype.numpy), input._device)

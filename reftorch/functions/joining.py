@@ -1,11 +1,14 @@
-"""Joining and repeating: cat, stack, hstack, vstack, repeat, tile.
+"""Joining and repeating: cat, stack, hstack, vstack, repeat, tile, repeat_interleave, diff.
 
 The backward of a join cuts the gradient back into the pieces (narrow, select); the
 backward of a repeat sums the copies (helpers at the end, for derivatives.py).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes
+from ..storage import contiguous_format
 from ..dispatch import kernel
 from ..tensor import _wrap_dim
 from ._support import _array, _devices, _wrap
@@ -113,3 +116,80 @@ def repeat_backward(grad, repeats, sizes):
         split_shape += [r, s]
     summed = grad.reshape(split_shape).sum(tuple(range(0, 2 * len(repeats), 2)))
     return summed.reshape(sizes)
+
+
+# -- composites: written with ops, as torch writes them, so their graphs are torch's ------------
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The n-th forward difference along ``dim`` (``logical_xor`` for bools), after joining
+    ``prepend`` and ``append`` on that dim."""
+    if input.dim() < 1:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    for other in (prepend, append):
+        if other is None:
+            continue
+        d = _wrap_dim(dim, input.dim())
+        if other.dim() != input.dim():
+            raise RuntimeError("diff expects prepend or append to be the same dimension as input")
+        for i in range(other.dim()):
+            if i != d and other._shape[i] != input._shape[i]:
+                raise RuntimeError(
+                    "diff expects the shape of tensor to prepend or append to match that of input except along "
+                    f"the differencing dimension; input.size({i}) = {input._shape[i]}, but got tensor.size({i}) = "
+                    f"{other._shape[i]}")
+    if n == 0:  # a copy (prepend and append are not joined)
+        return ops.zeros_like(input).copy_(input)
+    if prepend is not None or append is not None:
+        input = ops.cat([t for t in (prepend, input, append) if t is not None], dim)
+    d = _wrap_dim(dim, input.dim())
+    length = input._shape[d] - 1
+    for _ in range(min(n, input._shape[d])):
+        later, earlier = ops.narrow(input, d, 1, length), ops.narrow(input, d, 0, length)
+        input = ops.logical_xor(later, earlier) if input.dtype is dtypes.bool else later - earlier
+        length -= 1
+    return input
+
+
+def repeat_interleave_indices(repeats, *, output_size=None):
+    """``torch.repeat_interleave(repeats)``: each index i, repeats[i] times."""
+    if repeats.dim() != 1:
+        raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+    if repeats.dtype not in (dtypes.int64, dtypes.int32):
+        raise NotImplementedError(f"\"repeat_interleave_cpu\" not implemented for '{dtypes._scalar_type_name(repeats.dtype)}'")
+    counts = repeats._np
+    if output_size is None and (counts < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    return _wrap(np.repeat(np.arange(len(counts), dtype=counts.dtype), counts), repeats._device)
+
+
+def repeat_interleave_self_tensor(input, repeats, dim=None, *, output_size=None):
+    """Element i along ``dim`` (of the flattened input without one) repeats[i] times: an
+    index_select by the repeated indices."""
+    flat = input if dim is not None else ops.flatten(input)
+    d = 0 if dim is None else dim
+    size = flat._shape[_wrap_dim(d, flat.dim())] if flat.dim() else 1
+    if repeats.dim() == 0 or (repeats.dim() == 1 and repeats._shape[0] == 1):
+        repeats = repeats.reshape([1]).expand([size])
+    elif repeats.dim() == 1:
+        if repeats._shape[0] != size:
+            raise RuntimeError("repeats must have the same size as input along dim, but got repeats.size(0) = "
+                               f"{repeats._shape[0]} and input.size({d}) = {size}")
+    else:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    return ops.index_select(flat, d, ops.repeat_interleave(repeats, output_size=output_size))
+
+
+def repeat_interleave_self_int(input, repeats, dim=None, *, output_size=None):
+    """Each element ``repeats`` times in a row: unsqueeze, expand, a contiguous copy, flatten."""
+    flat = input if dim is not None else ops.flatten(input)
+    d = _wrap_dim(0 if dim is None else dim, input.dim())
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    wide = ops.unsqueeze(flat, d + 1)
+    shape = list(wide._shape)
+    shape[d + 1] = repeats
+    wide = wide.expand(shape)
+    if output_size is not None and output_size != shape[d] * repeats:
+        raise RuntimeError(f"repeat_interleave: Invalid output_size, expected {shape[d] * repeats} but got {output_size}")
+    return ops.clone(wide, memory_format=contiguous_format).flatten(d, d + 1)

@@ -13,6 +13,7 @@ from .. import dtypes
 from ..tensor import Tensor
 from .codegen import ops
 from .copies import detach_
+from .counting import unique_api, unique_consecutive_api
 from .creation import legacy_new
 from .indexing import getitem, setitem
 from .views import _H, _T, _matrix_transpose
@@ -37,6 +38,14 @@ def _commuted(op):
 def _rdiv(self, other):
     """``2 / x``: torch computes ``reciprocal(x) * 2``."""
     return ops.mul(ops.reciprocal(self), other)
+
+
+def _rmod(self, other):
+    """``3 % x``: torch.remainder(3, x); an operand remainder cannot take hands over to Python."""
+    try:
+        return ops.remainder(other, self)
+    except TypeError:
+        return NotImplemented
 
 
 def _invert(input):  # ~x: Python's operator has its own check (and TypeError) in torch
@@ -79,7 +88,7 @@ def operators():
         __mul__=o.mul, __rmul__=_commuted(o.mul), __imul__=o.mul_,
         __truediv__=o.div, __rtruediv__=_rdiv, __itruediv__=o.div_,
         __floordiv__=o.floor_divide, __rfloordiv__=_reverse(o.floor_divide), __ifloordiv__=o.floor_divide_,
-        __mod__=o.remainder, __imod__=o.remainder_,
+        __mod__=o.remainder, __rmod__=_rmod, __imod__=o.remainder_,
         __pow__=o.pow, __rpow__=_reverse(o.pow), __ipow__=o.pow_,
         __matmul__=o.matmul, __rmatmul__=_reverse(o.matmul),
         __neg__=o.neg, __abs__=o.abs, __invert__=_invert,
@@ -95,6 +104,7 @@ CONVERSIONS = dict(
     bfloat16=_converter(dtypes.bfloat16), long=_converter(dtypes.int64), int=_converter(dtypes.int32),
     bool=_converter(dtypes.bool), short=_converter(dtypes.int16), byte=_converter(dtypes.uint8),
     char=_converter(dtypes.int8), new=_new, detach_=detach_,
+    unique=unique_api, unique_consecutive=unique_consecutive_api,  # (Python functions in torch too)
 )
 
 PROPERTIES = dict(

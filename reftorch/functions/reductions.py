@@ -197,6 +197,11 @@ def sort(input, dim=-1, descending=False):
     return return_types_sort(_wrap(values, input._device), _wrap(indices, input._device))
 
 
+def sort_stable(input, *, stable, dim=-1, descending=False):
+    """``sort(stable=True)``: equal values keep their order (reftorch's sort always does)."""
+    return sort(input, dim, descending)
+
+
 def argsort(input, dim=-1, descending=False, stable=False):
     """The indices that sort ``input`` along ``dim`` (sort's second result)."""
     return ops.sort(input, dim, descending).indices

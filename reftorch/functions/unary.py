@@ -6,6 +6,8 @@ Their derivatives are in derivatives.py (``exp``: ``grad * result``).
 """
 from __future__ import annotations
 
+import builtins
+
 from .. import _modes, dtypes
 from ..dispatch import kernel
 from ..tensor import Tensor, _scalar_type_name
@@ -42,6 +44,9 @@ def clamp(input, min=None, max=None):
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     # the bounds take part in type promotion: an int tensor clamped at 0.5 is float
     rt = dtypes.result_type(input, *(b for b in (min, max) if b is not None))
+    if dtypes.is_integral(rt):  # a number bound is converted to the dtype, checked (c10's words)
+        min, max = (dtypes.checked_convert(b, rt) if isinstance(b, (builtins.int, builtins.float)) else b
+                    for b in (min, max))
     values = kernel("clamp", input._device)(_array(input, rt), min, max)
     return _elementwise_result(values.astype(rt.numpy, copy=False), input._device, input)
 

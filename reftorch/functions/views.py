@@ -15,7 +15,8 @@ import numpy as np
 from .. import dtypes
 from ..dispatch import kernel
 from ..storage import broadcast_shapes, contiguous_strides, expand_strides, view_strides
-from ..tensor import Size, _wrap_dim
+from ..tensor import Size, Tensor, _wrap_dim
+from ..tensor import _scalar_type_name as _scalar_name
 from ._support import _non_overlapping_and_dense, _view_of, _warn_once
 from .codegen import ops
 
@@ -40,8 +41,6 @@ def _infer_shape(shape, numel):
 
 
 def view(input, *size):
-    if len(size) == 1 and isinstance(size[0], dtypes.dtype):
-        raise NotImplementedError("view(dtype) is not part of reftorch")
     shape = _infer_shape(size, input.numel())
     strides = view_strides(input._shape, input._stride, shape)
     if strides is None:
@@ -50,6 +49,51 @@ def view(input, *size):
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         )
     return _view_of(input, shape, strides, input._offset)
+
+
+def view_dtype(input, dtype):
+    """The same bytes read as ``dtype``. With another element size the last dim (which must be
+    dense) grows or shrinks by the ratio, as do the other strides and the offset. Not
+    differentiable, and not a view for autograd (no ``_base``), but it shares the memory and
+    the version counter, as torch's."""
+    old, new = input.dtype.itemsize, dtype.itemsize
+    shape, strides, offset = list(input._shape), list(input._stride), input._offset
+    what = f"to view {_scalar_name(input.dtype)} as {_scalar_name(dtype)} (different element sizes)"
+    if old != new and input.dim() == 0:
+        raise RuntimeError(f"self.dim() cannot be 0 {what}")
+    if old > new:
+        ratio = old // new
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        shape[-1] *= ratio
+        strides = [st * ratio for st in strides[:-1]] + [1]
+        offset *= ratio
+    elif old < new:
+        ratio = new // old
+        if shape[-1] % ratio:
+            raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got {shape[-1]}")
+        if offset % ratio:
+            raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, but got {offset}")
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        for d, st in enumerate(strides[:-1]):
+            if st % ratio:
+                raise RuntimeError(f"self.stride({d}) must be divisible by {ratio} {what}, but got {st}")
+        shape[-1] //= ratio
+        strides = [st // ratio for st in strides[:-1]] + [1]
+        offset //= ratio
+    out = _view_of(input, tuple(shape), tuple(strides), offset, storage=_storage_as(input._storage, dtype))
+    out._base = None
+    return out
+
+
+def _storage_as(storage, dtype):
+    """The same memory as a flat array of ``dtype`` (the whole elements it holds)."""
+    raw = storage.data.view(np.uint8)
+    reinterpreted = object.__new__(type(storage))  # (the memory is counted once, by its owner)
+    reinterpreted.data = raw[:len(raw) - len(raw) % dtype.itemsize].view(dtype.numpy)
+    reinterpreted.device = storage.device
+    return reinterpreted
 
 
 def _reshape_alias(input, size, stride):
@@ -279,6 +323,83 @@ def broadcast_tensors(*tensors):
     return tuple(t if t._shape == shape else ops.expand(t, shape) for t in tensors)
 
 
+def _cpp_print(t) -> str:
+    """A tensor as torch's C++ ``operator<<`` prints it in an error (a matrix, or its slices
+    under a ``(i,.,.) =`` heading), then ``[ torch.FloatTensor{2,2} ]``."""
+    a = np.asarray(t._np)
+    whole = a.dtype.kind in "iub" or bool(np.all(np.mod(a, 1) == 0))
+    finite = np.abs(a[np.isfinite(a)]) if a.dtype.kind == "f" else np.abs(a.astype(np.int64))
+    largest = float(np.max(finite)) if finite.size else 0.0
+    digits = math.floor(math.log10(largest)) + 1 if largest else 1  # before the point
+    # the column width of torch's __printFormat (4 decimals: 7 below 1, digits + 6 above)
+    width = digits + 1 if whole else (7 if digits == 0 else digits + 6)
+    cells = [str(int(v)) if whole else f"{v:.4f}" for v in a.reshape(-1).tolist()]
+    cells = iter(cells)
+
+    def matrix(rows, cols):
+        return "".join(" ".join(next(cells).rjust(width) for _ in range(cols)) + "\n" for _ in range(rows))
+    shape = a.shape if a.ndim >= 2 else (1,) + a.shape
+    body = ""
+    for index in np.ndindex(*shape[:-2]):
+        if index:
+            body += "(" + ",".join(str(i + 1) for i in index) + ",.,.) = \n"
+        body += matrix(*shape[-2:])
+    return f"{body}[ torch.{t.type()[len('torch.'):]}{{{','.join(map(str, t._shape))}}} ]"
+
+
+def meshgrid(tensors):
+    """``aten::meshgrid`` without ``indexing``: ``'ij'``, and a warning (TORCH_WARN_ONCE in
+    torch: once per process)."""
+    _warn_once("meshgrid", "torch.meshgrid: in an upcoming release, it will be required to pass the "
+                           "indexing argument.", stacklevel=5)  # (at torch.meshgrid's call, as torch's)
+    return meshgrid_indexing(tensors, indexing="ij")
+
+
+def meshgrid_indexing(tensors, *, indexing):
+    """Coordinate grids: the i-th output is the i-th input viewed along dim i and expanded over
+    the others (``'xy'`` swaps the first two dims, as NumPy's meshgrid does)."""
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for a, b in zip(tensors, tensors[1:]):
+        if a.dtype is not b.dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+        if a.device != b.device:
+            raise RuntimeError("meshgrid expects all tensors to have the same device")
+    tensors = list(tensors)
+    swap = indexing == "xy" and len(tensors) >= 2
+    if indexing not in ("xy", "ij"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: {indexing}')
+    if swap:
+        tensors[0], tensors[1] = tensors[1], tensors[0]
+    for t in tensors:
+        if t.dim() > 1:
+            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {_cpp_print(t)}")
+    shape = [t.numel() for t in tensors]
+    grids = []
+    for i, t in enumerate(tensors):
+        view_shape = [1] * len(tensors)
+        view_shape[i] = -1
+        grids.append(ops.view(t, view_shape).expand(shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+def _meshgrid_api(*tensors, indexing=None):
+    """``torch.meshgrid`` (torch/functional.py): tensors or one list of them."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tensors[0]
+    for i, t in enumerate(tensors):  # (the words of torch's parser for a TensorList)
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    if indexing is None:
+        return ops.meshgrid(tensors)
+    return ops.meshgrid(tensors, indexing=indexing)
+
+
+_meshgrid_api.__name__ = _meshgrid_api.__qualname__ = "meshgrid"
+
+
 def _broadcast_shapes_api(*shapes):
     """``torch.broadcast_shapes``: the shape tensors of these shapes broadcast to, as a Size.
 
@@ -412,6 +533,51 @@ def split_with_sizes(input, split_sizes, dim=0):
             f"size at dimension {dim}), but got split_sizes={sections}"
         )
     return _pieces(input, dim, sections)
+
+
+def _tensor_split_dim(input, dim):
+    if input.dim() == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    return _wrap_dim(dim, input.dim())
+
+
+def tensor_split_sections(input, sections, dim=0):
+    """``sections`` pieces as equal as can be: the first ``size % sections`` one longer."""
+    d = _tensor_split_dim(input, dim)
+    if sections <= 0:
+        raise RuntimeError(f"number of sections must be larger than 0, got {sections}")
+    size = input._shape[d]
+    pieces, start = [], 0
+    for i in range(sections):
+        length = size // sections + (1 if i < size % sections else 0)
+        pieces.append(ops.slice(input, d, start, start + length))
+        start += length
+    return tuple(pieces)
+
+
+def tensor_split_indices(input, indices, dim=0):
+    """Pieces cut at ``indices`` (NumPy's array_split): [0, i0), [i0, i1), ..., [ik, end)."""
+    d = _tensor_split_dim(input, dim)
+    pieces, start = [], 0
+    for end in indices:
+        pieces.append(ops.slice(input, d, start, end))
+        start = end
+    pieces.append(ops.slice(input, d, start, input._shape[d]))
+    return tuple(pieces)
+
+
+def tensor_split_tensor(input, tensor_indices_or_sections, dim=0):
+    """A 0-dim tensor is a number of sections, a 1-dim one the indices."""
+    cuts = tensor_indices_or_sections
+    if cuts.dtype is not dtypes.int64:
+        raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype of long, but got "
+                           f"{_scalar_name(cuts.dtype)}")
+    if cuts.dim() > 1:
+        raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a zero-dimensional or "
+                           f"one-dimensional tensor, but got a tensor with {cuts.dim()} dims")
+    if cuts.dim() == 0:
+        return tensor_split_sections(input, cuts.item(), dim)
+    return tensor_split_indices(input, cuts.tolist(), dim)
 
 
 def split(input, split_size_or_sections, dim=0):
