@@ -14,6 +14,7 @@ from .. import dtypes
 from ..dispatch import kernel
 from ._support import _binary, _elementwise_result, _tensor_arg
 from .codegen import ops
+from .schema import func
 
 
 def logit(input, eps=None):
@@ -68,3 +69,31 @@ def i1e_backward(grad, self, result):
     not_tiny, safe = _safe(self)
     gradx = ops.special_i0e(safe) - result * (safe.sign() + safe.reciprocal())
     return grad * ops.where(not_tiny, gradx, self.new_full((), 0.5))
+
+
+# -- torch.special's names for ops declared in native_functions.py: composites that run them, so
+# a graph shows the op's own node (special.expit gives SigmoidBackward0, as in torch). Part of
+# the schema table (native_functions.py takes them in), kept here beside the special functions.
+TORCH_SPECIAL_NAMES = [
+    *[func(f"special_{name}(Tensor self) -> Tensor", impl, variants="out") for name, impl in {
+        "erf": lambda input: ops.erf(input), "erfc": lambda input: ops.erfc(input),
+        "erfinv": lambda input: ops.erfinv(input), "expit": lambda input: ops.sigmoid(input),
+        "log1p": lambda input: ops.log1p(input), "expm1": lambda input: ops.expm1(input),
+        "exp2": lambda input: ops.exp2(input), "i0": lambda input: ops.i0(input),
+        "sinc": lambda input: ops.sinc(input), "gammaln": lambda input: ops.lgamma(input),
+        "digamma": lambda input: ops.digamma(input), "psi": lambda input: ops.digamma(input)}.items()],
+    func("special_logit(Tensor self, float? eps=None) -> Tensor", lambda input, eps=None: ops.logit(input, eps),
+         variants="out"),
+    func("special_xlogy(Tensor self, Tensor other) -> Tensor", lambda input, other: ops.xlogy(input, other), variants="out"),
+    func("special_xlogy.self_scalar(Scalar self, Tensor other) -> Tensor",
+         lambda input, other: ops.xlogy(input, other), variants="out"),
+    func("special_xlogy.other_scalar(Tensor self, Scalar other) -> Tensor",
+         lambda input, other: ops.xlogy(input, other), variants="out"),
+    func("special_polygamma(int n, Tensor self) -> Tensor", lambda n, input: ops.polygamma(n, input), variants="out"),
+    func("special_logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor",
+         lambda input, dim, keepdim=False: ops.logsumexp(input, dim, keepdim), variants="out"),
+    func("special_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+         lambda input, dim, dtype=None: ops.softmax(input, dim, dtype=dtype)),
+    func("special_log_softmax(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor",
+         lambda input, dim, *, dtype=None: ops.log_softmax(input, dim, dtype=dtype)),
+]
