@@ -1,4 +1,5 @@
-"""The floating-point arithmetic of torch's CPU random kernels, operation for operation.
+"""The floating-point arithmetic of torch's CPU kernels, operation for operation, and the
+build (``CPU_CAPABILITY``) whose arithmetic that is.
 
 torch's x86 wheels compile those kernels for AVX2 with FMA contraction on, so ``x * w + a``
 is one fused multiply-add (rounded once), and ``torch.randn`` on 16 or more float32 values
@@ -8,11 +9,35 @@ NumPy has no FMA, so ``fma32`` and ``fma64`` compute one exactly.
 """
 from __future__ import annotations
 
+import os
 from fractions import Fraction
 
 import numpy as np
 
 f32 = np.float32
+
+
+def _cpu_capability() -> str:
+    """The kernel build torch picks on this CPU, as ATen's compute_cpu_capability does:
+    "avx512", "avx2" or "default" (ATEN_CPU_CAPABILITY may ask for a lower one)."""
+    flags: set = set()
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            flags = next((set(line.split(":", 1)[1].split()) for line in cpuinfo
+                          if line.startswith("flags")), set())
+    except OSError:
+        pass
+    order = ["default", "avx2", "avx512"]
+    best = "avx512" if {"avx512vl", "avx512bw", "avx512dq", "fma"} <= flags else \
+        "avx2" if {"avx2", "fma"} <= flags else "default"
+    requested = os.environ.get("ATEN_CPU_CAPABILITY", "").lower()
+    return requested if requested in order and order.index(requested) < order.index(best) else best
+
+
+CPU_CAPABILITY = _cpu_capability()
+# GCC contracts x * w + a into one FMA where the build has FMA (AVX2 and AVX512), and
+# Vectorized's fmadd is one instruction there; the default build rounds twice
+FUSED = CPU_CAPABILITY != "default"
 
 
 def _round_to_odd(high, low):

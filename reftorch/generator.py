@@ -49,24 +49,7 @@ _STATE_SIZE = 5056  # bytes in torch's get_rng_state(): the legacy THGeneratorSt
 _MT_N = 624
 
 
-def _cpu_capability() -> str:
-    """The kernel build torch picks on this CPU, as ATen's compute_cpu_capability does:
-    "avx512", "avx2" or "default" (ATEN_CPU_CAPABILITY may ask for a lower one)."""
-    flags: set = set()
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            flags = next((set(line.split(":", 1)[1].split()) for line in cpuinfo
-                          if line.startswith("flags")), set())
-    except OSError:
-        pass
-    order = ["default", "avx2", "avx512"]
-    best = "avx512" if {"avx512vl", "avx512bw", "avx512dq", "fma"} <= flags else \
-        "avx2" if {"avx2", "fma"} <= flags else "default"
-    requested = os.environ.get("ATEN_CPU_CAPABILITY", "").lower()
-    return requested if requested in order and order.index(requested) < order.index(best) else best
-
-
-CPU_CAPABILITY = _cpu_capability()
+CPU_CAPABILITY = _cpu_float.CPU_CAPABILITY
 _FUSED = CPU_CAPABILITY != "default"  # GCC contracts x * w + a into one FMA where FMA exists
 
 
