@@ -147,7 +147,29 @@ def power(a, b, out=None):
         # 1 / sqrt(x)), rounded at each step; NumPy's power rounds once
         return np.divide(1, np.sqrt(a), out=out) if b == -0.5 else \
             np.multiply(np.multiply(a, a), a, out=out) if b == 3 else np.divide(1, np.multiply(a, a), out=out)
+    if a.__class__ is np.ndarray and a.dtype == np.float32 and b.__class__ is np.ndarray:
+        # float32 ** a tensor: torch's scalar loop (broadcast operands) calls powf, correctly
+        # rounded in practice; NumPy's float32 power is not
+        return np.power(a, b, out=np.empty(np.broadcast_shapes(a.shape, b.shape), np.float32) if out is None else out,
+                        dtype=np.float64)
     return np.power(a, b, out=out)
+
+
+@cpu_kernel("add_alpha")
+def add_alpha(a, b, alpha, out=None):
+    """float ``a + alpha * b`` as torch's add computes it: one fused multiply-add (rounded
+    once) where the build has FMA (``vec::fmadd(b, alpha, a)``), else ``alpha * b`` rounded
+    and then added."""
+    real = a.dtype.type
+    if not _cpu_float.FUSED:
+        return np.add(a, np.multiply(b, real(alpha)), out=out)
+    fma = _cpu_float.fma32 if real is np.float32 else _cpu_float.fma64
+    a, b = np.broadcast_arrays(a, b)
+    result = fma(b, real(alpha), a).astype(real, copy=False)
+    if out is None:
+        return result
+    out[...] = result
+    return out
 
 
 @cpu_kernel("div_trunc")

@@ -153,6 +153,9 @@ def test_sums_with_a_dtype_and_of_empty_dims_match_torch():
 
 
 def test_linspace_and_small_powers_hold_torchs_bits():
+    # a tensor exponent broadcast along the rows (PyTorch's polynomial example: x ** [1, 2, 3])
+    theirs, ours = (lib.linspace(-math.pi, math.pi, 2000).unsqueeze(-1).pow(lib.tensor([1, 2, 3])) for lib in LIBS)
+    assert_same_bits(ours, theirs)
     for dtype in ("float32", "float64"):
         for steps in (2, 3, 16, 17, 31, 2000, 40_001):
             for start, end in ((-math.pi, math.pi), (0.001, 7.7), (5, -2.25)):
@@ -173,6 +176,37 @@ def test_linspace_and_small_powers_hold_torchs_bits():
             assert_same_bits(grads[1], grads[0])
 
 
+def test_add_and_sub_with_alpha_round_once_as_torch():
+    # torch's float add computes x + alpha * y as one fused multiply-add where the build has
+    # FMA: an optimizer's p.add_(grad, alpha=-lr) is one rounding, not two
+    rng = np.random.default_rng(0)
+    x, y = (rng.standard_normal((37, 5)) for _ in range(2))
+    programs = [lambda lib, a, b: a.add(b, alpha=-0.01), lambda lib, a, b: a.sub(b, alpha=0.37),
+                lambda lib, a, b: a.clone().add_(b, alpha=-1e-3), lambda lib, a, b: a.clone().sub_(b, alpha=3.3),
+                lambda lib, a, b: lib.add(a, b[:1], alpha=0.1), lambda lib, a, b: a.t().add(b.t(), alpha=0.7)]
+    for dtype in ("float32", "float64"):
+        for program in programs:
+            theirs, ours = (program(lib, lib.tensor(x.astype(dtype)), lib.tensor(y.astype(dtype))) for lib in LIBS)
+            assert_same_bits(ours, theirs)
+            assert ours.stride() == theirs.stride()
+
+
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_sgd_steps_hold_torchs_bits(momentum):
+    rng = np.random.default_rng(1)
+    start = rng.standard_normal((32, 10)).astype(np.float32)
+    grads = [rng.standard_normal((32, 10)).astype(np.float32) for _ in range(20)]
+    params = []
+    for lib in LIBS:
+        p = lib.nn.Parameter(lib.tensor(start))
+        optimizer = lib.optim.SGD([p], lr=0.05, momentum=momentum)
+        for g in grads:
+            p.grad = lib.tensor(g)
+            optimizer.step()
+        params.append(p.detach())
+    assert_same_bits(params[1], params[0])
+
+
 # Every CPU build torch can pick here adds in the same order (the sum's 256-bit loops run in
 # each), while linspace fuses its multiply-adds only where the build has FMA
 CAPABILITY_PROGRAM = """
@@ -185,7 +219,9 @@ x = (rng.standard_normal(70_001) * 10.0 ** rng.uniform(-3, 3, 70_001)).astype(np
 t = lib.tensor(x)
 values = [t.sum(), t.mean(), t[:4097].sum(), t[:69_000].reshape(300, 230).sum(0), t[:69_000].reshape(300, 230).sum(1),
           t[:69_000].reshape(300, 230).t().mean(1), t.double().sum(), lib.linspace(-math.pi, math.pi, 2000),
-          lib.linspace(0.1, 9.3, 40_001, dtype=lib.float64), lib.linspace(-3, 3, 77) ** 3]
+          lib.linspace(0.1, 9.3, 40_001, dtype=lib.float64), lib.linspace(-3, 3, 77) ** 3,
+          t[:1000].add(t[1000:2000], alpha=-0.01), t[:999].double().sub(t[1:1000].double(), alpha=0.3),
+          lib.linspace(-3, 3, 50).unsqueeze(-1).pow(lib.tensor([1, 2, 3]))]
 print(capability)
 print([hashlib.sha1(repr(v.double().tolist()).encode()).hexdigest() for v in values])
 """

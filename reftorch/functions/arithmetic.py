@@ -13,7 +13,8 @@ import numpy as np
 
 from .. import _modes, dtypes
 from ..tensor import Tensor
-from ._support import _binary
+from ..dispatch import kernel
+from ._support import _array, _binary, _broadcast_error, _devices, _elementwise_result
 from .codegen import ops
 
 _grad_state = _modes.grad_mode
@@ -35,7 +36,26 @@ def _scaled(other, alpha, dtype):
     return _binary("mul", other if other.dtype is dtype else ops.to(other, dtype), alpha)
 
 
+def _fused_alpha(input, other, alpha):
+    """``input + alpha * other`` in one rounding, as torch's float add does: for two float32
+    or float64 tensors (what an optimizer's ``p.add_(g, alpha=-lr)`` is)."""
+    ct = dtypes.result_type(input, other)
+    dev = _devices(input, other)
+    try:
+        out = kernel("add_alpha", dev)(_array(input, ct), _array(other, ct), alpha)
+    except ValueError:
+        _broadcast_error(input, other)
+    return _elementwise_result(out, dev, input, other)
+
+
+def _fuses(input, other, alpha):
+    return alpha != 1 and isinstance(input, Tensor) and isinstance(other, Tensor) and \
+        dtypes.result_type(input, other) in (dtypes.float32, dtypes.float64)
+
+
 def add(input, other, *, alpha=1):
+    if _fuses(input, other, alpha):
+        return _fused_alpha(input, other, alpha)
     return _binary("add", input, _scaled(other, alpha, dtypes.result_type(input, other)))
 
 
@@ -55,6 +75,8 @@ def _check_sub(input, other):
 
 def sub(input, other, *, alpha=1):
     _check_sub(input, other)
+    if _fuses(input, other, alpha):  # torch's sub is its add with -alpha
+        return _fused_alpha(input, other, -alpha)
     return _binary("sub", input, _scaled(other, alpha, dtypes.result_type(input, other)))
 
 

@@ -222,12 +222,16 @@ def _kernel_write(name, target, args, alpha):
         else:
             operands.append(a)
     dev = _devices(*tensors)
+    shared = _shared_cells(target) if not target.is_contiguous() else None
+    if alpha != 1 and name in ("add", "sub") and isinstance(args[0], Tensor) and shared is None and \
+            target.dtype in (dtypes.float32, dtypes.float64):  # one fused multiply-add, as torch's add
+        kernel("add_alpha", dev)(target._np, operands[0], alpha if name == "add" else -alpha, out=target._np)
+        return
     if alpha != 1:  # scaled after the cast, as torch does; a bare array, no tensor needed
         if isinstance(alpha, builtins.float) and not target.dtype.is_floating_point:
             raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
         operands[0] = operands[0] * alpha if not isinstance(args[0], Tensor) else kernel("mul", dev)(operands[0], alpha)
     compute = kernel(name, dev)
-    shared = _shared_cells(target) if not target.is_contiguous() else None
     if shared is not None:
         tensor_operand = operands[0] if operands and isinstance(args[0], Tensor) else None
         rest = operands[1:] if tensor_operand is not None else operands
