@@ -239,14 +239,15 @@ def test_every_cpu_build_torch_can_run_here_sums_alike(capability):
 
 # The polynomial fit of PyTorch's "Learning PyTorch with Examples" (its manual-gradient and
 # autograd versions), 1,000 steps printing the loss every 100: every digit as torch prints it.
-# The target is a cubic instead of the tutorial's sin(x): torch's float32 sin is SLEEF's or
-# libm's approximation, which reftorch does not reproduce bit for bit (see the README).
+# With the tutorial's target sin(x) too: torch's float32 sin is an approximation reftorch does
+# not reproduce bit for bit (92 of the 2000 values are 1 ulp apart, see the README), yet no
+# printed loss moves; the cubic target has no such slack.
 POLYNOMIAL_FIT = """
 import math
 import torch
 torch.manual_seed(0)
 x = torch.linspace(-math.pi, math.pi, 2000)
-y = 0.9 * x - 0.15 * x ** 3
+y = TARGET
 a, b, c, d = (torch.randn((), requires_grad=AUTOGRAD) for _ in range(4))
 learning_rate = 1e-6
 for t in range(1000):
@@ -268,9 +269,10 @@ print(f"y = {a.item()} + {b.item()} x + {c.item()} x^2 + {d.item()} x^3")
 """
 
 
+@pytest.mark.parametrize("target", ["0.9 * x - 0.15 * x ** 3", "torch.sin(x)"])
 @pytest.mark.parametrize("autograd", [False, True])
-def test_a_thousand_step_polynomial_fit_prints_torchs_losses(autograd):
-    source = POLYNOMIAL_FIT.replace("AUTOGRAD", str(autograd))
+def test_a_thousand_step_polynomial_fit_prints_torchs_losses(autograd, target):
+    source = POLYNOMIAL_FIT.replace("AUTOGRAD", str(autograd)).replace("TARGET", target)
     (printed, error), (ours, our_error) = (run_program(source, lib) for lib in LIBS)
     assert error is None and our_error is None
     assert len(printed.splitlines()) == 11
