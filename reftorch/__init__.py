@@ -46,6 +46,7 @@ from .dispatch import device  # noqa: F401
 from . import kernels as _kernels  # noqa: F401  (registers the CPU kernel table)
 from . import meta as _meta  # noqa: F401  (the meta device's kernels)
 from ._formatting import get_printoptions, set_printoptions  # noqa: F401
+from ._parallel import get_num_threads, set_num_threads  # noqa: F401
 from .tensor import Size, Tensor, is_tensor  # noqa: F401
 from .generator import Generator, default_generator_for as _default_generator_for  # noqa: F401
 # the autograd package: its graph half first, then (importing the ops) its engine half

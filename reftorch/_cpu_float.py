@@ -1,4 +1,5 @@
-"""The floating-point arithmetic of torch's CPU random kernels, operation for operation.
+"""The floating-point arithmetic of torch's CPU kernels, operation for operation, and the
+build (``CPU_CAPABILITY``) whose arithmetic that is.
 
 torch's x86 wheels compile those kernels for AVX2 with FMA contraction on, so ``x * w + a``
 is one fused multiply-add (rounded once), and ``torch.randn`` on 16 or more float32 values
@@ -34,7 +35,9 @@ def _cpu_capability() -> str:
 
 
 CPU_CAPABILITY = _cpu_capability()
-FUSED = CPU_CAPABILITY != "default"  # GCC contracts x * w + a into one FMA where FMA exists
+# GCC contracts x * w + a into one FMA where the build has FMA (AVX2 and AVX512), and
+# Vectorized's fmadd is one instruction there; the default build rounds twice
+FUSED = CPU_CAPABILITY != "default"
 
 
 def _round_to_odd(high, low):

@@ -12,10 +12,13 @@ import math
 
 import numpy as np
 
+from . import _cpu_float, _cpu_sum
 from .dispatch import register_kernel
 from .dtypes import _REDUCED_NUMPY, is_reduced_float
 
 CPU_KERNELS: dict = {}
+# where reftorch follows torch's CPU arithmetic step for step (sums, pow by small integers)
+_TORCH_ORDER = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 # kernels that only move, compare or pick values: no arithmetic, so no floating-point error
@@ -139,6 +142,16 @@ def power(a, b, out=None):
             return result
         out[...] = result
         return out
+    if a.__class__ is np.ndarray and a.dtype in _TORCH_ORDER and b.__class__ in (int, float) and b in (3, -2, -0.5):
+        # torch's float pow by these numbers is plain arithmetic (x * x * x, 1 / (x * x),
+        # 1 / sqrt(x)), rounded at each step; NumPy's power rounds once
+        return np.divide(1, np.sqrt(a), out=out) if b == -0.5 else \
+            np.multiply(np.multiply(a, a), a, out=out) if b == 3 else np.divide(1, np.multiply(a, a), out=out)
+    if a.__class__ is np.ndarray and a.dtype == np.float32 and b.__class__ is np.ndarray:
+        # float32 ** a tensor: torch's scalar loop (broadcast operands) calls powf, correctly
+        # rounded in practice; NumPy's float32 power is not
+        return np.power(a, b, out=np.empty(np.broadcast_shapes(a.shape, b.shape), np.float32) if out is None else out,
+                        dtype=np.float64)
     return np.power(a, b, out=out)
 
 
@@ -386,10 +399,37 @@ def arange(start, end, step, dtype):
     return np.arange(start, end, step).astype(dtype, copy=False)
 
 
+@cpu_kernel("linspace")
+def linspace(start, end, steps, dtype):
+    """torch's CPU linspace: float32/float64 values computed in their own dtype, from ``start``
+    up to the middle and from ``end`` down after it; x * s + a is one rounding where the
+    build has FMA."""
+    if np.dtype(dtype) not in _TORCH_ORDER or steps < 2:
+        values = np.linspace(start, end, steps) if steps != 1 else np.array([start])
+        return values.astype(dtype)  # steps == 1: torch fills with start, NumPy too
+    real = np.dtype(dtype).type
+    start, end = real(start), real(end)
+    step = (end - start) / real(steps - 1)
+    if _cpu_float.FUSED:
+        fma = _cpu_float.fma32 if real is np.float32 else _cpu_float.fma64
+    else:
+        def fma(a, b, c):
+            return np.multiply(a, b, dtype=real) + c
+    index = np.arange(steps)
+    halfway = steps // 2
+    return np.concatenate([fma(np.full(halfway, step), index[:halfway].astype(real), start),
+                           fma(np.full(steps - halfway, -step), (steps - 1 - index[halfway:]).astype(real), end)
+                           ]).astype(real, copy=False)
+
+
 # reductions -------------------------------------------------------------------
 @cpu_kernel("sum")
 @in_float32
 def sum_(a, dims, keepdim, dtype=None):
+    if dtype is not None and np.dtype(dtype) in _TORCH_ORDER:
+        # float sums add in torch's order (the last bits of a loss depend on it); torch
+        # converts the input to the sum's dtype first
+        return _cpu_sum.torch_sum(_cpu_sum.to_dtype(a, dtype), dims, keepdim)
     return np.asarray(np.sum(a, axis=dims, keepdims=keepdim, dtype=dtype))
 
 
@@ -402,6 +442,9 @@ def prod(a, dims, keepdim, dtype=None):
 @cpu_kernel("mean")
 @in_float32
 def mean(a, dims, keepdim):
+    if a.dtype in _TORCH_ORDER:  # torch's CPU mean is its sum divided by the count
+        count = a.size if dims is None else math.prod(a.shape[d] for d in dims)
+        return np.divide(_cpu_sum.torch_sum(a, dims, keepdim), a.dtype.type(count))
     return np.asarray(np.mean(a, axis=dims, keepdims=keepdim, dtype=a.dtype))
 
 

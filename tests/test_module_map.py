@@ -265,9 +265,10 @@ def test_a_second_root_is_caught(tmp_path):
 # Each module imports (at its top) only modules of its own layer or of the layers below. The
 # Tensor's methods are attached from the functions layer, not imported by tensor.py.
 REFTORCH_LAYERS = (
-    # 0: memory, dtypes, kernels and the dispatcher's table; the global modes; the default
-    # device and what a CPU-only torch reports (backends, accelerator)
-    ("storage", "dtypes", "dispatch", "kernels", "_cpu_float", "sim", "meta", "_modes", "_formatting", "cuda",
+    # 0: memory, dtypes, kernels and the dispatcher's table, torch's CPU arithmetic they follow
+    # (_cpu_float, _cpu_sum, _parallel); the global modes; the default device and what a
+    # CPU-only torch reports (backends, accelerator)
+    ("storage", "dtypes", "dispatch", "kernels", "_cpu_float", "_cpu_sum", "_parallel", "sim", "meta", "_modes", "_formatting", "cuda",
      "default_device", "backends", "accelerator"),
     # 1: the tensor, its storage seen typed (tensor.storage()), a tensor rebuilt over a storage
     ("tensor", "typed_storage", "_utils"),

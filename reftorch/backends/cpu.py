@@ -1,8 +1,8 @@
-"""The CPU build: reftorch's kernels are NumPy's, which picks its own vector instructions."""
-import os
+"""The CPU build: what torch reports for the kernels it picked at start-up (reftorch's kernels
+follow the same build where the arithmetic depends on it: sums, fused multiply-adds, randn)."""
+from .._cpu_float import CPU_CAPABILITY
 
 
 def get_cpu_capability() -> str:
-    # what torch would report is the best of DEFAULT, AVX2, AVX512 (or ATEN_CPU_CAPABILITY's choice)
-    chosen = os.environ.get("ATEN_CPU_CAPABILITY", "").upper()
-    return chosen if chosen in ("DEFAULT", "AVX2", "AVX512") else "DEFAULT"
+    # the best of DEFAULT, AVX2, AVX512 this CPU runs, or the lower one ATEN_CPU_CAPABILITY asks for
+    return CPU_CAPABILITY.upper()

@@ -194,11 +194,11 @@ def pow_backward(grad, self, exponent):
     """d(x ** e)/dx = e x ** (e - 1), for a number e (0 when e is 0: no nan from 0 ** -1)."""
     if exponent == 0:
         return ops.zeros_like(self)
-    return grad * exponent * self ** (exponent - 1)
+    return grad * (exponent * self ** (exponent - 1))  # torch's order of the two products
 
 
 def pow_backward_self(grad, self, exponent):
-    return grad * exponent * self ** (exponent - 1)
+    return grad * (exponent * self ** (exponent - 1))
 
 
 def pow_backward_exponent(grad, self, exponent, result):

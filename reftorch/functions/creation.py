@@ -134,8 +134,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
         raise RuntimeError("number of steps must be non-negative")
     dtype = dtype or dtypes.get_default_dtype()
     d = _device_arg(device)
-    values = np.linspace(start, end, steps).astype(dtype.numpy)
-    return _finish(_wrap(kernel("copy", d)(values) if d.type != "cpu" else values, d), requires_grad)
+    return _finish(_wrap(kernel("linspace", d)(start, end, steps, dtype.numpy), d), requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, kernels
 from ..tensor import _scalar_type_name as _scalar_name
 from ._support import _wrap, check_not_double
 from .codegen import ops
@@ -26,10 +26,10 @@ def reduction_enum(reduction: str) -> int:
 
 def _reduce(losses: np.ndarray, reduction: int) -> np.ndarray:
     """Per-element losses -> what ``reduction`` asks for."""
-    if reduction == MEAN:
-        return np.asarray(losses.mean(dtype=losses.dtype))
+    if reduction == MEAN:  # torch's loss.mean() / loss.sum(): its CPU kernels' order of additions
+        return kernels.mean(losses, None, False)
     if reduction == SUM:
-        return np.asarray(losses.sum(dtype=losses.dtype))
+        return kernels.sum_(losses, None, False, losses.dtype)
     return losses
 
 

@@ -14,6 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _modes, dtypes
+from .._cpu_sum import to_dtype
 from ..dispatch import kernel
 from ..storage import broadcast_shapes
 from ..tensor import Tensor, _wrap_dim
@@ -54,7 +55,7 @@ def sum(input, *, dtype=None):
 
 def sum_dim(input, dim, keepdim=False, *, dtype=None):
     """The sums over ``dim`` (an int, a tuple, or None for every dim)."""
-    dims = _reduce_dims(input, dim)
+    dims = _reduce_dims(input, dim) or None  # dim=[] sums every dim, as None does
     return _wrap(kernel("sum", input._device)(input._np, dims, keepdim, _out_dtype(input, dtype).numpy), input._device)
 
 
@@ -68,14 +69,15 @@ def _check_mean_dtype(input, dtype):
 
 def mean(input, *, dtype=None):
     _check_mean_dtype(input, dtype)
-    a = input._np if dtype is None else input._np.astype(dtype.numpy)
+    a = input._np if dtype is None else to_dtype(input._np, dtype.numpy)
     return _wrap(kernel("mean", input._device)(a, None, False), input._device)
 
 
 def mean_dim(input, dim, keepdim=False, *, dtype=None):
     _check_mean_dtype(input, dtype)
-    a = input._np if dtype is None else input._np.astype(dtype.numpy)
-    return _wrap(kernel("mean", input._device)(a, _reduce_dims(input, dim), keepdim), input._device)
+    a = input._np if dtype is None else to_dtype(input._np, dtype.numpy)
+    dims = _reduce_dims(input, dim) or None  # dim=[] averages every dim, as None does
+    return _wrap(kernel("mean", input._device)(a, dims, keepdim), input._device)
 
 
 def prod(input, *, dtype=None):
