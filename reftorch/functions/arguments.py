@@ -192,7 +192,7 @@ def _dispatcher(name, overloads):
                 out = kwargs.pop("out")
                 if out is not None:
                     return call_with_out(pick, options.out, args, kwargs, out)
-        key = (tuple(map(type, args)), tuple(kwargs), tuple(map(type, kwargs.values())))
+        key = (tuple(map(_kind, args)), tuple(kwargs), tuple(map(_kind, kwargs.values())))
         run = chosen.get(key)
         if run is None:
             run = match(args, kwargs)
@@ -211,6 +211,13 @@ def _dispatcher(name, overloads):
                 chosen[key] = run
         return run(*args, **kwargs)
     return pick
+
+
+def _kind(value):
+    """What the overload memo keys a value by: its type, and for a tuple or list its elements'
+    types too (``sum((0, 1))`` and ``sum((0, 1.0))`` take different paths: the second is refused)."""
+    kind = type(value)
+    return (kind, *map(type, value)) if kind is tuple or kind is list else kind
 
 
 def _plausible(check, args, kwargs) -> bool:
