@@ -54,7 +54,7 @@ class UntypedStorage:
         return self._bytes().tolist()
 
     def __getitem__(self, index):
-        if isinstance(index, slice):  # a storage over the same bytes, as torch's
+        if type(index) is slice:  # a storage over the same bytes, as torch's
             return UntypedStorage(self._bytes()[index], self.device)
         return int(self._bytes()[index])
 

@@ -316,7 +316,7 @@ def svd(input, some=True, compute_uv=True):
 def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """'fro': the vector 2-norm of the entries; 'nuc': the sum of singular values; 2 / -2 the
     largest / smallest singular value; 1 / -1 (inf / -inf) the largest / smallest column
-    (row) sum of |A|, as torch composes them."""
+    (row) sum of ``abs(A)``, as torch composes them."""
     _check_matrices(A, "linalg.matrix_norm", square=False)
     if dtype is not None:
         A = ops.to(A, dtype)

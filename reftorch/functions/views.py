@@ -51,6 +51,13 @@ def view(input, *size):
     return _view_of(input, shape, strides, input._offset)
 
 
+def _require_unit_last_stride(strides, what):
+    """view(dtype) of another element size regroups the last dim's elements: they must be adjacent."""
+    if strides[-1] == 1:
+        return
+    raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+
+
 def view_dtype(input, dtype):
     """The same bytes read as ``dtype``. With another element size the last dim (which must be
     dense) grows or shrinks by the ratio, as do the other strides and the offset. Not
@@ -63,8 +70,7 @@ def view_dtype(input, dtype):
         raise RuntimeError(f"self.dim() cannot be 0 {what}")
     if old > new:
         ratio = old // new
-        if strides[-1] != 1:
-            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        _require_unit_last_stride(strides, what)
         shape[-1] *= ratio
         strides = [st * ratio for st in strides[:-1]] + [1]
         offset *= ratio
@@ -74,8 +80,7 @@ def view_dtype(input, dtype):
             raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got {shape[-1]}")
         if offset % ratio:
             raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, but got {offset}")
-        if strides[-1] != 1:
-            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        _require_unit_last_stride(strides, what)
         for d, st in enumerate(strides[:-1]):
             if st % ratio:
                 raise RuntimeError(f"self.stride({d}) must be divisible by {ratio} {what}, but got {st}")

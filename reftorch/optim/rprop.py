@@ -8,9 +8,9 @@ from .optimizer import Optimizer, _addcmul_, _check, _refuse_unsupported, _step_
 
 
 class Rprop(Optimizer):
-    """sign = sign(g · g_prev);  step_size *= etaplus, etaminus or 1 by that sign, clamped to
-    ``step_sizes``;  p -= sign(g) · step_size, except where the sign flipped (there the gradient is
-    forgotten: it counts as 0 next time)."""
+    """``sign = sign(g · g_prev)``; ``step_size *= etaplus``, ``etaminus`` or 1 by that sign, clamped
+    to ``step_sizes``; ``p -= sign(g) · step_size``, except where the sign flipped (there the gradient
+    is forgotten: it counts as 0 next time)."""
 
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False,
                  foreach=None, maximize=False, differentiable=False):
