@@ -338,3 +338,30 @@ def test_buffer_errors_match_torch(case):
         else:
             m.other = lib.nn.Buffer(lib.zeros(1))
     same_error(program)
+
+
+# -- the activations of issue 29: values, gradients, nodes, in-place forms, modules -----------------
+@pytest.mark.parametrize("kind, args, inplace", [
+    ("SELU", (), False), ("SELU", (), True), ("CELU", (), False), ("CELU", (2.0,), True),
+    ("Hardswish", (), False), ("Hardswish", (), True), ("Hardsigmoid", (), False), ("Hardsigmoid", (), True),
+    ("Mish", (), False), ("Mish", (), True), ("Softsign", (), None), ("ELU", (0.5,), True)])
+def test_activation_modules_values_gradients_and_nodes(kind, args, inplace):
+    def program(lib):
+        # -3 and 3 included: hardswish's and hardsigmoid's gradients have torch's ends there
+        x = lib.tensor([-4.0, -3.0, -0.5, 0.0, 1.0, 3.0, 3.5], requires_grad=True)
+        layer = getattr(lib.nn, kind)(*args) if inplace is None else getattr(lib.nn, kind)(*args, inplace=inplace)
+        y = layer(x * 1)
+        (grad,) = lib.autograd.grad((y * lib.arange(7.0)).sum(), x, create_graph=True)
+        saved = sorted(a for a in dir(y.grad_fn) if a.startswith("_saved_"))
+        return y, grad, y.grad_fn.name(), saved, repr(layer)
+    same_program(program)
+
+
+def test_selu_and_celu_are_torch_functions_and_nn_in_place_ops_are_no_methods():
+    def program(lib):
+        x = lib.tensor([-2.0, 0.5])
+        F = lib.nn.functional
+        out = [lib.selu(x), lib.celu(x, 2.0), lib.selu_(x.clone()), lib.celu_(x.clone(), 0.5),
+               F.selu(x), F.celu(x, 0.5), F.hardswish(x), F.mish(x), F.softsign(x), F.hardsigmoid(x)]
+        return out, [hasattr(x, n) for n in ("elu_", "celu_", "selu_", "hardswish_", "mish_", "hardsigmoid_")]
+    same_program(program)

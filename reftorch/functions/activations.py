@@ -1,6 +1,6 @@
 """Activations: softmax and log_softmax (exponentials normalised over one dim, which the
 losses build on), and nn.functional's element-wise ones (leaky_relu, gelu, silu, elu,
-softplus, hardtanh, relu6, logsigmoid). relu, sigmoid and tanh are plain element-wise ops,
+selu, celu, softplus, hardtanh, relu6, hardsigmoid, hardswish, mish, logsigmoid). relu, sigmoid and tanh are plain element-wise ops,
 in unary.py.
 """
 from __future__ import annotations
@@ -103,8 +103,48 @@ def silu(input):
     return _apply(lambda a: a / (1 + np.exp(-a)), input)
 
 
+def _elu_values(a, alpha, scale, input_scale):
+    # torch's coefficients are products of the scalars in the input's dtype
+    # (expm1 in float64, rounded once: torch's vectorised expm1 is that close)
+    t = a.dtype.type
+    negcoef, poscoef, negiptcoef = t(alpha) * t(scale), t(scale), t(input_scale)
+    negative = np.expm1(np.minimum(a, 0).astype(np.float64) * negiptcoef) * negcoef
+    return np.where(a > 0, a * poscoef, negative.astype(a.dtype))
+
+
 def elu(input, alpha=1.0, scale=1.0, input_scale=1.0):
-    return _apply(lambda a, al: np.where(a > 0, a, al * np.expm1(np.minimum(a, 0))), input, alpha)
+    return _apply(_elu_values, input, alpha, scale, input_scale)
+
+
+# SELU's constants (Klambauer et al.): the fixed point of mean 0 and variance 1
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input):
+    """An elu with fixed constants: torch records it as EluBackward0."""
+    return ops.elu(input, SELU_ALPHA, SELU_SCALE)
+
+
+def selu_(input):
+    """torch.selu_: elu_ with SELU's constants (EluBackward1)."""
+    return ops.elu_(input, SELU_ALPHA, SELU_SCALE)
+
+
+def celu(input, alpha=1.0):
+    return _apply(_elu_values, input, alpha, 1.0, 1.0 / alpha)
+
+
+def hardsigmoid(input):
+    return _apply(lambda a: np.minimum(np.maximum(a + 3, 0), 6) / 6, input)
+
+
+def hardswish(input):
+    return _apply(lambda a: a * np.minimum(np.maximum(a + 3, 0), 6) / 6, input)
+
+
+def mish(input):
+    return _apply(lambda a: (a * np.tanh(np.log1p(np.exp(a.astype(np.float64))))).astype(a.dtype), input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -153,8 +193,36 @@ def silu_slope(self):
     return self.sigmoid() * (1 + self * (1 - self.sigmoid()))
 
 
-def elu_slope(self, alpha):
-    return ops.where(self > 0, ops.ones_like(self), alpha * self.exp())
+def elu_slope(self, alpha, scale=1.0, input_scale=1.0):
+    return ops.where(self > 0, ops.full_like(self, scale), (self * input_scale).exp() * (alpha * scale * input_scale))
+
+
+def elu_slope_from_result(result, alpha, scale=1.0, input_scale=1.0):
+    """elu's slope read from its output (the in-place variant keeps only the output)."""
+    return ops.where(result > 0, ops.full_like(result, scale), (result + alpha * scale) * input_scale)
+
+
+def hardsigmoid_backward(grad_output, self):
+    a = self._np
+    return _wrap(np.where((a > -3) & (a < 3), grad_output._np / 6, 0).astype(grad_output._np.dtype),
+                 grad_output._device)
+
+
+def hardswish_backward(grad_output, self):
+    a, g = self._np, grad_output._np
+    # torch: 0 up to -3 included, grad from 3 included, the slope x/3 + 1/2 in between
+    return _wrap(np.where(a <= -3, 0, np.where(a < 3, g * (a / 3 + 0.5), g)).astype(g.dtype), grad_output._device)
+
+
+def hardswish_double_backward(grad, grad_output, self):
+    # hardswish's slope x/3 + 1/2 changes at rate 1/3 between -3 and 3, and is flat outside
+    inside = ops.logical_and(self > -3.0, self < 3.0)
+    return ops.where(inside, grad * grad_output / 3.0, ops.zeros((), dtype=self.dtype))
+
+
+def mish_slope(self):
+    tanh_softplus = ops.softplus(self).tanh()
+    return tanh_softplus + self * self.sigmoid() * (1 - tanh_softplus * tanh_softplus)
 
 
 def softplus_slope(self, beta, threshold):

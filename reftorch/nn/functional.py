@@ -16,6 +16,7 @@ from ..functions.loss import reduction_enum
 from ..functions import (  # noqa: F401  (public as nn.functional.conv2d, ...)
     avg_pool2d, conv2d, gelu, linear, max_pool2d, pad, sigmoid, softplus, tanh,
 )
+from ..functions.activations import selu_
 from ..random import bernoulli_mask
 
 
@@ -36,7 +37,31 @@ def silu(input, inplace=False):
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _in_place_or_not(input, ops.elu(input, alpha), inplace)
+    return ops.elu_(input, alpha) if inplace else ops.elu(input, alpha)
+
+
+def selu(input, inplace=False):
+    return selu_(input) if inplace else ops.selu(input)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return ops.celu_(input, alpha) if inplace else ops.celu(input, alpha)
+
+
+def hardsigmoid(input, inplace=False):
+    return ops.hardsigmoid_(input) if inplace else ops.hardsigmoid(input)
+
+
+def hardswish(input, inplace=False):
+    return ops.hardswish_(input) if inplace else ops.hardswish(input)
+
+
+def mish(input, inplace=False):
+    return ops.mish_(input) if inplace else ops.mish(input)
+
+
+def softsign(input):
+    return input / (input.abs() + 1)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
