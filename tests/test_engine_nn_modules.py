@@ -365,3 +365,47 @@ def test_selu_and_celu_are_torch_functions_and_nn_in_place_ops_are_no_methods():
                F.selu(x), F.celu(x, 0.5), F.hardswish(x), F.mish(x), F.softsign(x), F.hardsigmoid(x)]
         return out, [hasattr(x, n) for n in ("elu_", "celu_", "selu_", "hardswish_", "mish_", "hardsigmoid_")]
     same_program(program)
+
+
+# -- 1-d pooling: torch runs it as the 2-d op on an (N, C, 1, L) view ------------------------------
+def _chain(node):
+    names = []
+    while node is not None:
+        names.append((node.name(), sorted(a for a in dir(node) if a.startswith("_saved_"))))
+        node = node.next_functions[0][0] if node.next_functions else None
+    return names
+
+
+@pytest.mark.parametrize("kind, args, kwargs, shape", [
+    ("MaxPool1d", (3,), {}, (2, 3, 9)), ("MaxPool1d", (3, 2, 1, 2), {"ceil_mode": True}, (3, 10)),
+    ("MaxPool1d", (2,), {"return_indices": True}, (2, 2, 7)), ("MaxPool1d", ((3,), (2,), (1,)), {}, (1, 2, 8)),
+    ("AvgPool1d", (3,), {}, (2, 3, 9)), ("AvgPool1d", (3, 2, 1, True, False), {}, (3, 10)),
+    ("AvgPool1d", (4,), {"stride": 1, "padding": 2}, (1, 2, 6))])
+def test_pool1d_modules_values_indices_gradients_and_graph(kind, args, kwargs, shape):
+    def program(lib):
+        lib.manual_seed(3)
+        x = lib.randn(*shape, requires_grad=True)
+        pool = getattr(lib.nn, kind)(*args, **kwargs)
+        out = pool(x)
+        y = out[0] if isinstance(out, tuple) else out
+        (y * lib.arange(float(y.numel())).reshape(y.shape)).sum().backward()
+        with lib.no_grad():
+            plain = pool(x)
+        return out, x.grad, plain, _chain(y.grad_fn), repr(pool), vars(pool).get("kernel_size")
+    same_program(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.functional.max_pool1d(lib.ones(9), 3),
+    lambda lib: lib.nn.functional.max_pool1d(lib.ones(1, 2, 9), (3, 3)),
+    lambda lib: lib.nn.functional.max_pool1d(lib.ones(1, 2, 9), 3, padding=2),
+    lambda lib: lib.nn.functional.max_pool1d(lib.ones(1, 2, 2, requires_grad=True), 3),
+    lambda lib: lib.nn.functional.max_pool1d(lib.ones(1, 2, 9), 3, stride=0),
+    lambda lib: lib.nn.functional.max_pool1d(lib.ones(1, 0, 9), 3),
+    lambda lib: lib.nn.functional.avg_pool1d(lib.ones(1, 2, 3, 9), 3),
+    lambda lib: lib.nn.functional.avg_pool1d(lib.ones(1, 2, 9), (3, 3)),
+    lambda lib: lib.nn.functional.avg_pool1d(lib.ones(1, 2, 9), 3, padding=2),
+    lambda lib: lib.nn.functional.avg_pool1d(lib.ones(1, 2, 2), 3),
+    lambda lib: lib.max_pool1d_with_indices(lib.ones(9), 3)])
+def test_pool1d_errors_are_torchs(call):
+    same_error(call)

@@ -224,6 +224,19 @@ from .pooling import (  # noqa: E402,F401
 )
 
 
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """torch.max_pool1d, or max_pool1d_with_indices with ``return_indices`` (torch's boolean dispatch)."""
+    stride = [] if stride is None else stride
+    if return_indices:
+        return ops.max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return ops.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    return ops.avg_pool1d(input, kernel_size, [] if stride is None else stride, padding, ceil_mode,
+                          count_include_pad)
+
+
 def one_hot(tensor, num_classes=-1):
     return ops.one_hot(tensor, num_classes)
 
