@@ -83,6 +83,7 @@ from . import utils  # noqa: E402,F401
 from . import func  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 from . import special  # noqa: E402,F401
+from . import fx  # noqa: E402,F401  (torch.fx is an attribute after `import torch` too)
 from . import linalg  # noqa: E402,F401
 from . import accelerator, backends  # noqa: E402,F401
 from .default_device import get_default_device, set_default_device  # noqa: E402,F401
