@@ -409,3 +409,27 @@ def test_pool1d_modules_values_indices_gradients_and_graph(kind, args, kwargs, s
     lambda lib: lib.max_pool1d_with_indices(lib.ones(9), 3)])
 def test_pool1d_errors_are_torchs(call):
     same_error(call)
+
+
+@pytest.mark.parametrize("kind, args", [("Hardshrink", ()), ("Softshrink", (0.3,)), ("Tanhshrink", ()), ("Softmin", (1,))])
+def test_shrink_and_softmin_modules_match_torch(kind, args):
+    def program(lib):
+        x = lib.tensor([[-2.0, -0.5, -0.25, 0.0], [0.3, 0.5, 1.0, 3.0]], requires_grad=True)
+        layer = getattr(lib.nn, kind)(*args)
+        y = layer(x)
+        (grad,) = lib.autograd.grad((y * lib.arange(8.0).reshape(2, 4)).sum(), x)
+        return y, grad, _chain(y.grad_fn), repr(layer)
+    same_program(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.functional.softshrink(lib.ones(3), -1.0),
+    lambda lib: lib.nn.functional.softshrink(lib.ones(3, dtype=lib.float64), -2.5),
+    lambda lib: lib.nn.functional.softshrink(lib.tensor([1, 2]), 0.5),
+    lambda lib: lib.nn.functional.hardshrink(lib.tensor([1, 2]))])
+def test_shrink_errors_are_torchs(call):
+    same_error(call)
+
+
+def test_softmin_without_dim_warns_as_torch():
+    same_warnings(lambda lib: lib.nn.functional.softmin(lib.ones(2, 3)))

@@ -143,6 +143,31 @@ def hardswish(input):
     return _apply(lambda a: a * np.minimum(np.maximum(a + 3, 0), 6) / 6, input)
 
 
+def _check_floating(input, name):
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_scalar_name(input.dtype)}'")
+
+
+def hardshrink(input, lambd=0.5):
+    _check_floating(input, "hardshrink_cpu")
+    return _apply(lambda a, l: np.where((a >= -l) & (a <= l), 0, a), input, lambd)
+
+
+def softshrink(input, lambd=0.5):
+    _check_floating(input, "softshrink_check")
+    if not 0 <= lambd <= float(np.finfo(input._np.dtype).max):
+        raise RuntimeError(f"lambda must be in range [0, {np.finfo(input._np.dtype).max:g}] for input dtype "
+                           f"{_scalar_name(input.dtype)}, but found {lambd:g}")
+    # (x * 0 in the middle: -0.0 for a negative x, as torch's kernel)
+    return _apply(lambda a, l: np.where(a > l, a - l, np.where(a < -l, a + l, a * 0)), input, lambd)
+
+
+def shrink_backward(grad_output, self, lambd):
+    """hardshrink's and softshrink's backward: the gradient outside [-lambd, lambd], else 0."""
+    a, g = self._np, grad_output._np
+    return _wrap(np.where((a >= -lambd) & (a <= lambd), 0, g).astype(g.dtype), grad_output._device)
+
+
 def mish(input):
     return _apply(lambda a: (a * np.tanh(np.log1p(np.exp(a.astype(np.float64))))).astype(a.dtype), input)
 

@@ -10,7 +10,7 @@ from .layers import (  # noqa: F401
     ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softplus, Tanh,
 )
 from .layers import AvgPool1d, MaxPool1d  # noqa: F401
-from .layers import CELU, SELU, Hardsigmoid, Hardswish, Mish, Softsign  # noqa: F401
+from .layers import CELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Mish, Softmin, Softshrink, Softsign, Tanhshrink  # noqa: F401
 from .layers import (  # noqa: F401  (round 4)
     AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout,
 )

@@ -60,6 +60,24 @@ def mish(input, inplace=False):
     return ops.mish_(input) if inplace else ops.mish(input)
 
 
+def hardshrink(input, lambd=0.5):
+    return ops.hardshrink(input, lambd)
+
+
+def softshrink(input, lambd=0.5):
+    return ops.softshrink(input, lambd)
+
+
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _implicit_dim("softmin", input.dim(), _stacklevel)
+    return ops.softmax(-input, dim, dtype=dtype)
+
+
 def softsign(input):
     return input / (input.abs() + 1)
 
