@@ -57,7 +57,7 @@ from . import functions as _functions
 globals().update({_name: getattr(_functions, _name) for _name in _functions.PUBLIC})
 from .functions import ops as _ops  # noqa: E402
 from .functions.activations import selu_  # noqa: E402,F401  (torch.selu_: elu_ with SELU's constants)
-celu_ = _ops.celu_
+celu_, threshold_ = _ops.celu_, _ops.threshold_
 from .random import get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402,F401
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402,F401
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401

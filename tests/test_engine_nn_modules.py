@@ -433,3 +433,17 @@ def test_shrink_errors_are_torchs(call):
 
 def test_softmin_without_dim_warns_as_torch():
     same_warnings(lambda lib: lib.nn.functional.softmin(lib.ones(2, 3)))
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_threshold_module_and_functions_match_torch(inplace):
+    def program(lib):
+        x = lib.tensor([-2.0, -0.5, 0.0, 0.5, 1.0, 3.0], requires_grad=True)
+        layer = lib.nn.Threshold(0.5, -1.0, inplace)
+        y = layer(x * 1)
+        (grad,) = lib.autograd.grad((y * lib.arange(6.0)).sum(), x)
+        saved = sorted(a for a in dir(y.grad_fn) if a.startswith("_saved_"))
+        plain = lib.tensor([1, 5, 9])
+        return (y, grad, y.grad_fn.name(), saved, y.grad_fn._saved_threshold, repr(layer),
+                lib.threshold(plain, 4, 0), lib.threshold_(plain.clone(), 5, -1), hasattr(plain, "threshold_"))
+    same_program(program)

@@ -143,6 +143,12 @@ def hardswish(input):
     return _apply(lambda a: a * np.minimum(np.maximum(a + 3, 0), 6) / 6, input)
 
 
+def threshold(input, threshold, value):
+    """``value`` where the input is <= ``threshold`` (relu is threshold(x, 0, 0))."""
+    return _elementwise_result(np.where(input._np <= threshold, np.asarray(value).astype(input._np.dtype), input._np),
+                               input._device, input)
+
+
 def _check_floating(input, name):
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"{name}\" not implemented for '{_scalar_name(input.dtype)}'")

@@ -464,6 +464,10 @@ DERIVATIVES = [
                self=lambda grad, grad_output, self: activations.hardswish_double_backward(grad, grad_output, self),
                result=lambda grad_output_t, self_t, grad_output, self: ops.hardswish_backward(grad_output_t, self)
                + activations.hardswish_double_backward(self_t, grad_output, self)),
+    derivative("threshold", self=lambda grad, self, threshold: ops.threshold_backward(grad, self, threshold),
+               result="auto_element_wise"),
+    derivative("threshold_", self=lambda grad, self, threshold: ops.threshold_backward(grad, self, threshold),
+               result=lambda self_t, self, threshold: ops.threshold_backward(self_t, self, threshold)),
     derivative("hardshrink", self=lambda grad, self, lambd: ops.hardshrink_backward(grad, self, lambd), result="auto_element_wise"),
     derivative("hardshrink_backward", grad_out=lambda grad, self, lambd: ops.hardshrink_backward(grad, self, lambd),
                self=lambda grad: _zeros(grad),

@@ -462,6 +462,8 @@ NATIVE_FUNCTIONS = [
     func("hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor", activations.hardsigmoid_backward),
     func("hardswish(Tensor self) -> Tensor", activations.hardswish, variants="inplace", tags="nn"),
     func("hardswish_backward(Tensor grad_output, Tensor self) -> Tensor", activations.hardswish_backward),
+    func("threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", activations.threshold,
+         variants="function inplace", tags="nn"),
     func("hardshrink(Tensor self, Scalar lambd=0.5) -> Tensor", activations.hardshrink, variants=F_M),
     func("hardshrink_backward(Tensor grad_out, Tensor self, Scalar lambd) -> Tensor", activations.shrink_backward),
     func("softshrink(Tensor self, Scalar lambd=0.5) -> Tensor", activations.softshrink),

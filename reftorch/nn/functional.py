@@ -60,6 +60,10 @@ def mish(input, inplace=False):
     return ops.mish_(input) if inplace else ops.mish(input)
 
 
+def threshold(input, threshold, value, inplace=False):
+    return ops.threshold_(input, threshold, value) if inplace else ops.threshold(input, threshold, value)
+
+
 def hardshrink(input, lambd=0.5):
     return ops.hardshrink(input, lambd)
 

@@ -485,6 +485,18 @@ class Softsign(Module):
         return F.softsign(input)
 
 
+class Threshold(Module):
+    def __init__(self, threshold: float, value: float, inplace: bool = False):
+        super().__init__()
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+
+
 class Hardshrink(Module):
     def __init__(self, lambd: float = 0.5):
         super().__init__()
