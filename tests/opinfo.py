@@ -613,6 +613,8 @@ OPS = {
                                    no_error_because="any float tensor"),
     "hardswish": OpInfo([Sample(T(3, 4, low=-5, high=5))], no_error_because="any float tensor", call="nn", inplace=False),
     "hardswish_backward": OpInfo([Sample(T(3, 4), T(3, 4, low=-5, high=5))], no_error_because="any float tensor"),
+    "glu": OpInfo([Sample(T(3, 4)), Sample(T(4, 3), 0), Sample(T(2, 6, 2), -2)],
+                  errors=[Sample(T(3, 3)), Sample(T()), Sample(T(2, dtype="int64")), Sample(T(2, 4), 2)], call="nn"),
     "threshold": OpInfo([Sample(T(3, 4), 0.5, -1.0), Sample(T(5, dtype="int64", low=-5, high=5), 1, 0)],
                         no_error_because="any real tensor", inplace=False),  # threshold_ is no Tensor method
     "hardshrink": OpInfo([Sample(T(3, 4)), Sample(T(3, 4), 1.0)], errors=[Sample(T(3, dtype="int64"))]),

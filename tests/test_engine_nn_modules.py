@@ -447,3 +447,16 @@ def test_threshold_module_and_functions_match_torch(inplace):
         return (y, grad, y.grad_fn.name(), saved, y.grad_fn._saved_threshold, repr(layer),
                 lib.threshold(plain, 4, 0), lib.threshold_(plain.clone(), 5, -1), hasattr(plain, "threshold_"))
     same_program(program)
+
+
+@pytest.mark.parametrize("dim", [-1, 0])
+def test_glu_module_matches_torch(dim):
+    def program(lib):
+        lib.manual_seed(2)
+        x = lib.randn(4, 6, requires_grad=True)
+        layer = lib.nn.GLU(dim)
+        y = layer(x)
+        (grad,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        (again,) = lib.autograd.grad(grad.sum(), x)
+        return y, grad, again, _chain(y.grad_fn), repr(layer)
+    same_program(program)

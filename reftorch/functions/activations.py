@@ -149,6 +149,34 @@ def threshold(input, threshold, value):
                                input._device, input)
 
 
+def glu(input, dim=-1):
+    """The first half of ``dim`` times the sigmoid of the second half (a gated linear unit)."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = _wrap_dim(dim, input.dim())
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
+    _check_floating(input, "glu_cpu")
+    a, b = np.split(input._np, 2, axis=d)
+    compute = np.float32 if input.dtype in dtypes.REDUCED_FLOATS else a.dtype
+    gate = 1 / (1 + np.exp(-b.astype(compute)))
+    return _wrap(np.ascontiguousarray((a.astype(compute) * gate).astype(a.dtype)), input._device)
+
+
+def glu_backward(grad, self, dim):
+    """d/da = sigmoid(b), d/db = a sigmoid(b) (1 - sigmoid(b)): the two halves side by side."""
+    a, b = self.chunk(2, dim)
+    gate = b.sigmoid()
+    return ops.cat([grad * gate, grad * a * gate * (1 - gate)], dim)
+
+
+def glu_jvp(self_t, self, dim):
+    a, b = self.chunk(2, dim)
+    a_t, b_t = self_t.chunk(2, dim)
+    gate = b.sigmoid()
+    return a_t * gate + a * gate * (1 - gate) * b_t
+
+
 def _check_floating(input, name):
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f"\"{name}\" not implemented for '{_scalar_name(input.dtype)}'")

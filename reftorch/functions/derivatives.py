@@ -464,6 +464,8 @@ DERIVATIVES = [
                self=lambda grad, grad_output, self: activations.hardswish_double_backward(grad, grad_output, self),
                result=lambda grad_output_t, self_t, grad_output, self: ops.hardswish_backward(grad_output_t, self)
                + activations.hardswish_double_backward(self_t, grad_output, self)),
+    derivative("glu", self=lambda grad, self, dim: activations.glu_backward(grad, self, dim),
+               result=lambda self_t, self, dim: activations.glu_jvp(self_t, self, dim)),
     derivative("threshold", self=lambda grad, self, threshold: ops.threshold_backward(grad, self, threshold),
                result="auto_element_wise"),
     derivative("threshold_", self=lambda grad, self, threshold: ops.threshold_backward(grad, self, threshold),

@@ -64,6 +64,10 @@ def threshold(input, threshold, value, inplace=False):
     return ops.threshold_(input, threshold, value) if inplace else ops.threshold(input, threshold, value)
 
 
+def glu(input, dim=-1):
+    return ops.glu(input, dim)
+
+
 def hardshrink(input, lambd=0.5):
     return ops.hardshrink(input, lambd)
 

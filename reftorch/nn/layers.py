@@ -497,6 +497,18 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
 
 
+class GLU(Module):
+    def __init__(self, dim: int = -1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
 class Hardshrink(Module):
     def __init__(self, lambd: float = 0.5):
         super().__init__()
