@@ -460,3 +460,15 @@ def test_glu_module_matches_torch(dim):
         (again,) = lib.autograd.grad(grad.sum(), x)
         return y, grad, again, _chain(y.grad_fn), repr(layer)
     same_program(program)
+
+
+@pytest.mark.parametrize("args, shape", [((), (2, 3, 4)), ((3, 0.1), (2, 3, 5)), ((), (6,))])
+def test_prelu_module_matches_torch(args, shape):
+    def program(lib):
+        lib.manual_seed(4)
+        x = lib.randn(*shape, requires_grad=True)
+        layer = lib.nn.PReLU(*args)
+        y = layer(x)
+        (y * lib.arange(float(y.numel())).reshape(y.shape)).sum().backward()
+        return y, x.grad, layer.weight.grad, _chain(y.grad_fn), y.grad_fn.next_functions[1][0].name(), repr(layer)
+    same_program(program)

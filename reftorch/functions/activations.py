@@ -15,6 +15,7 @@ from ..kernels import erf as erf_values
 from ..tensor import _wrap_dim
 from ..tensor import _scalar_type_name as _scalar_name
 from ._support import _elementwise_result, _in_one_kernel, _wrap
+from . import views
 from .codegen import ops
 
 _grad_state = _modes.grad_mode
@@ -175,6 +176,44 @@ def glu_jvp(self_t, self, dim):
     a_t, b_t = self_t.chunk(2, dim)
     gate = b.sigmoid()
     return a_t * gate + a * gate * (1 - gate) * b_t
+
+
+def prelu(input, weight):
+    """leaky_relu with a learned slope, one per channel (dim 1): torch reshapes the weight to
+    (1, C, 1, ...) (a view, ViewBackward0) and runs _prelu_kernel."""
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_scalar_name(input.dtype)} and "
+                           f"{_scalar_name(weight.dtype)}")
+    if weight.numel() != 1:
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.dim() > 1 else 1
+        if channels != weight.numel():
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {channels}.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if input.dim() >= 2:
+        shape = [1] * input.dim()
+        shape[1] = weight.numel()
+        weight = weight.reshape(shape)
+    return ops._prelu_kernel(input, weight)
+
+
+def _prelu_kernel(input, weight):
+    a, w = input._np, weight._np
+    return _elementwise_result(np.where(a > 0, a, w * a).astype(a.dtype), input._device, input)
+
+
+def prelu_backward(grad, self, weight, grad_input_mask):
+    """The input's gradient: grad where self > 0, else weight * grad; the weight's: self * grad
+    where self <= 0, summed over what the weight was broadcast along."""
+    positive = self > 0
+    grad_self = ops.where(positive, grad, weight * grad) if grad_input_mask[0] else None
+    grad_weight = None
+    if grad_input_mask[1]:
+        grad_weight = views.sum_to(ops.where(positive, ops.zeros((), dtype=grad.dtype), self * grad), weight.shape)
+    return grad_self, grad_weight
 
 
 def _check_floating(input, name):

@@ -464,6 +464,9 @@ DERIVATIVES = [
                self=lambda grad, grad_output, self: activations.hardswish_double_backward(grad, grad_output, self),
                result=lambda grad_output_t, self_t, grad_output, self: ops.hardswish_backward(grad_output_t, self)
                + activations.hardswish_double_backward(self_t, grad_output, self)),
+    derivative("_prelu_kernel", **{"self, weight": lambda grad, self, weight, grad_input_mask:
+                                    activations.prelu_backward(grad, self, weight, grad_input_mask)},
+               result=lambda self_t, weight_t, self, weight: ops.where(self >= 0, self_t, weight * self_t + weight_t * self)),
     derivative("glu", self=lambda grad, self, dim: activations.glu_backward(grad, self, dim),
                result=lambda self_t, self, dim: activations.glu_jvp(self_t, self, dim)),
     derivative("threshold", self=lambda grad, self, threshold: ops.threshold_backward(grad, self, threshold),

@@ -462,6 +462,8 @@ NATIVE_FUNCTIONS = [
     func("hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor", activations.hardsigmoid_backward),
     func("hardswish(Tensor self) -> Tensor", activations.hardswish, variants="inplace", tags="nn"),
     func("hardswish_backward(Tensor grad_output, Tensor self) -> Tensor", activations.hardswish_backward),
+    func("prelu(Tensor self, Tensor weight) -> Tensor", activations.prelu, variants=F_M),
+    func("_prelu_kernel(Tensor self, Tensor weight) -> Tensor", activations._prelu_kernel),
     func("glu(Tensor self, int dim=-1) -> Tensor", activations.glu),
     func("threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor", activations.threshold,
          variants="function inplace", tags="nn"),

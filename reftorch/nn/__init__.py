@@ -11,7 +11,7 @@ from .layers import (  # noqa: F401
 )
 from .layers import AvgPool1d, MaxPool1d  # noqa: F401
 from .layers import CELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Mish, Softmin, Softshrink, Softsign, Tanhshrink  # noqa: F401
-from .layers import GLU, Threshold  # noqa: F401
+from .layers import GLU, PReLU, Threshold  # noqa: F401
 from .layers import (  # noqa: F401  (round 4)
     AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout,
 )

@@ -64,6 +64,10 @@ def threshold(input, threshold, value, inplace=False):
     return ops.threshold_(input, threshold, value) if inplace else ops.threshold(input, threshold, value)
 
 
+def prelu(input, weight):
+    return ops.prelu(input, weight)
+
+
 def glu(input, dim=-1):
     return ops.glu(input, dim)
 

@@ -497,6 +497,25 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
 
 
+class PReLU(Module):
+    """leaky_relu whose negative slope is learned: one weight, or one per channel."""
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
+        self.num_parameters = num_parameters
+        super().__init__()
+        self.init = init
+        self.weight = Parameter(empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.constant_(self.weight, self.init)  # (the module nn.init: __init__'s argument is not in scope)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
 class GLU(Module):
     def __init__(self, dim: int = -1):
         super().__init__()
