@@ -1,6 +1,7 @@
 """Activations: softmax and log_softmax (exponentials normalised over one dim, which the
 losses build on), and nn.functional's element-wise ones (leaky_relu, gelu, silu, elu,
-selu, celu, softplus, hardtanh, relu6, hardsigmoid, hardswish, mish, logsigmoid). relu, sigmoid and tanh are plain element-wise ops,
+selu, celu, softplus, hardtanh, relu6, hardsigmoid, hardswish, mish, logsigmoid, hardshrink,
+softshrink, threshold, glu, prelu). relu, sigmoid and tanh are plain element-wise ops,
 in unary.py.
 """
 from __future__ import annotations
