@@ -115,6 +115,7 @@ def _elu_values(a, alpha, scale, input_scale):
 
 
 def elu(input, alpha=1.0, scale=1.0, input_scale=1.0):
+    _check_floating(input, "elu_cpu")
     return _apply(_elu_values, input, alpha, scale, input_scale)
 
 
@@ -134,14 +135,19 @@ def selu_(input):
 
 
 def celu(input, alpha=1.0):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    _check_floating(input, "elu_cpu")
     return _apply(_elu_values, input, alpha, 1.0, 1.0 / alpha)
 
 
 def hardsigmoid(input):
+    _check_floating(input, "hardsigmoid_cpu")
     return _apply(lambda a: np.minimum(np.maximum(a + 3, 0), 6) / 6, input)
 
 
 def hardswish(input):
+    _check_floating(input, "hardswish_cpu")
     return _apply(lambda a: a * np.minimum(np.maximum(a + 3, 0), 6) / 6, input)
 
 
@@ -243,6 +249,7 @@ def shrink_backward(grad_output, self, lambd):
 
 
 def mish(input):
+    _check_floating(input, "mish_cpu")
     return _apply(lambda a: (a * np.tanh(np.log1p(np.exp(a.astype(np.float64))))).astype(a.dtype), input)
 
 
