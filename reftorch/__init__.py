@@ -56,6 +56,8 @@ from . import functions as _functions
 # torch.<op>: every op declared with the function variant (functions/native_functions.py)
 globals().update({_name: getattr(_functions, _name) for _name in _functions.PUBLIC})
 from .functions import ops as _ops  # noqa: E402
+from .functions.activations import selu_  # noqa: E402,F401  (torch.selu_: elu_ with SELU's constants)
+celu_, threshold_ = _ops.celu_, _ops.threshold_
 from .random import get_rng_state, initial_seed, manual_seed, seed, set_rng_state  # noqa: E402,F401
 from .autograd import enable_grad, inference_mode, no_grad, set_grad_enabled  # noqa: E402,F401
 from .autograd.grad_mode import is_grad_enabled, is_inference_mode_enabled  # noqa: E402,F401
@@ -81,6 +83,7 @@ from . import utils  # noqa: E402,F401
 from . import func  # noqa: E402,F401
 from . import distributions  # noqa: E402,F401
 from . import special  # noqa: E402,F401
+from . import fx  # noqa: E402,F401  (torch.fx is an attribute after `import torch` too)
 from . import linalg  # noqa: E402,F401
 from . import accelerator, backends  # noqa: E402,F401
 from .default_device import get_default_device, set_default_device  # noqa: E402,F401

@@ -95,6 +95,25 @@ for _name, _ufunc in {
     cpu_kernel(_name)(_ufunc)
 
 
+# shifts as torch's CPU kernels make them: a count outside [0, bits) gives 0 (or -1 for a
+# negative value shifted right), where C++ (and NumPy) leave it undefined
+@cpu_kernel("lshift")
+def _lshift(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    inside = (b >= 0) & (b < a.dtype.itemsize * 8)
+    unsigned = a.astype(np.dtype(f"u{a.dtype.itemsize}"))  # (shifted as unsigned: no overflow)
+    shifted = np.left_shift(unsigned, np.where(inside, b, 0).astype(unsigned.dtype))
+    return np.where(inside, shifted, 0).astype(a.dtype)
+
+
+@cpu_kernel("rshift")
+def _rshift(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    inside = (b >= 0) & (b < a.dtype.itemsize * 8)
+    shifted = np.right_shift(a, np.where(inside, b, 0).astype(a.dtype))
+    return np.where(inside, shifted, np.where(a < 0, -1, 0)).astype(a.dtype)
+
+
 def _float32_rounded_once(ufunc):
     """``ufunc`` on float32 computed in float64 and rounded once. torch's float32 exp, log,
     tanh... (SLEEF's vectorised code, glibc's for the tail) are within 1 ulp and almost always

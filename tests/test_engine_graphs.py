@@ -8,6 +8,9 @@ be refused, not baked in.
 """
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -174,3 +177,11 @@ def test_graph_code_frees_each_value_after_its_last_use_and_retraces():
     assert sigmoid_line.endswith("x = None")  # x is read last by sigmoid
     again = fx.trace(gm, x)  # a GraphModule's kernels go through the dispatcher too
     assert kernel_names(again) == kernel_names(gm)
+
+
+def test_fx_is_an_attribute_after_a_plain_import_as_in_torch():
+    # a fresh process: in this one some other test may have imported reftorch.fx already
+    for lib, name in (("torch", "torch.fx"), ("reftorch", "reftorch.fx")):
+        done = subprocess.run([sys.executable, "-c", f"import {lib}; print({lib}.fx.__name__)"],
+                              capture_output=True, text=True)
+        assert done.returncode == 0 and done.stdout.strip() == name, done.stderr

@@ -338,3 +338,137 @@ def test_buffer_errors_match_torch(case):
         else:
             m.other = lib.nn.Buffer(lib.zeros(1))
     same_error(program)
+
+
+# -- the activations of issue 29: values, gradients, nodes, in-place forms, modules -----------------
+@pytest.mark.parametrize("kind, args, inplace", [
+    ("SELU", (), False), ("SELU", (), True), ("CELU", (), False), ("CELU", (2.0,), True),
+    ("Hardswish", (), False), ("Hardswish", (), True), ("Hardsigmoid", (), False), ("Hardsigmoid", (), True),
+    ("Mish", (), False), ("Mish", (), True), ("Softsign", (), None), ("ELU", (0.5,), True)])
+def test_activation_modules_values_gradients_and_nodes(kind, args, inplace):
+    def program(lib):
+        # -3 and 3 included: hardswish's and hardsigmoid's gradients have torch's ends there
+        x = lib.tensor([-4.0, -3.0, -0.5, 0.0, 1.0, 3.0, 3.5], requires_grad=True)
+        layer = getattr(lib.nn, kind)(*args) if inplace is None else getattr(lib.nn, kind)(*args, inplace=inplace)
+        y = layer(x * 1)
+        (grad,) = lib.autograd.grad((y * lib.arange(7.0)).sum(), x, create_graph=True)
+        saved = sorted(a for a in dir(y.grad_fn) if a.startswith("_saved_"))
+        return y, grad, y.grad_fn.name(), saved, repr(layer)
+    same_program(program)
+
+
+def test_selu_and_celu_are_torch_functions_and_nn_in_place_ops_are_no_methods():
+    def program(lib):
+        x = lib.tensor([-2.0, 0.5])
+        F = lib.nn.functional
+        out = [lib.selu(x), lib.celu(x, 2.0), lib.selu_(x.clone()), lib.celu_(x.clone(), 0.5),
+               F.selu(x), F.celu(x, 0.5), F.hardswish(x), F.mish(x), F.softsign(x), F.hardsigmoid(x)]
+        return out, [hasattr(x, n) for n in ("elu_", "celu_", "selu_", "hardswish_", "mish_", "hardsigmoid_")]
+    same_program(program)
+
+
+# -- 1-d pooling: torch runs it as the 2-d op on an (N, C, 1, L) view ------------------------------
+def _chain(node):
+    names = []
+    while node is not None:
+        names.append((node.name(), sorted(a for a in dir(node) if a.startswith("_saved_"))))
+        node = node.next_functions[0][0] if node.next_functions else None
+    return names
+
+
+@pytest.mark.parametrize("kind, args, kwargs, shape", [
+    ("MaxPool1d", (3,), {}, (2, 3, 9)), ("MaxPool1d", (3, 2, 1, 2), {"ceil_mode": True}, (3, 10)),
+    ("MaxPool1d", (2,), {"return_indices": True}, (2, 2, 7)), ("MaxPool1d", ((3,), (2,), (1,)), {}, (1, 2, 8)),
+    ("AvgPool1d", (3,), {}, (2, 3, 9)), ("AvgPool1d", (3, 2, 1, True, False), {}, (3, 10)),
+    ("AvgPool1d", (4,), {"stride": 1, "padding": 2}, (1, 2, 6))])
+def test_pool1d_modules_values_indices_gradients_and_graph(kind, args, kwargs, shape):
+    def program(lib):
+        lib.manual_seed(3)
+        x = lib.randn(*shape, requires_grad=True)
+        pool = getattr(lib.nn, kind)(*args, **kwargs)
+        out = pool(x)
+        y = out[0] if isinstance(out, tuple) else out
+        (y * lib.arange(float(y.numel())).reshape(y.shape)).sum().backward()
+        with lib.no_grad():
+            plain = pool(x)
+        return out, x.grad, plain, _chain(y.grad_fn), repr(pool), vars(pool).get("kernel_size")
+    same_program(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.functional.max_pool1d(lib.ones(9), 3),
+    lambda lib: lib.nn.functional.max_pool1d(lib.ones(1, 2, 9), (3, 3)),
+    lambda lib: lib.nn.functional.max_pool1d(lib.ones(1, 2, 9), 3, padding=2),
+    lambda lib: lib.nn.functional.max_pool1d(lib.ones(1, 2, 2, requires_grad=True), 3),
+    lambda lib: lib.nn.functional.max_pool1d(lib.ones(1, 2, 9), 3, stride=0),
+    lambda lib: lib.nn.functional.max_pool1d(lib.ones(1, 0, 9), 3),
+    lambda lib: lib.nn.functional.avg_pool1d(lib.ones(1, 2, 3, 9), 3),
+    lambda lib: lib.nn.functional.avg_pool1d(lib.ones(1, 2, 9), (3, 3)),
+    lambda lib: lib.nn.functional.avg_pool1d(lib.ones(1, 2, 9), 3, padding=2),
+    lambda lib: lib.nn.functional.avg_pool1d(lib.ones(1, 2, 2), 3),
+    lambda lib: lib.max_pool1d_with_indices(lib.ones(9), 3)])
+def test_pool1d_errors_are_torchs(call):
+    same_error(call)
+
+
+@pytest.mark.parametrize("kind, args", [("Hardshrink", ()), ("Softshrink", (0.3,)), ("Tanhshrink", ()), ("Softmin", (1,))])
+def test_shrink_and_softmin_modules_match_torch(kind, args):
+    def program(lib):
+        x = lib.tensor([[-2.0, -0.5, -0.25, 0.0], [0.3, 0.5, 1.0, 3.0]], requires_grad=True)
+        layer = getattr(lib.nn, kind)(*args)
+        y = layer(x)
+        (grad,) = lib.autograd.grad((y * lib.arange(8.0).reshape(2, 4)).sum(), x)
+        return y, grad, _chain(y.grad_fn), repr(layer)
+    same_program(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.functional.softshrink(lib.ones(3), -1.0),
+    lambda lib: lib.nn.functional.softshrink(lib.ones(3, dtype=lib.float64), -2.5),
+    lambda lib: lib.nn.functional.softshrink(lib.tensor([1, 2]), 0.5),
+    lambda lib: lib.nn.functional.hardshrink(lib.tensor([1, 2]))])
+def test_shrink_errors_are_torchs(call):
+    same_error(call)
+
+
+def test_softmin_without_dim_warns_as_torch():
+    same_warnings(lambda lib: lib.nn.functional.softmin(lib.ones(2, 3)))
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_threshold_module_and_functions_match_torch(inplace):
+    def program(lib):
+        x = lib.tensor([-2.0, -0.5, 0.0, 0.5, 1.0, 3.0], requires_grad=True)
+        layer = lib.nn.Threshold(0.5, -1.0, inplace)
+        y = layer(x * 1)
+        (grad,) = lib.autograd.grad((y * lib.arange(6.0)).sum(), x)
+        saved = sorted(a for a in dir(y.grad_fn) if a.startswith("_saved_"))
+        plain = lib.tensor([1, 5, 9])
+        return (y, grad, y.grad_fn.name(), saved, y.grad_fn._saved_threshold, repr(layer),
+                lib.threshold(plain, 4, 0), lib.threshold_(plain.clone(), 5, -1), hasattr(plain, "threshold_"))
+    same_program(program)
+
+
+@pytest.mark.parametrize("dim", [-1, 0])
+def test_glu_module_matches_torch(dim):
+    def program(lib):
+        lib.manual_seed(2)
+        x = lib.randn(4, 6, requires_grad=True)
+        layer = lib.nn.GLU(dim)
+        y = layer(x)
+        (grad,) = lib.autograd.grad((y * y).sum(), x, create_graph=True)
+        (again,) = lib.autograd.grad(grad.sum(), x)
+        return y, grad, again, _chain(y.grad_fn), repr(layer)
+    same_program(program)
+
+
+@pytest.mark.parametrize("args, shape", [((), (2, 3, 4)), ((3, 0.1), (2, 3, 5)), ((), (6,))])
+def test_prelu_module_matches_torch(args, shape):
+    def program(lib):
+        lib.manual_seed(4)
+        x = lib.randn(*shape, requires_grad=True)
+        layer = lib.nn.PReLU(*args)
+        y = layer(x)
+        (y * lib.arange(float(y.numel())).reshape(y.shape)).sum().backward()
+        return y, x.grad, layer.weight.grad, _chain(y.grad_fn), y.grad_fn.next_functions[1][0].name(), repr(layer)
+    same_program(program)

@@ -1226,3 +1226,31 @@ def test_return_types_are_reachable_as_torchs():
         "print(result)\n")
     theirs, mine = run_program(source, torch), run_program(source, reftorch)
     assert mine == theirs and theirs[1] is None
+
+
+# -- bit shifts (issue 29): the operators, torch's answers for counts outside [0, bits) ---------
+def test_shift_operators_match_torch_past_the_width_and_for_negative_counts():
+    def program(lib):
+        a = lib.tensor([1, -8, 5, 127, -1])
+        counts = lib.tensor([0, 1, 2, 63, 64])
+        small = lib.tensor([1, 2, -128], dtype=lib.int8)
+        c = a.clone()
+        c <<= 2
+        c >>= lib.tensor(1)
+        return [a << 2, a >> 1, a << counts, a >> counts, a << -1, a >> -1, a >> lib.tensor([-1, -2, 70, 65, 100]),
+                small << lib.tensor([7, 8, 9], dtype=lib.int8), small >> lib.tensor([7, 8, 9], dtype=lib.int8),
+                lib.tensor([1, 200, 255], dtype=lib.uint8) << 3, 2 << a[:3].abs(), 256 >> a[:3].abs(),
+                lib.bitwise_left_shift(a, 3), lib.bitwise_right_shift(a, counts), a.bitwise_left_shift(1),
+                a.clone().bitwise_right_shift_(1), c, lib.tensor([5], dtype=lib.int32) >> 2 ** 40,
+                lib.tensor([5, -7], dtype=lib.int16) >> lib.tensor([[1], [15], [16], [-3]], dtype=lib.int16)]
+    same_program(program)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.tensor([1.0, 2.0]) << 1, lambda lib: lib.tensor([1.0]) >> 1,
+    lambda lib: lib.tensor([True, False]) << lib.tensor([True, True]),
+    lambda lib: lib.tensor([3, 4], dtype=lib.uint16) << 1,
+    lambda lib: lib.tensor([1, 2]).bitwise_left_shift_(lib.tensor([1.0])),
+    lambda lib: lib.tensor([1, 2]) << lib.tensor([1, 2, 3])])
+def test_shift_errors_are_torchs(call):
+    same_error(call)

@@ -23,7 +23,7 @@
     indexing.py     t[key], t[key] = v, index_put_, masked_fill, gather, scatter
     embeddings.py   embedding (rows of a table looked up by id) and its backward
     activations.py  softmax, log_softmax, and nn.functional's element-wise activations
-    convolution.py  conv2d, max_pool2d, avg_pool2d, pad: windows as strided views (im2col)
+    convolution.py  conv2d, max/avg_pool2d (and 1d), pad: windows as strided views (im2col)
     loss.py         mse, nll, cross-entropy, binary cross-entropy
     normalization.py  batch norm, layer norm
     sampling.py     rand, randn, normal_, uniform_, multinomial, ...: drawing from a Generator

@@ -1,6 +1,7 @@
 """Activations: softmax and log_softmax (exponentials normalised over one dim, which the
 losses build on), and nn.functional's element-wise ones (leaky_relu, gelu, silu, elu,
-softplus, hardtanh, relu6, logsigmoid). relu, sigmoid and tanh are plain element-wise ops,
+selu, celu, softplus, hardtanh, relu6, hardsigmoid, hardswish, mish, logsigmoid, hardshrink,
+softshrink, threshold, glu, prelu). relu, sigmoid and tanh are plain element-wise ops,
 in unary.py.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..kernels import erf as erf_values
 from ..tensor import _wrap_dim
 from ..tensor import _scalar_type_name as _scalar_name
 from ._support import _elementwise_result, _in_one_kernel, _wrap
+from . import views
 from .codegen import ops
 
 _grad_state = _modes.grad_mode
@@ -103,8 +105,152 @@ def silu(input):
     return _apply(lambda a: a / (1 + np.exp(-a)), input)
 
 
+def _elu_values(a, alpha, scale, input_scale):
+    # torch's coefficients are products of the scalars in the input's dtype
+    # (expm1 in float64, rounded once: torch's vectorised expm1 is that close)
+    t = a.dtype.type
+    negcoef, poscoef, negiptcoef = t(alpha) * t(scale), t(scale), t(input_scale)
+    negative = np.expm1(np.minimum(a, 0).astype(np.float64) * negiptcoef) * negcoef
+    return np.where(a > 0, a * poscoef, negative.astype(a.dtype))
+
+
 def elu(input, alpha=1.0, scale=1.0, input_scale=1.0):
-    return _apply(lambda a, al: np.where(a > 0, a, al * np.expm1(np.minimum(a, 0))), input, alpha)
+    _check_floating(input, "elu_cpu")
+    return _apply(_elu_values, input, alpha, scale, input_scale)
+
+
+# SELU's constants (Klambauer et al.): the fixed point of mean 0 and variance 1
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input):
+    """An elu with fixed constants: torch records it as EluBackward0."""
+    return ops.elu(input, SELU_ALPHA, SELU_SCALE)
+
+
+def selu_(input):
+    """torch.selu_: elu_ with SELU's constants (EluBackward1)."""
+    return ops.elu_(input, SELU_ALPHA, SELU_SCALE)
+
+
+def celu(input, alpha=1.0):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
+    _check_floating(input, "elu_cpu")
+    return _apply(_elu_values, input, alpha, 1.0, 1.0 / alpha)
+
+
+def hardsigmoid(input):
+    _check_floating(input, "hardsigmoid_cpu")
+    return _apply(lambda a: np.minimum(np.maximum(a + 3, 0), 6) / 6, input)
+
+
+def hardswish(input):
+    _check_floating(input, "hardswish_cpu")
+    return _apply(lambda a: a * np.minimum(np.maximum(a + 3, 0), 6) / 6, input)
+
+
+def threshold(input, threshold, value):
+    """``value`` where the input is <= ``threshold`` (relu is threshold(x, 0, 0))."""
+    return _elementwise_result(np.where(input._np <= threshold, np.asarray(value).astype(input._np.dtype), input._np),
+                               input._device, input)
+
+
+def glu(input, dim=-1):
+    """The first half of ``dim`` times the sigmoid of the second half (a gated linear unit)."""
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = _wrap_dim(dim, input.dim())
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
+    _check_floating(input, "glu_cpu")
+    a, b = np.split(input._np, 2, axis=d)
+    compute = np.float32 if input.dtype in dtypes.REDUCED_FLOATS else a.dtype
+    gate = 1 / (1 + np.exp(-b.astype(compute)))
+    return _wrap(np.ascontiguousarray((a.astype(compute) * gate).astype(a.dtype)), input._device)
+
+
+def glu_backward(grad, self, dim):
+    """d/da = sigmoid(b), d/db = a sigmoid(b) (1 - sigmoid(b)): the two halves side by side."""
+    a, b = self.chunk(2, dim)
+    gate = b.sigmoid()
+    return ops.cat([grad * gate, grad * a * gate * (1 - gate)], dim)
+
+
+def glu_jvp(self_t, self, dim):
+    a, b = self.chunk(2, dim)
+    a_t, b_t = self_t.chunk(2, dim)
+    gate = b.sigmoid()
+    return a_t * gate + a * gate * (1 - gate) * b_t
+
+
+def prelu(input, weight):
+    """leaky_relu with a learned slope, one per channel (dim 1): torch reshapes the weight to
+    (1, C, 1, ...) (a view, ViewBackward0) and runs _prelu_kernel."""
+    if input.dtype is not weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {_scalar_name(input.dtype)} and "
+                           f"{_scalar_name(weight.dtype)}")
+    if weight.numel() != 1:
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.dim() > 1 else 1
+        if channels != weight.numel():
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{weight.numel()} and channel size = {channels}.")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {weight.dim()}")
+    if input.dim() >= 2:
+        shape = [1] * input.dim()
+        shape[1] = weight.numel()
+        weight = weight.reshape(shape)
+    return ops._prelu_kernel(input, weight)
+
+
+def _prelu_kernel(input, weight):
+    a, w = input._np, weight._np
+    return _elementwise_result(np.where(a > 0, a, w * a).astype(a.dtype), input._device, input)
+
+
+def prelu_backward(grad, self, weight, grad_input_mask):
+    """The input's gradient: grad where self > 0, else weight * grad; the weight's: self * grad
+    where self <= 0, summed over what the weight was broadcast along."""
+    positive = self > 0
+    grad_self = ops.where(positive, grad, weight * grad) if grad_input_mask[0] else None
+    grad_weight = None
+    if grad_input_mask[1]:
+        grad_weight = views.sum_to(ops.where(positive, ops.zeros((), dtype=grad.dtype), self * grad), weight.shape)
+    return grad_self, grad_weight
+
+
+def _check_floating(input, name):
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"{name}\" not implemented for '{_scalar_name(input.dtype)}'")
+
+
+def hardshrink(input, lambd=0.5):
+    _check_floating(input, "hardshrink_cpu")
+    return _apply(lambda a, l: np.where((a >= -l) & (a <= l), 0, a), input, lambd)
+
+
+def softshrink(input, lambd=0.5):
+    _check_floating(input, "softshrink_check")
+    if not 0 <= lambd <= float(np.finfo(input._np.dtype).max):
+        raise RuntimeError(f"lambda must be in range [0, {np.finfo(input._np.dtype).max:g}] for input dtype "
+                           f"{_scalar_name(input.dtype)}, but found {lambd:g}")
+    # (x * 0 in the middle: -0.0 for a negative x, as torch's kernel)
+    return _apply(lambda a, l: np.where(a > l, a - l, np.where(a < -l, a + l, a * 0)), input, lambd)
+
+
+def shrink_backward(grad_output, self, lambd):
+    """hardshrink's and softshrink's backward: the gradient outside [-lambd, lambd], else 0."""
+    a, g = self._np, grad_output._np
+    return _wrap(np.where((a >= -lambd) & (a <= lambd), 0, g).astype(g.dtype), grad_output._device)
+
+
+def mish(input):
+    _check_floating(input, "mish_cpu")
+    return _apply(lambda a: (a * np.tanh(np.log1p(np.exp(a.astype(np.float64))))).astype(a.dtype), input)
 
 
 def softplus(input, beta=1.0, threshold=20.0):
@@ -153,8 +299,36 @@ def silu_slope(self):
     return self.sigmoid() * (1 + self * (1 - self.sigmoid()))
 
 
-def elu_slope(self, alpha):
-    return ops.where(self > 0, ops.ones_like(self), alpha * self.exp())
+def elu_slope(self, alpha, scale=1.0, input_scale=1.0):
+    return ops.where(self > 0, ops.full_like(self, scale), (self * input_scale).exp() * (alpha * scale * input_scale))
+
+
+def elu_slope_from_result(result, alpha, scale=1.0, input_scale=1.0):
+    """elu's slope read from its output (the in-place variant keeps only the output)."""
+    return ops.where(result > 0, ops.full_like(result, scale), (result + alpha * scale) * input_scale)
+
+
+def hardsigmoid_backward(grad_output, self):
+    a = self._np
+    return _wrap(np.where((a > -3) & (a < 3), grad_output._np / 6, 0).astype(grad_output._np.dtype),
+                 grad_output._device)
+
+
+def hardswish_backward(grad_output, self):
+    a, g = self._np, grad_output._np
+    # torch: 0 up to -3 included, grad from 3 included, the slope x/3 + 1/2 in between
+    return _wrap(np.where(a <= -3, 0, np.where(a < 3, g * (a / 3 + 0.5), g)).astype(g.dtype), grad_output._device)
+
+
+def hardswish_double_backward(grad, grad_output, self):
+    # hardswish's slope x/3 + 1/2 changes at rate 1/3 between -3 and 3, and is flat outside
+    inside = ops.logical_and(self > -3.0, self < 3.0)
+    return ops.where(inside, grad * grad_output / 3.0, ops.zeros((), dtype=self.dtype))
+
+
+def mish_slope(self):
+    tanh_softplus = ops.softplus(self).tanh()
+    return tanh_softplus + self * self.sigmoid() * (1 - tanh_softplus * tanh_softplus)
 
 
 def softplus_slope(self, beta, threshold):

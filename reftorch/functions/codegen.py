@@ -401,7 +401,8 @@ def generate(native_functions, derivatives, inplace_variant, run_inplace):
             inplace.__doc__ = f"In place: ``{python_name}`` written into ``self``.\n\n" + inplace.__doc__
             for n in names:
                 setattr(ops, n + "_", inplace)
-                out.methods[n + "_"] = inplace
+                if "nn" not in declaration.tags:  # elu_, celu_, threshold_... are no Tensor methods
+                    out.methods[n + "_"] = inplace
                 if "function" in variants and "pointwise" in declaration.tags:
                     out.functions[n + "_"] = inplace  # torch.exp_ (and friends) exist too
     return out

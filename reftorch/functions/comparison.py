@@ -36,6 +36,27 @@ def _bitwise(op):
 bitwise_and, bitwise_or, bitwise_xor = (_bitwise(op) for op in ("bitwise_and", "bitwise_or", "bitwise_xor"))
 
 
+def _shift(op):
+    """``<<`` and ``>>``: integer dtypes only (not bool, nor the barebones uint16/32/64)."""
+    def shift(input, other):
+        rt = dtypes.result_type(input, other)
+        if not dtypes.is_integral(rt) or rt is dtypes.bool or rt in dtypes.BAREBONES_UNSIGNED:
+            raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{_scalar_name(rt)}'")
+        return _binary(op, input, other)
+    return shift
+
+
+bitwise_left_shift, bitwise_right_shift = _shift("lshift"), _shift("rshift")
+
+
+def check_shift_(input, other):
+    """``x <<= 1.5``: torch refuses the float result type before the kernel's own refusal."""
+    rt = dtypes.result_type(input, other)
+    if rt._category > input.dtype._category:
+        raise RuntimeError(f"result type {_scalar_name(rt)} can't be cast to the desired output type "
+                           f"{_scalar_name(input.dtype)}")
+
+
 def where(condition, input, other):
     """``input`` where ``condition`` holds, else ``other`` (either may be a number)."""
     if condition.dtype is not dtypes.bool:

@@ -189,9 +189,10 @@ def _pool_geometry(input, kernel_size, stride, padding, dilation, ceil_mode):
     kernel = _pair(kernel_size)
     stride = kernel if stride is None or stride == [] or stride == () else _pair(stride)
     padding, dilation = _pair(padding), _pair(dilation)
-    if builtins.any(p * 2 > k for p, k in zip(padding, kernel)):
-        raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={padding[0]}, "
-                           f"kernel_size={kernel[0]} and dilation={dilation[0]}")
+    for p, k, d in zip(padding, kernel, dilation):  # the first dim that fails (height, then width)
+        if p * 2 > k:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={d}")
     out = tuple(_pool_out_size(n, k, s, p, d, ceil_mode) for n, k, s, p, d in
                 zip(input.shape[-2:], kernel, stride, padding, dilation))
     if builtins.any(n <= 0 for n in out):
@@ -256,6 +257,72 @@ def max_pool2d_with_indices_backward(grad, self, indices):
 def max_pool2d_jvp(self_t, indices):
     flat = self_t.reshape(self_t.shape[:-2] + (-1,))
     return flat.gather(-1, indices.reshape(indices.shape[:-2] + (-1,))).reshape(indices.shape)
+
+
+# -- 1-d pooling: torch runs it as the 2-d op on an (N, C, 1, L) view, so the graph shows
+# UnsqueezeBackward0 -> MaxPool2DWithIndicesBackward0 / AvgPool2DBackward0 -> SqueezeBackward1
+def _single(value, name, op, parser=True):
+    """One int from an int or a one-int list; ``[]`` (stride's default) is None. A longer list:
+    Python's argument parser refuses it, or for max_pool1d torch's own ``check1d``."""
+    if isinstance(value, (tuple, list)):
+        if len(value) == 0 and name == "stride":
+            return None
+        if len(value) != 1:
+            raise RuntimeError(f"{op}() argument '{name}' should contain one int (got {len(value)})" if parser else
+                               f"{op}() {name} must be an int, list of ints or tuple of ints of size 1 "
+                               f"but got size {len(value)}")
+        value = value[0]
+    return builtins.int(value)
+
+
+def _pool1d_arguments(op, kernel_size, stride, padding, dilation=1, parser=True):
+    kernel = _single(kernel_size, "kernel_size", op, parser)
+    step = None if stride is None else _single(stride, "stride", op, parser)
+    return (kernel, kernel if step is None else step, _single(padding, "padding", op, parser),
+            _single(dilation, "dilation", op, parser))
+
+
+def _check_pool1d_dims(input, op):
+    if input.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.dim()}-dimensional tensor for "
+                           f"argument #1 'self' (while checking arguments for {op})")
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    _check_pool1d_dims(input, "max_pool1d")
+    kernel, stride, padding, dilation = _pool1d_arguments("max_pool1d", kernel_size, stride, padding, dilation)
+    values, indices = ops.max_pool2d_with_indices(ops.unsqueeze(input, -2), [1, kernel], [1, stride],
+                                                  [0, padding], [1, dilation], ceil_mode)
+    return ops.squeeze(values, -2), ops.squeeze(indices, -2)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """torch checks the arguments itself here (then, for autograd, takes max_pool1d_with_indices)."""
+    # (a 3-D input may have an empty batch, nothing else may be empty)
+    if input.dim() not in (2, 3) or builtins.any(n == 0 for n in input.shape[-2:]):
+        raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size "
+                           f"for input, but got:{list(input.shape)}")
+    kernel, step, pad, dil = _pool1d_arguments("max_pool1d", kernel_size, stride, padding, dilation, parser=False)
+    for name, value in (("kernel_size", kernel), ("stride", step), ("dilation", dil)):
+        if value <= 0:
+            raise RuntimeError(f"max_pool1d() {name} must be greater than zero, but got {value}")
+    if pad < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {pad}")
+    if pad > kernel // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got "
+                           f"padding={pad} and kernel_size={kernel}")
+    out = _pool_out_size(input.shape[-1], kernel, step, pad, dil, ceil_mode)
+    if out <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+    return ops.max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)[0]
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    _check_pool1d_dims(input, "avg_pool1d")
+    kernel, stride, padding, _ = _pool1d_arguments("avg_pool1d", kernel_size, stride, padding)
+    out = ops.avg_pool2d(ops.unsqueeze(input, -2), [1, kernel], [1, stride], [0, padding], ceil_mode,
+                         count_include_pad)
+    return ops.squeeze(out, -2)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,

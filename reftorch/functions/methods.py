@@ -95,6 +95,8 @@ def operators():
         __eq__=_comparison_operator(o.eq), __ne__=_comparison_operator(o.ne), __lt__=_comparison_operator(o.lt),
         __le__=_comparison_operator(o.le), __gt__=_comparison_operator(o.gt), __ge__=_comparison_operator(o.ge),
         __and__=o.bitwise_and, __or__=o.bitwise_or, __xor__=o.bitwise_xor,
+        __lshift__=o.bitwise_left_shift, __rlshift__=_reverse(o.bitwise_left_shift), __ilshift__=o.bitwise_left_shift_,
+        __rshift__=o.bitwise_right_shift, __rrshift__=_reverse(o.bitwise_right_shift), __irshift__=o.bitwise_right_shift_,
         __getitem__=getitem, __setitem__=setitem,
     )
 

@@ -164,7 +164,10 @@ def func(schema: str, impl, *, variants: str = "", kernel: str | None = None, ta
     ``kernel``    the device kernel it runs (dispatch.py's table), for a ``pointwise`` op: the
                   in-place variant and fusion call it directly.
     ``tags``      ``pointwise`` (each output element from the inputs' elements at the same
-                  position), ``factory`` (makes a tensor from sizes), ``nondeterministic_seeded``.
+                  position), ``factory`` (makes a tensor from sizes), ``nondeterministic_seeded``,
+                  ``nn`` (an activation whose in-place variant is no Tensor method: torch
+                  offers ``elu_`` in ``torch._C._nn`` and ``celu_``, ``threshold_`` as
+                  functions; reftorch reaches it through ``ops`` and ``nn.functional``).
     ``autocast``  ``lower_precision``, ``float32`` or ``promote``: the cast autocast puts in
                   front of the op (torch's lists in autocast_mode.cpp).
     ``out_dtype`` how an ``out=`` tensor's dtype may differ: ``castable`` (the result's kind

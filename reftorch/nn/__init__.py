@@ -9,6 +9,9 @@ from .layers import (  # noqa: F401
     L1Loss, LayerNorm, LeakyReLU, Linear, LogSigmoid, LogSoftmax, MaxPool2d, AvgPool2d, MSELoss, NLLLoss,
     ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softplus, Tanh,
 )
+from .layers import AvgPool1d, MaxPool1d  # noqa: F401
+from .layers import CELU, SELU, Hardshrink, Hardsigmoid, Hardswish, Mish, Softmin, Softshrink, Softsign, Tanhshrink  # noqa: F401
+from .layers import GLU, PReLU, Threshold  # noqa: F401
 from .layers import (  # noqa: F401  (round 4)
     AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout,
 )

@@ -16,6 +16,7 @@ from ..functions.loss import reduction_enum
 from ..functions import (  # noqa: F401  (public as nn.functional.conv2d, ...)
     avg_pool2d, conv2d, gelu, linear, max_pool2d, pad, sigmoid, softplus, tanh,
 )
+from ..functions.activations import selu_
 from ..random import bernoulli_mask
 
 
@@ -36,7 +37,61 @@ def silu(input, inplace=False):
 
 
 def elu(input, alpha=1.0, inplace=False):
-    return _in_place_or_not(input, ops.elu(input, alpha), inplace)
+    return ops.elu_(input, alpha) if inplace else ops.elu(input, alpha)
+
+
+def selu(input, inplace=False):
+    return selu_(input) if inplace else ops.selu(input)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    return ops.celu_(input, alpha) if inplace else ops.celu(input, alpha)
+
+
+def hardsigmoid(input, inplace=False):
+    return ops.hardsigmoid_(input) if inplace else ops.hardsigmoid(input)
+
+
+def hardswish(input, inplace=False):
+    return ops.hardswish_(input) if inplace else ops.hardswish(input)
+
+
+def mish(input, inplace=False):
+    return ops.mish_(input) if inplace else ops.mish(input)
+
+
+def threshold(input, threshold, value, inplace=False):
+    return ops.threshold_(input, threshold, value) if inplace else ops.threshold(input, threshold, value)
+
+
+def prelu(input, weight):
+    return ops.prelu(input, weight)
+
+
+def glu(input, dim=-1):
+    return ops.glu(input, dim)
+
+
+def hardshrink(input, lambd=0.5):
+    return ops.hardshrink(input, lambd)
+
+
+def softshrink(input, lambd=0.5):
+    return ops.softshrink(input, lambd)
+
+
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _implicit_dim("softmin", input.dim(), _stacklevel)
+    return ops.softmax(-input, dim, dtype=dtype)
+
+
+def softsign(input):
+    return input / (input.abs() + 1)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -197,6 +252,19 @@ from .sparse import embedding, embedding_bag  # noqa: E402,F401  (public as nn.f
 from .pooling import (  # noqa: E402,F401
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
 )
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """torch.max_pool1d, or max_pool1d_with_indices with ``return_indices`` (torch's boolean dispatch)."""
+    stride = [] if stride is None else stride
+    if return_indices:
+        return ops.max_pool1d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode)
+    return ops.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    return ops.avg_pool1d(input, kernel_size, [] if stride is None else stride, padding, ceil_mode,
+                          count_include_pad)
 
 
 def one_hot(tensor, num_classes=-1):
