@@ -17,6 +17,10 @@ import inspect
 import sys
 from dataclasses import dataclass, field
 
+# The Python forms an entry has (its ``variants``): what most pointwise ops have, and the usual pair
+ALL = "function method inplace out"
+F_M = "function method"
+
 NO_DEFAULT = inspect.Parameter.empty
 
 
