@@ -130,7 +130,7 @@ def selu(input):
 
 
 def selu_(input):
-    """torch.selu_: elu_ with SELU's constants (EluBackward1)."""
+    """``torch.selu_``: ``elu_`` with SELU's constants (EluBackward1)."""
     return ops.elu_(input, SELU_ALPHA, SELU_SCALE)
 
 
